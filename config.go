@@ -1,0 +1,278 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// Config is everything mnemo reads at startup: the memory pipeline's
+// settings plus what only main needs.
+type Config struct {
+	Memory   memory.Config
+	DataDir  string
+	LogLevel slog.Level
+	LLM      LLMConfig
+
+	// origin maps the name of every setting that was given explicitly to
+	// where it came from ("flag --data-dir", ...); defaults are absent.
+	origin map[string]string
+}
+
+// LLMConfig is the OpenAI-compatible endpoint of the memory updater. It is
+// read and validated now and wired once the updater lands.
+type LLMConfig struct {
+	BaseURL string
+	APIKey  string
+	Model   string
+	Timeout time.Duration
+}
+
+// defaultConfig returns the defaults of every setting except data_dir,
+// which depends on the machine and is resolved last.
+func defaultConfig() *Config {
+	return &Config{
+		Memory:   memory.DefaultConfig(),
+		LogLevel: slog.LevelInfo,
+		LLM:      LLMConfig{Model: "gpt-4o-mini", Timeout: 60 * time.Second},
+		origin:   map[string]string{},
+	}
+}
+
+// errHelp is returned by loadConfig when --help or -h was given.
+var errHelp = errors.New("help requested")
+
+// errUsage marks a command-line error the flag package already reported.
+var errUsage = errors.New("usage error")
+
+// loadConfig builds the configuration from, in increasing precedence,
+// defaults, the JSON config file (--config or MNEMO_CONFIG), the environment
+// (read only through getenv) and flags. Every error names the setting and
+// where its value came from.
+func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (*Config, error) {
+	fs := flag.NewFlagSet("mnemo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Run 'mnemo help' to see every flag and setting.") }
+	configPath := fs.String("config", "", "JSON config file")
+	help := fs.Bool("help", false, "show help")
+	fs.BoolVar(help, "h", false, "show help")
+	flagValues := map[string]string{}
+	for _, s := range settings {
+		if s.secret {
+			continue
+		}
+		fs.Func(s.flagName(), s.doc, func(v string) error { flagValues[s.name] = v; return nil })
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, errUsage
+	}
+	if *help {
+		return nil, errHelp
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q; settings are given as flags like --data-dir DIR (run 'mnemo help')", fs.Arg(0))
+	}
+
+	cfg := defaultConfig()
+	path, from := *configPath, "flag --config"
+	if path == "" {
+		path, from = getenv("MNEMO_CONFIG"), "environment variable MNEMO_CONFIG"
+	}
+	if path != "" {
+		if err := cfg.applyFile(path, from); err != nil {
+			return nil, err
+		}
+	}
+	for i := range settings {
+		s := &settings[i]
+		for _, env := range append([]string{s.envName()}, s.envFallbacks...) {
+			if v := getenv(env); v != "" {
+				if err := cfg.apply(s, v, "environment variable "+env); err != nil {
+					return nil, err
+				}
+				break
+			}
+		}
+	}
+	for i := range settings {
+		s := &settings[i]
+		if v, ok := flagValues[s.name]; ok {
+			if err := cfg.apply(s, v, "flag --"+s.flagName()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := cfg.resolveDataDir(runtime.GOOS, getenv); err != nil {
+		return nil, err
+	}
+	if err := cfg.Memory.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// apply parses raw into setting s and records where it came from.
+func (c *Config) apply(s *setting, raw, from string) error {
+	if err := s.set(c, raw); err != nil {
+		return fmt.Errorf("setting %s from %s: %w", s.name, from, err)
+	}
+	c.origin[s.name] = from
+	return nil
+}
+
+// applyFile reads the JSON config file: one object whose keys are setting
+// names. Unknown keys are errors, so a typo is never silently ignored.
+func (c *Config) applyFile(path, from string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config file %s (from %s): %w", path, from, err)
+	}
+	var values map[string]json.RawMessage
+	if err := json.Unmarshal(data, &values); err != nil {
+		return fmt.Errorf("config file %s: must be one JSON object like {\"debounce_seconds\": 10}: %w", path, err)
+	}
+	where := "config file " + path
+	for key, raw := range values {
+		s := lookupSetting(key)
+		if s == nil {
+			return fmt.Errorf("%s: unknown setting %q%s (run 'mnemo help' for the list)", where, key, suggest(key))
+		}
+		v, err := fileValue(s, raw)
+		if err != nil {
+			return fmt.Errorf("setting %s from %s: %w", s.name, where, err)
+		}
+		if err := c.apply(s, v, where); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fileValue turns a JSON value into the text form the setting parses:
+// numbers for numeric settings, strings for the rest.
+func fileValue(s *setting, raw json.RawMessage) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", err
+	}
+	switch x := v.(type) {
+	case json.Number:
+		if s.numeric {
+			return x.String(), nil
+		}
+	case string:
+		if !s.numeric {
+			return x, nil
+		}
+	}
+	if s.numeric {
+		return "", fmt.Errorf("must be a JSON number, got %s", raw)
+	}
+	if s.secret {
+		return "", errors.New("must be a JSON string")
+	}
+	return "", fmt.Errorf("must be a JSON string, got %s", raw)
+}
+
+// suggest proposes the setting a mistyped key probably meant: the one
+// within a few edits of it.
+func suggest(key string) string {
+	norm := strings.TrimPrefix(strings.ToLower(strings.ReplaceAll(key, "-", "_")), "mnemo_")
+	best, bestDist := "", 4
+	for _, s := range settings {
+		if d := editDistance(norm, s.name); d < bestDist {
+			best, bestDist = s.name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// resolveDataDir fills in the platform default when data_dir was not
+// given, expands a leading ~ and makes the path absolute.
+func (c *Config) resolveDataDir(goos string, getenv func(string) string) error {
+	home := getenv("HOME")
+	if goos == "windows" {
+		home = getenv("USERPROFILE")
+	}
+	dir := c.DataDir
+	if dir == "" {
+		d, err := defaultDataDir(goos, getenv, home)
+		if err != nil {
+			return err
+		}
+		dir = d
+	}
+	if dir == "~" || strings.HasPrefix(dir, "~/") || strings.HasPrefix(dir, `~\`) {
+		if home == "" {
+			return fmt.Errorf("setting data_dir from %s: cannot expand ~ because HOME is not set", c.origin["data_dir"])
+		}
+		dir = filepath.Join(home, dir[1:])
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("setting data_dir: %w", err)
+	}
+	c.DataDir = abs
+	return nil
+}
+
+// defaultDataDir is the per-user data directory of the platform.
+func defaultDataDir(goos string, getenv func(string) string, home string) (string, error) {
+	if goos == "windows" {
+		if d := getenv("LOCALAPPDATA"); d != "" {
+			return filepath.Join(d, "mnemo"), nil
+		}
+	}
+	if goos != "windows" && goos != "darwin" {
+		if d := getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+			return filepath.Join(d, "mnemo"), nil
+		}
+	}
+	if home == "" {
+		return "", errors.New("no home directory to put the default data_dir in; set --data-dir or MNEMO_DATA_DIR")
+	}
+	switch goos {
+	case "windows":
+		return filepath.Join(home, "AppData", "Local", "mnemo"), nil
+	case "darwin":
+		return filepath.Join(home, "Library", "Application Support", "mnemo"), nil
+	}
+	return filepath.Join(home, ".local", "share", "mnemo"), nil
+}

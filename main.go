@@ -1,0 +1,186 @@
+// Command mnemo is a Model Context Protocol server that gives an AI
+// assistant a long-term memory it maintains itself: the host stores each
+// exchange with add_memory and gets back a token-budgeted <memory> text
+// from retrieve_memory before it answers.
+//
+// Usage:
+//
+//	mnemo [serve] [flags]   serve MCP over stdin/stdout (what hosts run)
+//	mnemo demo [flags]      run a scripted conversation through the real server
+//	mnemo version           print the version
+//	mnemo help              list every flag, environment variable and default
+//
+// In serve mode stdout carries only JSON-RPC messages; logs go to stderr.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"sync"
+	"syscall"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/files"
+	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
+	"github.com/mnemo-mcp/mnemo/tools"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first signal, restore the default handling so that a
+		// second one ends a shutdown that hangs.
+		<-ctx.Done()
+		stop()
+	}()
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes of run.
+const (
+	exitOK    = 0
+	exitError = 1 // the command failed at run time
+	exitUsage = 2 // bad command line or configuration
+)
+
+// run is the whole program: it parses args and the configuration (read only
+// through getenv), and runs the command. It returns the exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmd, rest := "serve", args
+	if len(args) > 0 && (args[0] == "" || args[0][0] != '-') {
+		cmd, rest = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve", "demo":
+	case "version":
+		fmt.Fprintln(stdout, "mnemo", version())
+		return exitOK
+	case "help":
+		writeHelp(stdout)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "mnemo: unknown command %q\nRun 'mnemo help' for usage.\n", cmd)
+		return exitUsage
+	}
+
+	cfg, err := loadConfig(rest, getenv, stderr)
+	switch {
+	case errors.Is(err, errHelp):
+		writeHelp(stdout)
+		return exitOK
+	case errors.Is(err, errUsage):
+		return exitUsage
+	case err != nil:
+		fmt.Fprintf(stderr, "mnemo: %v\n", err)
+		return exitUsage
+	}
+
+	level := cfg.LogLevel
+	if _, set := cfg.origin["log_level"]; cmd == "demo" && !set {
+		level = slog.LevelWarn // keep the demo's terminal output readable
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	if cmd == "demo" {
+		err = runDemo(ctx, cfg, stdout, log)
+	} else {
+		err = serve(ctx, cfg, stdin, stdout, log)
+	}
+	if err != nil {
+		log.Error("mnemo "+cmd+" failed", "err", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// serve answers MCP requests on stdin/stdout until stdin is closed or ctx
+// is cancelled (SIGINT/SIGTERM); both are a clean shutdown.
+func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, log *slog.Logger) (err error) {
+	svc, closeStore, err := openService(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeStore()) }()
+
+	stdio := server.NewStdioServer(newMCPServer(svc, cfg))
+	stdio.SetErrorLogger(slog.NewLogLogger(log.Handler(), slog.LevelError))
+	log.Info("serving MCP on stdio",
+		"version", version(), "data_dir", cfg.DataDir, "user_id", cfg.Memory.UserID,
+		"token_encoding", cfg.Memory.TokenEncoding, "llm", "not configured (turns are stored and searchable; extraction lands with the updater)")
+
+	// Resume the updates that were pending when the last process stopped,
+	// without delaying the first answers.
+	startCtx, cancelStart := context.WithCancel(ctx)
+	var starting sync.WaitGroup
+	starting.Go(func() {
+		if err := svc.Start(startCtx); err != nil && startCtx.Err() == nil {
+			log.Error("cannot resume pending memory updates", "err", err)
+		}
+	})
+
+	err = stdio.Listen(ctx, stdin, stdout)
+	switch {
+	case err == nil:
+		log.Info("stdin closed; shutting down", "grace", cfg.Memory.ShutdownGrace)
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		log.Info("signal received; shutting down", "grace", cfg.Memory.ShutdownGrace)
+		err = nil
+	default:
+		err = fmt.Errorf("serve stdio: %w", err)
+	}
+	cancelStart()
+	starting.Wait()
+	// Every acknowledged turn is already durable (add_memory answers after
+	// the fsync); Close only runs pending memory updates within the grace
+	// and leaves the rest pending for the next start.
+	grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Memory.ShutdownGrace)
+	defer cancel()
+	svc.Close(grace)
+	return err
+}
+
+// openService wires the file store, the token counter and the memory
+// service. The returned func closes the store.
+func openService(cfg *Config, log *slog.Logger) (*memory.Service, func() error, error) {
+	store, err := files.Open(cfg.DataDir, files.WithLogger(log))
+	if err != nil {
+		return nil, nil, fmt.Errorf("open data dir %s: %w", cfg.DataDir, err)
+	}
+	tokens, err := tiktoken.New(cfg.Memory.TokenEncoding)
+	if err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("load token encoding %s: %w", cfg.Memory.TokenEncoding, err), store.Close())
+	}
+	svc, err := memory.NewService(cfg.Memory, store, tokens, memory.WithLogger(log))
+	if err != nil {
+		return nil, nil, errors.Join(err, store.Close())
+	}
+	return svc, store.Close, nil
+}
+
+// newMCPServer is the MCP server over svc, told what the configuration
+// means for the host's model.
+func newMCPServer(svc *memory.Service, cfg *Config) *server.MCPServer {
+	return tools.NewServer(svc, version(),
+		tools.WithDefaultUser(cfg.Memory.UserID),
+		tools.WithLLMConfigured(false), // the LLM updater is not wired yet
+	)
+}
+
+// version is the module version stamped by the go command ("go install
+// ...@v1.2.3"), else "dev".
+func version() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "dev"
+}

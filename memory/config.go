@@ -1,0 +1,144 @@
+package memory
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config holds every tunable of the memory pipeline. main fills it from
+// flags, environment and the config file; Validate checks the ranges.
+type Config struct {
+	// UserID is the user whose memory is used when a call names none.
+	UserID string
+	// DebounceSeconds is how long a thread must be quiet before its pending
+	// turns are sent to the updater.
+	DebounceSeconds int
+	// MaxFacts bounds the facts kept in a memory document.
+	MaxFacts int
+	// FactConfidenceThreshold is the lowest confidence a new fact needs.
+	FactConfidenceThreshold float64
+	// MaxInjectionTokens is the default token budget of the injection text.
+	MaxInjectionTokens int
+	// MaxContextTurns is how many recent turns of the thread join the query
+	// when facts are ranked.
+	MaxContextTurns int
+	// SimilarityWeight and ConfidenceWeight mix relevance and confidence
+	// in the fact score.
+	SimilarityWeight float64
+	ConfidenceWeight float64
+	// ShortTermCapacity is how many recent exchanges per thread are
+	// returned as recent context.
+	ShortTermCapacity int
+	// MidTermCapacity bounds the number of mid-term topic sessions.
+	MidTermCapacity int
+	// LongTermKnowledgeCapacity bounds user and assistant knowledge lists.
+	LongTermKnowledgeCapacity int
+	// RetrievalQueueCapacity is the default number of pages retrieved.
+	RetrievalQueueCapacity int
+	// MidTermHeatThreshold is the heat at which a session is analysed.
+	MidTermHeatThreshold float64
+	// TokenEncoding names the tiktoken encoding used to count tokens.
+	TokenEncoding string
+	// ShutdownGrace bounds the time spent finishing pending work on exit.
+	ShutdownGrace time.Duration
+	// MaxRemoveShare bounds the share of facts one update may remove, a
+	// guard against "forget everything" injected into a conversation.
+	MaxRemoveShare float64
+	// UpdateConcurrency bounds how many scopes are updated in parallel.
+	UpdateConcurrency int
+	// FlushTimeout bounds how long flush_memory waits for updates.
+	FlushTimeout time.Duration
+	// Limits on what one call may carry.
+	MaxMessageBytes  int
+	MaxMessages      int
+	MaxMetaDataBytes int
+	MaxQueryBytes    int
+}
+
+// DefaultConfig returns the documented defaults (DESIGN §4).
+func DefaultConfig() Config {
+	return Config{
+		UserID:                    DefaultUserID,
+		DebounceSeconds:           30,
+		MaxFacts:                  100,
+		FactConfidenceThreshold:   0.7,
+		MaxInjectionTokens:        2000,
+		MaxContextTurns:           3,
+		SimilarityWeight:          0.6,
+		ConfidenceWeight:          0.4,
+		ShortTermCapacity:         10,
+		MidTermCapacity:           2000,
+		LongTermKnowledgeCapacity: 100,
+		RetrievalQueueCapacity:    7,
+		MidTermHeatThreshold:      5.0,
+		TokenEncoding:             "cl100k_base",
+		ShutdownGrace:             10 * time.Second,
+		MaxRemoveShare:            0.25,
+		UpdateConcurrency:         2,
+		FlushTimeout:              2 * time.Minute,
+		MaxMessageBytes:           64 << 10,
+		MaxMessages:               200,
+		MaxMetaDataBytes:          16 << 10,
+		MaxQueryBytes:             8 << 10,
+	}
+}
+
+// Validate checks every setting against its documented range and names the
+// first one that is out of range.
+func (c Config) Validate() error {
+	if err := ValidateID("user_id", c.UserID); err != nil {
+		return fmt.Errorf("setting user_id: %w", err)
+	}
+	ints := []struct {
+		name     string
+		v        int
+		min, max int
+	}{
+		{"debounce_seconds", c.DebounceSeconds, 1, 300},
+		{"max_facts", c.MaxFacts, 1, 10000},
+		{"max_injection_tokens", c.MaxInjectionTokens, 100, 8000},
+		{"max_context_turns", c.MaxContextTurns, 0, 50},
+		{"short_term_capacity", c.ShortTermCapacity, 1, 1000},
+		{"mid_term_capacity", c.MidTermCapacity, 1, 1000000},
+		{"long_term_knowledge_capacity", c.LongTermKnowledgeCapacity, 1, 100000},
+		{"retrieval_queue_capacity", c.RetrievalQueueCapacity, 1, 100},
+		{"max_message_bytes", c.MaxMessageBytes, 1 << 10, 16 << 20},
+		{"max_messages", c.MaxMessages, 1, 10000},
+		{"update_concurrency", c.UpdateConcurrency, 1, 32},
+		{"max_meta_data_bytes", c.MaxMetaDataBytes, 2, 1 << 20},
+		{"max_query_bytes", c.MaxQueryBytes, 16, 1 << 20},
+	}
+	for _, s := range ints {
+		if s.v < s.min || s.v > s.max {
+			return fmt.Errorf("setting %s = %d is out of range [%d, %d]", s.name, s.v, s.min, s.max)
+		}
+	}
+	floats := []struct {
+		name     string
+		v        float64
+		min, max float64
+	}{
+		{"fact_confidence_threshold", c.FactConfidenceThreshold, 0, 1},
+		{"similarity_weight", c.SimilarityWeight, 0, 1},
+		{"confidence_weight", c.ConfidenceWeight, 0, 1},
+		{"mid_term_heat_threshold", c.MidTermHeatThreshold, 0.1, 1000},
+		{"max_remove_share", c.MaxRemoveShare, 0, 1},
+	}
+	for _, s := range floats {
+		if !(s.v >= s.min && s.v <= s.max) { // also rejects NaN
+			return fmt.Errorf("setting %s = %g is out of range [%g, %g]", s.name, s.v, s.min, s.max)
+		}
+	}
+	switch c.TokenEncoding {
+	case "cl100k_base", "o200k_base":
+	default:
+		return fmt.Errorf("setting token_encoding = %q is not supported; use cl100k_base or o200k_base", c.TokenEncoding)
+	}
+	if c.ShutdownGrace < 0 || c.ShutdownGrace > 10*time.Minute {
+		return fmt.Errorf("setting shutdown_grace = %s is out of range [0s, 10m]", c.ShutdownGrace)
+	}
+	if c.FlushTimeout < time.Second || c.FlushTimeout > 30*time.Minute {
+		return fmt.Errorf("setting flush_timeout = %s is out of range [1s, 30m]", c.FlushTimeout)
+	}
+	return nil
+}

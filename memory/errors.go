@@ -1,0 +1,41 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrInvalidInput marks an error the caller can fix by changing its
+	// arguments. Tools turn it into an isError result with the message.
+	ErrInvalidInput = errors.New("invalid input")
+	// ErrNotFound marks a missing fact, turn or scope.
+	ErrNotFound = errors.New("not found")
+	// ErrNoLLM means the work needs a language model and none is configured.
+	ErrNoLLM = errors.New("no llm configured")
+	// ErrCorrupt marks stored data that cannot be parsed.
+	ErrCorrupt = errors.New("corrupt data")
+)
+
+// InputError is an ErrInvalidInput with a message that says what to fix.
+type InputError struct {
+	Field   string
+	Message string
+}
+
+// Error implements error.
+func (e *InputError) Error() string {
+	if e.Field == "" {
+		return e.Message
+	}
+	return e.Field + ": " + e.Message
+}
+
+// Is reports whether target is ErrInvalidInput.
+func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
+
+// invalid builds an InputError for field with a formatted message.
+func invalid(field, format string, args ...any) error {
+	return &InputError{Field: field, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,260 @@
+package files
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// racyWindow is how long after its modification time a file's stat is not
+// trusted to tell a later change apart: a save within the same timestamp
+// tick, of the same size, into a reused inode would look unchanged. A
+// document cached that young is compared byte for byte on the next load
+// (Git's "racily clean" rule). It covers coarse file system clocks.
+const racyWindow = 2 * time.Second
+
+// docCache is the last memory.json a Store read or wrote for one scope.
+type docCache struct {
+	fi   os.FileInfo
+	raw  []byte
+	doc  *memory.Document // shared; never modified once cached
+	racy bool             // fi alone does not prove the file unchanged
+}
+
+// LoadDocument returns a copy of the scope's memory.json, or a
+// memory.NewDocument when there is none. The parsed document is cached;
+// while the file's identity, size and modification time are unchanged, a
+// load costs one stat and a Clone. A file that is not valid JSON, or whose
+// major version this build does not know, is an error wrapping
+// memory.ErrCorrupt: it is never replaced by an empty document.
+func (s *Store) LoadDocument(ctx context.Context, scope memory.Scope) (*memory.Document, error) {
+	st, err := s.state(scope)
+	if err != nil {
+		return nil, fmt.Errorf("load memory: %w", err)
+	}
+	path := st.docPath
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load memory %s: %w", path, err)
+	}
+	doc, err := s.loadDocument(st, path, true)
+	if err != nil {
+		return nil, fmt.Errorf("load memory %s: %w", path, err)
+	}
+	return doc.Clone(), nil
+}
+
+// UpdateDocument reads memory.json from disk under the scope lock, runs fn
+// on a copy, and replaces the file atomically: a temp file
+// (.memory.json.<random>.tmp, 0600) in the same directory is written and
+// fsynced, renamed over memory.json, and the directory is fsynced. If fn,
+// the context or any step before the rename fails, the temp file is
+// removed and memory.json is untouched. If only the final directory fsync
+// fails, the new document is in place but may not survive a crash, and the
+// error is returned. Revision and LastUpdated are set by the store,
+// whatever fn did to them. fn runs under the scope lock: it should be
+// quick, and must not call the Store for the same scope (that call would
+// wait for the lock until its context ends).
+func (s *Store) UpdateDocument(ctx context.Context, scope memory.Scope, fn func(*memory.Document) error) (*memory.Document, error) {
+	st, err := s.state(scope)
+	if err != nil {
+		return nil, fmt.Errorf("update memory: %w", err)
+	}
+	path := st.docPath
+	if fn == nil {
+		return nil, fmt.Errorf("update memory %s: no update function", path)
+	}
+	if err := s.lock(ctx, st); err != nil {
+		return nil, fmt.Errorf("update memory %s: %w", path, err)
+	}
+	defer s.unlock(st)
+
+	cur, err := s.loadDocument(st, path, false)
+	if err != nil {
+		return nil, fmt.Errorf("update memory %s: %w", path, err)
+	}
+	next := cur.Clone()
+	if err := fn(next); err != nil {
+		return nil, fmt.Errorf("update memory %s: %w", path, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("update memory %s: %w", path, err)
+	}
+	next.Revision = cur.Revision + 1
+	next.LastUpdated = s.now().UTC()
+	if next.Version == "" {
+		next.Version = memory.SchemaVersion
+	}
+	if err := checkVersion(next.Version); err != nil {
+		return nil, fmt.Errorf("update memory %s: refusing to save a document this build could not load: %w", path, err)
+	}
+	if next.Facts == nil {
+		next.Facts = []memory.Fact{}
+	}
+	raw, err := encodeDocument(next)
+	if err != nil {
+		return nil, fmt.Errorf("update memory %s: %w", path, err)
+	}
+	fi, err := writeAtomic(st.dir, docName, raw)
+	if fi != nil {
+		// The file was replaced even if err reports a failed directory
+		// fsync, so the cache must describe the new content.
+		st.setDoc(&docCache{fi: fi, raw: raw, doc: next.Clone(), racy: true})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("update memory %s: %w", path, err)
+	}
+	return next, nil
+}
+
+// loadDocument returns the document at path, shared with the cache: the
+// caller must Clone it before changing it. With trustStat, an unchanged
+// stat is enough to reuse the cache; otherwise the file is read, and only
+// parsed when its bytes differ from the cached ones.
+func (s *Store) loadDocument(st *scopeState, path string, trustStat bool) (*memory.Document, error) {
+	if trustStat {
+		fi, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			st.setDoc(nil)
+			return memory.NewDocument(), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if c := st.cachedDoc(); c != nil && !c.racy && sameStat(c.fi, fi) {
+			return c.doc, nil
+		}
+	}
+
+	now := time.Now() // file times are wall-clock times, whatever s.now says
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		st.setDoc(nil)
+		return memory.NewDocument(), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	var doc *memory.Document
+	if c := st.cachedDoc(); c != nil && bytes.Equal(c.raw, raw) {
+		doc = c.doc
+	} else if doc, err = parseDocument(raw); err != nil {
+		return nil, err
+	}
+	st.setDoc(&docCache{fi: fi, raw: raw, doc: doc, racy: now.Sub(fi.ModTime()) <= racyWindow})
+	return doc, nil
+}
+
+func (st *scopeState) cachedDoc() *docCache {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.doc
+}
+
+func (st *scopeState) setDoc(c *docCache) {
+	st.mu.Lock()
+	st.doc = c
+	st.mu.Unlock()
+}
+
+// sameStat reports whether a and b describe the same file with the same
+// size and modification time. os.SameFile compares device and inode
+// (syscall.Stat_t) on Unix and the file index on Windows.
+func sameStat(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// parseDocument decodes memory.json, refusing versions of another major
+// number.
+func parseDocument(raw []byte) (*memory.Document, error) {
+	var d memory.Document
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, fmt.Errorf("%w: %w", memory.ErrCorrupt, err)
+	}
+	if err := checkVersion(d.Version); err != nil {
+		return nil, fmt.Errorf("%w: %w", memory.ErrCorrupt, err)
+	}
+	if d.Facts == nil {
+		d.Facts = []memory.Fact{}
+	}
+	return &d, nil
+}
+
+// checkVersion accepts the document versions this build reads: those with
+// the major number of memory.SchemaVersion.
+func checkVersion(v string) error {
+	want, _, _ := strings.Cut(memory.SchemaVersion, ".")
+	if major, _, _ := strings.Cut(v, "."); major != want {
+		return fmt.Errorf("version %q is not %s.x (written by another version of mnemo?)", v, want)
+	}
+	return nil
+}
+
+// encodeDocument renders d as indented JSON with a final newline, leaving
+// '<', '>' and '&' readable.
+func encodeDocument(d *memory.Document) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(d); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// writeAtomic replaces dir/name with data: temp file (0600) in dir, write,
+// fsync, rename, directory fsync. Until the rename, any failure removes
+// the temp file and leaves dir/name as it was. It returns the stat of the
+// new file once the rename is done, even when the directory fsync after it
+// fails.
+func writeAtomic(dir, name string, data []byte) (os.FileInfo, error) {
+	f, err := os.CreateTemp(dir, "."+name+".*"+tempSuffix)
+	if err != nil {
+		return nil, err
+	}
+	tmp := f.Name()
+	renamed := false
+	defer func() {
+		if !renamed {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return nil, err
+	}
+	if err := f.Sync(); err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		return nil, err
+	}
+	renamed = true
+	return fi, syncDir(dir)
+}

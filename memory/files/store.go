@@ -1,0 +1,354 @@
+// Package files is mnemo's default memory.Store: plain files under one data
+// directory, one directory per scope.
+//
+// Layout, relative to the directory given to Open:
+//
+//	users/<user>/turns.jsonl            the user's shared turn log, one JSON memory.Turn per line
+//	users/<user>/memory.json            the user's shared memory.Document, indented JSON
+//	users/<user>/.lock                  the scope's cross-process lock
+//	users/<user>/agents/<agent>/...     the same files for one agent of that user
+//
+// Files are created 0600 in directories 0700. Turns are appended with one
+// write and an fsync under the scope lock; the document is replaced
+// atomically (temp file, fsync, rename, directory fsync). Several processes
+// may share one directory: writers serialize on flock(2) of the scope's
+// .lock file (see lockFile for systems without it), readers take no lock
+// and notice other processes' changes with a stat.
+package files
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// File names inside a scope directory.
+const (
+	turnsName  = "turns.jsonl"
+	docName    = "memory.json"
+	lockName   = ".lock"
+	usersDir   = "users"
+	agentsDir  = "agents"
+	tempPrefix = "." + docName + "."
+	tempSuffix = ".tmp"
+)
+
+var _ memory.Store = (*Store)(nil)
+
+// Store is a memory.Store kept in files under one directory. It is safe for
+// concurrent use by several goroutines, and by several processes that open
+// the same directory.
+type Store struct {
+	root string
+	now  func() time.Time
+	log  *slog.Logger
+
+	mu         sync.Mutex
+	scopes     map[memory.Scope]*scopeState
+	closed     bool
+	tick       uint64 // counts scope uses, for least-recently-used order
+	openScopes int    // scopes whose files are open
+	maxOpen    int    // bound on openScopes; see closeIdle
+}
+
+// defaultMaxOpen is how many scopes keep their lock and log files open
+// (two descriptors each) before the least recently used are closed.
+const defaultMaxOpen = 64
+
+// scopeState is what a Store keeps in memory about one scope.
+type scopeState struct {
+	scope     memory.Scope
+	dir       string
+	turnsPath string
+	docPath   string
+
+	// sem is the in-process half of the scope lock (a mutex that can be
+	// abandoned when ctx ends); its holder also holds flock on lockFile,
+	// and owns closed, lockFile and w.
+	sem      chan struct{}
+	closed   bool
+	lockFile *os.File
+	w        logWriter
+
+	// used and open belong to Store.mu.
+	used uint64
+	open bool
+
+	// mu guards the read caches, which lock-free readers share.
+	mu         sync.Mutex
+	marks      checkpoints
+	doc        *docCache
+	tornLogged bool
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithClock sets the clock that stamps Document.LastUpdated; nil means
+// time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(s *Store) {
+		if now != nil {
+			s.now = now
+		}
+	}
+}
+
+// WithLogger sets where the store reports repairs and cleanups; nil means
+// slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(s *Store) {
+		if l != nil {
+			s.log = l
+		}
+	}
+}
+
+// Open opens the store in dir, creating dir (0700) when it does not exist,
+// and removes temp files left by a save that crashed.
+func Open(dir string, opts ...Option) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("open file store: no directory given")
+	}
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open file store %s: %w", dir, err)
+	}
+	s := &Store{
+		root:    root,
+		now:     time.Now,
+		log:     slog.Default(),
+		scopes:  map[memory.Scope]*scopeState{},
+		maxOpen: defaultMaxOpen,
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	if err := makeRoot(root); err != nil {
+		return nil, fmt.Errorf("open file store %s: %w", root, err)
+	}
+	if err := s.removeStaleTemps(); err != nil {
+		return nil, fmt.Errorf("open file store %s: %w", root, err)
+	}
+	return s, nil
+}
+
+// makeRoot makes sure root is a directory, creating it 0700 and making
+// its entry durable when it is new.
+func makeRoot(root string) error {
+	fi, err := os.Stat(root)
+	switch {
+	case err == nil && !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", root)
+	case err == nil:
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(root))
+}
+
+// Close closes the files the store keeps open, after waiting for writes
+// in progress. Methods called after Close fail with an error wrapping
+// fs.ErrClosed. Closing twice is a no-op.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	states := make([]*scopeState, 0, len(s.scopes))
+	for _, st := range s.scopes {
+		states = append(states, st)
+	}
+	s.mu.Unlock()
+
+	var errs []error
+	for _, st := range states {
+		st.sem <- struct{}{}
+		st.closed = true
+		errs = append(errs, st.w.close())
+		st.w = logWriter{}
+		if st.lockFile != nil {
+			errs = append(errs, st.lockFile.Close())
+			st.lockFile = nil
+		}
+		<-st.sem
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close file store %s: %w", s.root, err)
+	}
+	return nil
+}
+
+// scopeDir validates scope and returns its directory.
+func (s *Store) scopeDir(scope memory.Scope) (string, error) {
+	if err := scope.Validate(); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(s.root, usersDir, scope.UserID)
+	if scope.AgentName != "" {
+		dir = filepath.Join(dir, agentsDir, scope.AgentName)
+	}
+	// Validate already excludes separators and dot names; this is the
+	// second line of defence against a path outside the store.
+	if !strings.HasPrefix(dir, s.root+string(filepath.Separator)) {
+		return "", &memory.InputError{Field: "scope", Message: fmt.Sprintf("%q resolves outside the data directory", scope.Key())}
+	}
+	return dir, nil
+}
+
+// state returns the in-memory state of scope, validating it first. It
+// touches no file.
+func (s *Store) state(scope memory.Scope) (*scopeState, error) {
+	if err := scope.Validate(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fs.ErrClosed
+	}
+	s.tick++
+	if st := s.scopes[scope]; st != nil {
+		st.used = s.tick
+		return st, nil
+	}
+	dir, err := s.scopeDir(scope)
+	if err != nil {
+		return nil, err
+	}
+	st := &scopeState{
+		scope:     scope,
+		dir:       dir,
+		turnsPath: filepath.Join(dir, turnsName),
+		docPath:   filepath.Join(dir, docName),
+		sem:       make(chan struct{}, 1),
+		used:      s.tick,
+	}
+	s.scopes[scope] = st
+	return st, nil
+}
+
+// lock takes the scope lock: first the in-process semaphore, then flock
+// on the scope's .lock file, creating the scope directory on first use.
+// It gives up when ctx ends.
+func (s *Store) lock(ctx context.Context, st *scopeState) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case st.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := s.lockFileOf(ctx, st); err != nil {
+		<-st.sem
+		return err
+	}
+	return nil
+}
+
+func (s *Store) lockFileOf(ctx context.Context, st *scopeState) error {
+	if st.closed {
+		return fs.ErrClosed
+	}
+	if st.lockFile == nil {
+		if err := s.makeScopeDir(st.dir); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(filepath.Join(st.dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return err
+		}
+		st.lockFile = f
+		s.mu.Lock()
+		st.open = true
+		s.openScopes++
+		s.mu.Unlock()
+	}
+	return lockFile(ctx, st.lockFile)
+}
+
+// unlock releases what lock took.
+func (s *Store) unlock(st *scopeState) {
+	if err := unlockFile(st.lockFile); err != nil {
+		s.log.Error("release scope lock", "scope", st.scope.Key(), "err", err)
+	}
+	<-st.sem
+	s.closeIdle()
+}
+
+// closeIdle closes the files of the least recently used scope when more
+// than maxOpen scopes have theirs open, so that a store serving many users
+// does not run out of file descriptors. A scope in use is left alone; its
+// files are reopened on its next write.
+func (s *Store) closeIdle() {
+	s.mu.Lock()
+	var lru *scopeState
+	if s.openScopes > s.maxOpen {
+		for _, st := range s.scopes {
+			if st.open && (lru == nil || st.used < lru.used) {
+				lru = st
+			}
+		}
+	}
+	s.mu.Unlock()
+	if lru == nil {
+		return
+	}
+	select {
+	case lru.sem <- struct{}{}:
+	default:
+		return
+	}
+	defer func() { <-lru.sem }()
+	if lru.closed || lru.lockFile == nil {
+		return
+	}
+	if err := errors.Join(lru.lockFile.Close(), lru.w.close()); err != nil {
+		s.log.Warn("close idle scope files", "scope", lru.scope.Key(), "err", err)
+	}
+	lru.lockFile, lru.w = nil, logWriter{}
+	s.mu.Lock()
+	lru.open = false
+	s.openScopes--
+	s.mu.Unlock()
+}
+
+// makeScopeDir creates dir and its missing parents below the root, 0700,
+// fsyncing each parent that gained an entry so the new directory survives
+// a crash.
+func (s *Store) makeScopeDir(dir string) error {
+	rel, err := filepath.Rel(s.root, dir)
+	if err != nil {
+		return err
+	}
+	parent := s.root
+	for _, name := range strings.Split(rel, string(filepath.Separator)) {
+		d := filepath.Join(parent, name)
+		switch err := os.Mkdir(d, 0o700); {
+		case err == nil:
+			if err := syncDir(parent); err != nil {
+				return err
+			}
+		case !errors.Is(err, fs.ErrExist):
+			return err
+		}
+		parent = d
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+package lexical
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// benchVocab is a word list ranked by frequency: English function words,
+// then everyday conversational content words, then synthetic rare words
+// (names, jargon, typos) for a long tail.
+var benchVocab = func() []string {
+	head := strings.Fields(`
+		the i to and a you of it is that in my for this was me on have with be
+		but so not what can do are just like we at if your about an or all as
+		they from there would one will get know think really he she how when
+		good time want yeah make need work going people now use day go also`)
+	content := strings.Fields(`
+		project team meeting code user data coffee week today morning help
+		problem question idea plan email call thanks book music movie trip
+		travel weekend family friend home office computer phone server
+		database python golang api bug test deploy release feature design
+		review deadline budget client customer report issue manager school
+		class exam study paper research health doctor sleep exercise running
+		gym food dinner lunch breakfast recipe restaurant kitchen garden dog
+		cat weather rain summer winter birthday party gift money bank rent
+		apartment city car train flight hotel vacation beach mountain hiking
+		camera photo video game language french spanish japanese chinese
+		english guitar piano song concert museum art painting novel story
+		history science math physics chemistry biology interview job salary
+		career startup company product market strategy launch sprint ticket
+		backlog frontend backend mobile app website browser cloud container
+		kubernetes docker linux windows laptop keyboard monitor network
+		wifi password account login security privacy error crash memory cpu
+		performance latency cache index query search ranking model training
+		dataset evaluation benchmark prompt token embedding vector storage
+		backup migration schema table column row user's preference favorite
+		allergy medicine appointment dentist insurance tax invoice contract
+		lawyer meeting notes summary agenda decision decide action follow
+		tomorrow yesterday monday tuesday wednesday thursday friday saturday
+		sunday january february march april may june july august september
+		october november december paris london tokyo berlin lyon kyoto
+		seattle boston chicago toronto sydney remember forgot prefer likes
+		dislike love hate enjoy tried started finished planning moving
+		learning reading writing cooking cleaning shopping driving walking`)
+	syll := strings.Fields("ka lo mi ne su ta ri po ve zu an el or ix um")
+	rng := rand.New(rand.NewPCG(3, 5))
+	tail := make([]string, 20000)
+	for i := range tail {
+		var b strings.Builder
+		for range 2 + rng.IntN(3) {
+			b.WriteString(syll[rng.IntN(len(syll))])
+		}
+		tail[i] = b.String()
+	}
+	return append(append(head, content...), tail...)
+}()
+
+// benchCorpus returns n documents of 40–80 words drawn from benchVocab with
+// a Zipf distribution, in sentences, deterministically.
+func benchCorpus(n int) []string {
+	rng := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(rng, 1.07, 2, uint64(len(benchVocab)-1))
+	docs := make([]string, n)
+	var b strings.Builder
+	for i := range docs {
+		b.Reset()
+		words := 40 + rng.IntN(41)
+		for w := range words {
+			word := benchVocab[zipf.Uint64()]
+			if w%12 == 0 {
+				word = strings.ToUpper(word[:1]) + word[1:]
+			}
+			b.WriteString(word)
+			if w%12 == 11 || w == words-1 {
+				b.WriteString(". ")
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		docs[i] = b.String()
+	}
+	return docs
+}
+
+// benchQuery is a natural question as a user would ask it.
+const benchQuery = "What did we decide about the database migration deadline?"
+
+func BenchmarkAdd(b *testing.B) {
+	docs := benchCorpus(10000)
+	ix := New(Options{})
+	i := 0
+	for b.Loop() {
+		ix.Add(i, docs[i%len(docs)])
+		i++
+	}
+}
+
+func BenchmarkSearch(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
+			docs := benchCorpus(n)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			ix := New(Options{})
+			for i, d := range docs {
+				ix.Add(i, d)
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			hits := len(ix.Search(benchQuery, 10, nil))
+			for b.Loop() {
+				ix.Search(benchQuery, 10, nil)
+			}
+			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "index-MiB")
+			b.ReportMetric(float64(hits), "hits")
+			runtime.KeepAlive(docs)
+		})
+	}
+}
+
+func BenchmarkSearchKeep(b *testing.B) {
+	ix := New(Options{})
+	for i, d := range benchCorpus(100000) {
+		ix.Add(i, d)
+	}
+	keep := func(id int) bool { return id%3 != 0 }
+	for b.Loop() {
+		ix.Search(benchQuery, 10, keep)
+	}
+}
+
+func BenchmarkSimilarity(b *testing.B) {
+	ix := New(Options{})
+	docs := benchCorpus(1000)
+	for i, d := range docs {
+		ix.Add(i, d)
+	}
+	for b.Loop() {
+		ix.Similarity(benchQuery, docs[7])
+	}
+}
+
+func BenchmarkTokenize(b *testing.B) {
+	doc := benchCorpus(1)[0]
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		Tokenize(doc)
+	}
+}

@@ -1,0 +1,281 @@
+// Package lexical is an in-memory full-text index with BM25 ranking, updated
+// one document at a time. mnemo uses it to find conversation pages and facts
+// that share words with a query. The analyzer (Tokenize) folds case and
+// Latin diacritics, lightly stems English, and indexes Chinese, Japanese and
+// Korean as character bigrams, so it needs no dictionary.
+//
+// Documents are identified by small non-negative ints that the caller
+// assigns, densely (0, 1, 2, …); memory is proportional to the largest id.
+// Search scores only the postings of the query's terms, so its cost grows
+// with how common those terms are, not with the size of the index.
+package lexical
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"sync"
+)
+
+// Options tunes BM25 ranking.
+type Options struct {
+	// K1 is the term-frequency saturation: how much a second, third, …
+	// occurrence of a term adds. Zero (or negative) means 1.2.
+	K1 float64
+	// B is the length normalisation, from 0 (none) to 1 (full): how much
+	// a longer document is penalised. Zero (or negative) means 0.75; values
+	// above 1 mean 1.
+	B float64
+}
+
+// Index is an in-memory inverted index with BM25 ranking. It is safe for
+// concurrent use: searches run in parallel, writes one at a time.
+type Index struct {
+	k1, b float64
+
+	mu      sync.RWMutex
+	terms   map[string]int32 // term → term id, an index into lists
+	lists   []postings       // by term id
+	free    []int32          // term ids of emptied lists, for reuse
+	docs    []doc            // by doc id
+	lens    []int32          // by doc id: tokens in a live document, else 0
+	live    int              // live documents
+	total   int64            // tokens in live documents
+	npost   int              // postings held, stale ones included
+	stale   int              // postings of removed documents, not yet compacted
+	removed []int32          // documents whose postings are stale
+	tok     tokenizer        // Add's, guarded by mu
+	ids     []int32          // Add's term ids, guarded by mu
+
+	scratch sync.Pool // *scratch, for Search
+}
+
+// postings lists the documents containing one term, by ascending doc id.
+type postings struct {
+	term string
+	df   int32 // live documents in p
+	p    []posting
+}
+
+type posting struct {
+	doc, tf int32
+}
+
+type doc struct {
+	terms []int32 // distinct term ids, ascending
+	state docState
+}
+
+type docState uint8
+
+const (
+	absent  docState = iota
+	live             // indexed and searchable
+	removed          // removed; its postings wait for compact
+)
+
+// New returns an empty Index.
+func New(opts Options) *Index {
+	ix := &Index{k1: opts.K1, b: opts.B, terms: make(map[string]int32)}
+	if ix.k1 <= 0 {
+		ix.k1 = 1.2
+	}
+	if ix.b <= 0 {
+		ix.b = 0.75
+	}
+	ix.b = min(ix.b, 1)
+	ix.scratch.New = func() any { return new(scratch) }
+	return ix
+}
+
+// Len returns the number of documents in the index.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.live
+}
+
+// Add indexes text as document id, replacing the document already indexed
+// under id, if any. Ids are expected to be small and dense; Add panics if id
+// is negative or does not fit in an int32.
+func (ix *Index) Add(id int, text string) {
+	if id < 0 || id >= math.MaxInt32 {
+		panic(fmt.Sprintf("lexical: document id %d out of range", id))
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+
+	if id >= len(ix.docs) {
+		n := id + 1
+		ix.docs = slices.Grow(ix.docs, n-len(ix.docs))[:n]
+		ix.lens = slices.Grow(ix.lens, n-len(ix.lens))[:n]
+	}
+	switch ix.docs[id].state {
+	case live:
+		ix.unlink(id)
+		ix.purge(id)
+	case removed:
+		ix.stale -= len(ix.docs[id].terms)
+		ix.purge(id)
+	}
+
+	ids := ix.ids[:0]
+	ix.tok.reset(text)
+	for tok, ok := ix.tok.next(); ok; tok, ok = ix.tok.next() {
+		tid, ok := ix.terms[string(tok)]
+		if !ok {
+			tid = ix.newTerm(string(tok))
+		}
+		ids = append(ids, tid)
+	}
+	ix.ids = ids
+	slices.Sort(ids)
+
+	terms := make([]int32, 0, distinct(ids))
+	for i := 0; i < len(ids); {
+		j := i + 1
+		for j < len(ids) && ids[j] == ids[i] {
+			j++
+		}
+		l := &ix.lists[ids[i]]
+		l.insert(posting{doc: int32(id), tf: int32(min(j-i, math.MaxInt32))})
+		l.df++
+		ix.npost++
+		terms = append(terms, ids[i])
+		i = j
+	}
+	ix.docs[id] = doc{terms: terms, state: live}
+	ix.lens[id] = int32(min(len(ids), math.MaxInt32))
+	ix.total += int64(ix.lens[id])
+	ix.live++
+}
+
+// Remove deletes document id from the index. Removing an id that is not
+// indexed does nothing.
+func (ix *Index) Remove(id int) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if id < 0 || id >= len(ix.docs) || ix.docs[id].state != live {
+		return
+	}
+	ix.unlink(id)
+	ix.docs[id].state = removed
+	ix.removed = append(ix.removed, int32(id))
+	ix.stale += len(ix.docs[id].terms)
+	// Postings are left in place, skipped by Search, and swept in one pass
+	// once they are a quarter of the index: removing a document eagerly
+	// would shift every long postings list it appears in.
+	if ix.stale*4 >= ix.npost {
+		ix.compact()
+	}
+}
+
+// unlink takes live document id out of the statistics and out of searches.
+func (ix *Index) unlink(id int) {
+	for _, tid := range ix.docs[id].terms {
+		ix.lists[tid].df--
+	}
+	ix.total -= int64(ix.lens[id])
+	ix.lens[id] = 0
+	ix.live--
+}
+
+// purge deletes the postings of document id, which is not live, at once.
+func (ix *Index) purge(id int) {
+	for _, tid := range ix.docs[id].terms {
+		l := &ix.lists[tid]
+		if i, ok := l.find(int32(id)); ok {
+			l.p = slices.Delete(l.p, i, i+1)
+			ix.npost--
+		}
+		if len(l.p) == 0 {
+			ix.freeTerm(tid)
+		}
+	}
+	ix.docs[id] = doc{}
+}
+
+// compact drops the postings of removed documents from every list they are
+// in, frees the terms left with no postings and trims oversized lists.
+func (ix *Index) compact() {
+	touched := make([]uint64, (len(ix.lists)+63)/64)
+	for _, id := range ix.removed {
+		if d := ix.docs[id]; d.state == removed {
+			for _, tid := range d.terms {
+				touched[tid/64] |= 1 << (tid % 64)
+			}
+		}
+	}
+	for w, word := range touched {
+		for word != 0 {
+			tid := int32(w*64 + bits.TrailingZeros64(word))
+			word &= word - 1
+			l := &ix.lists[tid]
+			kept := slices.DeleteFunc(l.p, func(p posting) bool { return ix.docs[p.doc].state != live })
+			ix.npost -= len(l.p) - len(kept)
+			switch {
+			case len(kept) == 0:
+				ix.freeTerm(tid)
+			case cap(kept) > 2*len(kept)+8:
+				l.p = slices.Clone(kept)
+			default:
+				l.p = kept
+			}
+		}
+	}
+	for _, id := range ix.removed {
+		if ix.docs[id].state == removed {
+			ix.docs[id] = doc{}
+		}
+	}
+	ix.removed = ix.removed[:0]
+	ix.stale = 0
+}
+
+func (ix *Index) newTerm(term string) int32 {
+	var tid int32
+	if n := len(ix.free); n > 0 {
+		tid, ix.free = ix.free[n-1], ix.free[:n-1]
+		ix.lists[tid] = postings{term: term}
+	} else {
+		tid = int32(len(ix.lists))
+		ix.lists = append(ix.lists, postings{term: term})
+	}
+	ix.terms[term] = tid
+	return tid
+}
+
+func (ix *Index) freeTerm(tid int32) {
+	delete(ix.terms, ix.lists[tid].term)
+	ix.lists[tid] = postings{}
+	ix.free = append(ix.free, tid)
+}
+
+// find returns the position of doc in l, or where it would be inserted.
+func (l *postings) find(doc int32) (int, bool) {
+	return slices.BinarySearchFunc(l.p, doc, func(p posting, doc int32) int { return cmp.Compare(p.doc, doc) })
+}
+
+// insert adds p to l, in doc order; ids usually arrive in increasing order,
+// which makes this an append.
+func (l *postings) insert(p posting) {
+	if n := len(l.p); n == 0 || l.p[n-1].doc < p.doc {
+		l.p = append(l.p, p)
+		return
+	}
+	i, _ := l.find(p.doc)
+	l.p = slices.Insert(l.p, i, p)
+}
+
+// distinct returns the number of distinct values in sorted s.
+func distinct(s []int32) int {
+	n := 0
+	for i := range s {
+		if i == 0 || s[i] != s[i-1] {
+			n++
+		}
+	}
+	return n
+}

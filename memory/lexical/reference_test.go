@@ -1,0 +1,144 @@
+package lexical
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestAgainstReference applies random adds, replaces and removes, and
+// compares every search with a brute-force BM25 over the live documents.
+func TestAgainstReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	words := []string{"apple", "banana", "cherry", "date", "elder", "fig", "grape", "honeydew", "kiwi", "lemon", "mango", "咖啡", "数据库"}
+	text := func() string {
+		n := rng.IntN(12)
+		s := ""
+		for range n {
+			s += words[min(rng.IntN(len(words)), rng.IntN(len(words)))] + " "
+		}
+		return s
+	}
+	ix := New(Options{})
+	ref := map[int][]string{} // id → tokens
+	for step := range 3000 {
+		id := rng.IntN(200)
+		switch op := rng.IntN(10); {
+		case op < 6:
+			s := text()
+			ix.Add(id, s)
+			ref[id] = Tokenize(s)
+		default:
+			ix.Remove(id)
+			delete(ref, id)
+		}
+		if step%50 == 0 {
+			checkInvariants(t, ix)
+		}
+		q := text()
+		got, want := ix.Search(q, 5, nil), referenceSearch(ref, q, 5)
+		if len(got) != len(want) {
+			t.Fatalf("step %d: Search(%q) = %v, want %v", step, q, got, want)
+		}
+		for i := range got {
+			if math.Abs(got[i].Score-want[i].Score) > 1e-9 {
+				t.Fatalf("step %d: Search(%q) = %v, want %v", step, q, got, want)
+			}
+		}
+		if ix.Len() != len(ref) {
+			t.Fatalf("step %d: Len() = %d, want %d", step, ix.Len(), len(ref))
+		}
+	}
+}
+
+// referenceSearch scores every document in docs (id → tokens) by BM25 with
+// the default options.
+func referenceSearch(docs map[int][]string, query string, k int) []Hit {
+	const k1, b = 1.2, 0.75
+	tf := map[int]map[string]int{}
+	df := map[string]int{}
+	total := 0
+	for id, d := range docs {
+		tf[id] = map[string]int{}
+		for _, tok := range d {
+			if tf[id][tok] == 0 {
+				df[tok]++
+			}
+			tf[id][tok]++
+			total++
+		}
+	}
+	n := float64(len(docs))
+	var hits []Hit
+	for id, terms := range tf {
+		dl := 0
+		for _, c := range terms {
+			dl += c
+		}
+		s := 0.0
+		for _, q := range Tokenize(query) {
+			if c := float64(terms[q]); c > 0 {
+				idf := math.Log(1 + (n-float64(df[q])+0.5)/(float64(df[q])+0.5))
+				s += idf * c * (k1 + 1) / (c + k1*(1-b+b*float64(dl)/(float64(total)/n)))
+			}
+		}
+		if s > 0 {
+			hits = append(hits, Hit{id, s})
+		}
+	}
+	slices.SortFunc(hits, func(a, b Hit) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		return b.ID - a.ID
+	})
+	return hits[:min(k, len(hits))]
+}
+
+// checkInvariants verifies the index's bookkeeping against its contents.
+func checkInvariants(tb testing.TB, ix *Index) {
+	tb.Helper()
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	npost, nlive, total := 0, 0, int64(0)
+	for tid, l := range ix.lists {
+		npost += len(l.p)
+		if l.term == "" {
+			if len(l.p) != 0 || l.df != 0 {
+				tb.Fatalf("free term %d has postings %v, df %d", tid, l.p, l.df)
+			}
+			continue
+		}
+		if got, ok := ix.terms[l.term]; !ok || got != int32(tid) {
+			tb.Fatalf("term %q: map says %d, %v; want %d", l.term, got, ok, tid)
+		}
+		df := 0
+		for i, p := range l.p {
+			if i > 0 && l.p[i-1].doc >= p.doc {
+				tb.Fatalf("term %q: postings not in ascending doc order: %v", l.term, l.p)
+			}
+			if ix.docs[p.doc].state == live {
+				df++
+			}
+		}
+		if df != int(l.df) || len(l.p) == 0 {
+			tb.Fatalf("term %q: df %d, %d postings (%d live); want df = live > 0", l.term, l.df, len(l.p), df)
+		}
+	}
+	for id, d := range ix.docs {
+		if d.state == live {
+			nlive++
+			total += int64(ix.lens[id])
+		} else if ix.lens[id] != 0 {
+			tb.Fatalf("doc %d not live has length %d", id, ix.lens[id])
+		}
+	}
+	if npost != ix.npost || nlive != ix.live || total != ix.total || len(ix.terms)+len(ix.free) != len(ix.lists) {
+		tb.Fatalf("counts: postings %d (want %d), live %d (want %d), total %d (want %d), terms %d + free %d != %d lists",
+			ix.npost, npost, ix.live, nlive, ix.total, total, len(ix.terms), len(ix.free), len(ix.lists))
+	}
+}

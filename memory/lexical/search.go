@@ -1,0 +1,213 @@
+package lexical
+
+import (
+	"math"
+	"slices"
+)
+
+// Hit is a document that matches a search.
+type Hit struct {
+	ID    int     // the document id given to Add
+	Score float64 // BM25 score, greater than 0
+}
+
+// scratch is the per-search working memory, pooled per Index. scores is
+// indexed by doc id and is all zeros between searches; touched lists the
+// ids whose score is not.
+type scratch struct {
+	tok     tokenizer
+	q       []int32
+	scores  []float64
+	touched []int32
+	heap    []Hit
+}
+
+// Search returns up to k documents that share terms with query, best first;
+// equal scores put the higher (newer) id first. Documents for which keep
+// returns false are skipped; keep may be nil. keep is called without the
+// index locked (it may use the index) and only for documents that score high
+// enough to enter the current top k, in no particular order.
+//
+// A term repeated in the query counts that many times. Scores are BM25 with
+// IDF ln(1 + (N − df + 0.5)/(df + 0.5)), N the number of documents.
+func (ix *Index) Search(query string, k int, keep func(id int) bool) []Hit {
+	if k <= 0 {
+		return nil
+	}
+	s := ix.scratch.Get().(*scratch)
+	ix.mu.RLock()
+	ix.accumulate(s, query)
+	ix.mu.RUnlock()
+	hits := s.top(k, keep)
+	ix.scratch.Put(s) // not deferred: a panicking keep leaves s dirty
+	return hits
+}
+
+// accumulate adds up, term at a time, the BM25 score of every live
+// document containing a query term into s.scores.
+func (ix *Index) accumulate(s *scratch, query string) {
+	if ix.live == 0 || ix.total == 0 {
+		return
+	}
+	s.q = s.q[:0]
+	s.tok.reset(query)
+	for tok, ok := s.tok.next(); ok; tok, ok = s.tok.next() {
+		if tid, ok := ix.terms[string(tok)]; ok && ix.lists[tid].df > 0 {
+			s.q = append(s.q, tid)
+		}
+	}
+	if len(s.q) == 0 {
+		return
+	}
+	slices.Sort(s.q)
+	if len(s.scores) < len(ix.lens) {
+		s.scores = make([]float64, len(ix.lens)+len(ix.lens)/4)
+	}
+	scores, lens := s.scores, ix.lens
+	n := float64(ix.live)
+	c1 := ix.k1 * (1 - ix.b)
+	c2 := ix.k1 * ix.b * n / float64(ix.total) // k1·b / average length
+	for i := 0; i < len(s.q); {
+		j := i + 1
+		for j < len(s.q) && s.q[j] == s.q[i] {
+			j++
+		}
+		l := &ix.lists[s.q[i]]
+		w := float64(j-i) * idf(float64(l.df), n) * (ix.k1 + 1)
+		for _, p := range l.p {
+			dl := lens[p.doc]
+			if dl == 0 { // removed, awaiting compaction
+				continue
+			}
+			tf := float64(p.tf)
+			sc := scores[p.doc]
+			if sc == 0 {
+				s.touched = append(s.touched, p.doc)
+			}
+			scores[p.doc] = sc + w*tf/(tf+c1+c2*float64(dl))
+		}
+		i = j
+	}
+}
+
+// top selects the k best touched documents that keep accepts, and clears
+// the scores it read.
+func (s *scratch) top(k int, keep func(int) bool) []Hit {
+	h := s.heap[:0]
+	for _, d := range s.touched {
+		hit := Hit{ID: int(d), Score: s.scores[d]}
+		s.scores[d] = 0
+		if len(h) == k && !worse(h[0], hit) {
+			continue
+		}
+		if keep != nil && !keep(hit.ID) {
+			continue
+		}
+		if len(h) < k {
+			h = append(h, hit)
+			siftUp(h, len(h)-1)
+		} else {
+			h[0] = hit
+			siftDown(h, 0)
+		}
+	}
+	s.touched, s.heap = s.touched[:0], h
+	if len(h) == 0 {
+		return nil
+	}
+	hits := slices.Clone(h)
+	slices.SortFunc(hits, func(a, b Hit) int {
+		switch {
+		case worse(b, a):
+			return -1
+		case worse(a, b):
+			return 1
+		}
+		return 0
+	})
+	return hits
+}
+
+// Similarity scores text as if it were a document of the index, against
+// query, with the index's document count, document frequencies and average
+// length: a BM25 score comparable to Search's, for ranking a few candidates
+// that are not indexed. It returns 0 when they share no term.
+func (ix *Index) Similarity(query, text string) float64 {
+	q, t := Tokenize(query), Tokenize(text)
+	if len(q) == 0 || len(t) == 0 {
+		return 0
+	}
+	slices.Sort(q)
+	slices.Sort(t)
+	dl := float64(len(t))
+
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n, avgdl := float64(ix.live), dl
+	if ix.live > 0 && ix.total > 0 {
+		avgdl = float64(ix.total) / n
+	}
+	norm := ix.k1 * (1 - ix.b + ix.b*dl/avgdl)
+	score := 0.0
+	for i := 0; i < len(q); {
+		j := i + 1
+		for j < len(q) && q[j] == q[i] {
+			j++
+		}
+		lo, found := slices.BinarySearch(t, q[i])
+		if found {
+			hi := lo + 1
+			for hi < len(t) && t[hi] == q[i] {
+				hi++
+			}
+			df := 0.0
+			if tid, ok := ix.terms[q[i]]; ok {
+				df = float64(ix.lists[tid].df)
+			}
+			tf := float64(hi - lo)
+			score += float64(j-i) * idf(df, n) * (ix.k1 + 1) * tf / (tf + norm)
+		}
+		i = j
+	}
+	return score
+}
+
+// idf is BM25's inverse document frequency of a term in df of n documents;
+// it is positive even for a term in every document.
+func idf(df, n float64) float64 {
+	return math.Log1p((n - df + 0.5) / (df + 0.5))
+}
+
+// worse orders hits: lower score, then lower (older) id.
+func worse(a, b Hit) bool {
+	return a.Score < b.Score || a.Score == b.Score && a.ID < b.ID
+}
+
+// siftUp and siftDown maintain h as a min-heap under worse: h[0] is the
+// worst hit kept so far.
+func siftUp(h []Hit, i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !worse(h[i], h[parent]) {
+			return
+		}
+		h[i], h[parent] = h[parent], h[i]
+		i = parent
+	}
+}
+
+func siftDown(h []Hit, i int) {
+	for {
+		least := i
+		for _, c := range [2]int{2*i + 1, 2*i + 2} {
+			if c < len(h) && worse(h[c], h[least]) {
+				least = c
+			}
+		}
+		if least == i {
+			return
+		}
+		h[i], h[least] = h[least], h[i]
+		i = least
+	}
+}

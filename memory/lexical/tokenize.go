@@ -1,0 +1,293 @@
+package lexical
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxTokenBytes caps a token's length; longer words (hashes, base64, run-on
+// URLs) are truncated, identically at index and query time, so that one
+// pasted blob cannot bloat the term dictionary.
+const maxTokenBytes = 64
+
+// Tokenize returns the index terms of text, in order, with repeats: the
+// analyzer shared by indexing, searching and keyword extraction.
+//
+// Text is split on anything that is not a letter or a digit. Words are
+// lowercased, common Latin diacritics and ligatures are folded ("Café" →
+// "cafe", "ß" → "ss"), fullwidth Latin letters and digits become ASCII,
+// apostrophes inside words are dropped ("don't" → "dont"), English stop words
+// are removed and the rest is lightly stemmed ("stories" → "stori", "running"
+// → "run"). Numbers are kept, with inner dots ("3.14", "10.0.0.1"). "C++",
+// "C#" and "F#" stay distinct from "c". Han, Hiragana, Katakana and Hangul
+// runs become overlapping character bigrams ("数据库" → "数据", "据库"), or the
+// character itself when it stands alone, so CJK text matches without a
+// dictionary. Emoji and symbols are dropped.
+func Tokenize(text string) []string {
+	var t tokenizer
+	t.reset(text)
+	var out []string
+	for tok, ok := t.next(); ok; tok, ok = t.next() {
+		out = append(out, string(tok))
+	}
+	return out
+}
+
+// tokenizer is a pull tokenizer over one text. It keeps its buffers across
+// reset, so a reused tokenizer allocates nothing.
+type tokenizer struct {
+	text string
+	pos  int    // byte offset of the next unread rune
+	word []byte // the current word or bigram, folded
+	cjk  []rune // the current CJK run
+	ci   int    // index in cjk of the next bigram's first rune
+}
+
+func (t *tokenizer) reset(text string) {
+	t.text, t.pos = text, 0
+	t.cjk, t.ci = t.cjk[:0], 0
+}
+
+// next returns the next token, valid until the following call.
+func (t *tokenizer) next() ([]byte, bool) {
+	for {
+		if t.ci < len(t.cjk) {
+			return t.nextCJK(), true
+		}
+		for t.pos < len(t.text) {
+			r, size := utf8.DecodeRuneInString(t.text[t.pos:])
+			if isWordRune(r) {
+				break
+			}
+			t.pos += size
+		}
+		if t.pos >= len(t.text) {
+			return nil, false
+		}
+		if r, _ := utf8.DecodeRuneInString(t.text[t.pos:]); isCJK(r) {
+			t.scanCJK()
+			continue
+		}
+		start := t.pos
+		if tok, ok := t.scanWord(); ok {
+			return tok, true
+		}
+		if t.pos == start { // cannot happen; never loop forever if it does
+			_, size := utf8.DecodeRuneInString(t.text[t.pos:])
+			t.pos += size
+		}
+	}
+}
+
+func (t *tokenizer) scanCJK() {
+	t.cjk, t.ci = t.cjk[:0], 0
+	for t.pos < len(t.text) {
+		r, size := utf8.DecodeRuneInString(t.text[t.pos:])
+		if !isCJK(r) {
+			break
+		}
+		t.cjk = append(t.cjk, r)
+		t.pos += size
+	}
+}
+
+// nextCJK returns the next bigram of the current run, or its only rune.
+func (t *tokenizer) nextCJK() []byte {
+	t.word = utf8.AppendRune(t.word[:0], t.cjk[t.ci])
+	if len(t.cjk) > 1 {
+		t.word = utf8.AppendRune(t.word, t.cjk[t.ci+1])
+	}
+	t.ci++
+	if t.ci >= len(t.cjk)-1 {
+		t.cjk, t.ci = t.cjk[:0], 0
+	}
+	return t.word
+}
+
+// scanWord reads one non-CJK word starting at t.pos and returns its term,
+// or false when it is a stop word.
+func (t *tokenizer) scanWord() ([]byte, bool) {
+	const (
+		other = iota
+		letter
+		digit
+	)
+	w := t.word[:0]
+	last := other
+	plain := true // only ASCII letters: eligible for stemming
+	for t.pos < len(t.text) {
+		r, size := utf8.DecodeRuneInString(t.text[t.pos:])
+		n := len(w)
+		switch {
+		case 'a' <= r && r <= 'z':
+			w, last = append(w, byte(r)), letter
+		case 'A' <= r && r <= 'Z':
+			w, last = append(w, byte(r+'a'-'A')), letter
+		case '0' <= r && r <= '9':
+			w, last, plain = append(w, byte(r)), digit, false
+		case r == '\'' || r == '’' || r == 'ʼ':
+			if last != letter || !t.followedBy(t.pos+size, unicode.IsLetter) {
+				return t.finish(w, plain)
+			}
+		case r == '.':
+			if last != digit || !t.followedBy(t.pos+size, isASCIIDigit) {
+				return t.finish(w, plain)
+			}
+			w = append(w, '.')
+		case r < utf8.RuneSelf || isCJK(r):
+			return t.finish(w, plain)
+		case unicode.IsLetter(r):
+			w, last = appendFolded(w, r), letter
+			plain = plain && allASCIILetters(w[n:])
+		case unicode.IsDigit(r):
+			if 0xFF10 <= r && r <= 0xFF19 { // fullwidth digits
+				r -= 0xFF10 - '0'
+			}
+			w, last, plain = utf8.AppendRune(w, r), digit, false
+		case unicode.IsMark(r):
+			if !isFoldedMark(r) {
+				w, plain = utf8.AppendRune(w, r), false
+			}
+		default:
+			return t.finish(w, plain)
+		}
+		if len(w) > maxTokenBytes {
+			w = w[:n] // drop the whole rune or fold that overflowed
+		}
+		t.pos += size
+	}
+	return t.finish(w, plain)
+}
+
+// finish turns a scanned word into a term.
+func (t *tokenizer) finish(w []byte, plain bool) ([]byte, bool) {
+	t.word = w
+	if len(w) == 0 {
+		return nil, false
+	}
+	if len(w) == 1 && w[0] >= 'a' {
+		if suffix := t.langSuffix(); suffix != "" {
+			t.pos += len(suffix)
+			t.word = append(w, suffix...)
+			return t.word, true
+		}
+	}
+	switch lexicon[string(w)] {
+	case stopWord:
+		return nil, false
+	case noStem:
+		return w, true
+	}
+	if plain {
+		t.word = stem(w)
+	}
+	return t.word, true
+}
+
+// langSuffix returns "++" or "#" when they follow a one-letter word and end
+// it, as in "C++", "C#" and "F#".
+func (t *tokenizer) langSuffix() string {
+	rest := t.text[t.pos:]
+	for _, s := range []string{"++", "#"} {
+		if len(rest) >= len(s) && rest[:len(s)] == s && !t.followedBy(t.pos+len(s), isWordRune) {
+			return s
+		}
+	}
+	return ""
+}
+
+// followedBy reports whether the rune at byte offset i satisfies f.
+func (t *tokenizer) followedBy(i int, f func(rune) bool) bool {
+	if i >= len(t.text) {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(t.text[i:])
+	return f(r)
+}
+
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r|0x20 && r|0x20 <= 'z' || isASCIIDigit(r)
+	}
+	return r != 'ʼ' && (unicode.IsLetter(r) || unicode.IsDigit(r)) || isCJK(r)
+}
+
+func isASCIIDigit(r rune) bool { return '0' <= r && r <= '9' }
+
+// isFoldedMark reports whether the combining mark r is dropped from words:
+// diacritics that decorate Latin, Greek and Cyrillic letters, and the
+// variation selectors and keycap marks of emoji. Other marks, such as
+// Devanagari vowel signs, are part of the word.
+func isFoldedMark(r rune) bool {
+	switch {
+	case 0x300 <= r && r <= 0x36F, 0x1AB0 <= r && r <= 0x1AFF, 0x1DC0 <= r && r <= 0x1DFF,
+		0x20D0 <= r && r <= 0x20FF, 0xFE00 <= r && r <= 0xFE0F, 0xFE20 <= r && r <= 0xFE2F,
+		0xE0100 <= r && r <= 0xE01EF:
+		return true
+	}
+	return false
+}
+
+// isCJK reports whether r belongs to a script written without spaces between
+// words (Han, Hiragana, Katakana) or to Hangul, including the prolonged sound
+// and iteration marks that Unicode files under no script.
+func isCJK(r rune) bool {
+	if r < 0x1100 {
+		return false
+	}
+	switch r {
+	case 0x3005, 0x3006, 0x30FC, 0xFF70, 0xFF9E, 0xFF9F: // 々 〆 ー ｰ ﾞ ﾟ
+		return true
+	}
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+func allASCIILetters(b []byte) bool {
+	for _, c := range b {
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendFolded appends the lowercase, diacritic-free form of the letter r.
+func appendFolded(dst []byte, r rune) []byte {
+	if 0xFF21 <= r && r <= 0xFF5A { // fullwidth Latin letters
+		r -= 0xFF21 - 'A'
+	}
+	r = unicode.ToLower(r)
+	switch {
+	case r < utf8.RuneSelf:
+		return append(dst, byte(r))
+	case r >= latinFoldFirst && int(r-latinFoldFirst) < len(latinFold) && latinFold[r-latinFoldFirst] != "":
+		return append(dst, latinFold[r-latinFoldFirst]...)
+	case 0xFB00 <= r && r <= 0xFB06 && ligatures[r-0xFB00] != "":
+		return append(dst, ligatures[r-0xFB00]...)
+	}
+	return utf8.AppendRune(dst, r)
+}
+
+const latinFoldFirst = 0xC0
+
+// latinFold maps the lowercase letters of Latin-1 Supplement and Latin
+// Extended-A and -B, by rune - latinFoldFirst, to their ASCII base letters.
+var latinFold = func() (t [0x250 - latinFoldFirst]string) {
+	for _, g := range [...]struct{ to, from string }{
+		{"a", "àáâãäåāăąǎǟǡǻȁȃȧ"}, {"ae", "æǣǽ"}, {"b", "ƀ"}, {"c", "çćĉċčƈ"},
+		{"d", "ďđð"}, {"dz", "ǆǳ"}, {"e", "èéêëēĕėęěȅȇȩ"}, {"f", "ƒ"},
+		{"g", "ĝğġģǥǧǵ"}, {"h", "ĥħȟ"}, {"i", "ìíîïĩīĭįıǐȉȋ"}, {"ij", "ĳ"},
+		{"j", "ĵǰ"}, {"k", "ķĸƙǩ"}, {"l", "ĺļľŀłƚ"}, {"lj", "ǉ"}, {"n", "ñńņňŉŋƞǹ"},
+		{"nj", "ǌ"}, {"o", "òóôõöøōŏőơǒǫǭǿȍȏȫȭȯȱ"}, {"oe", "œ"}, {"r", "ŕŗřȑȓ"},
+		{"s", "śŝşšſș"}, {"ss", "ß"}, {"t", "ţťŧțƫƭ"}, {"th", "þ"},
+		{"u", "ùúûüũūŭůűųưǔǖǘǚǜȕȗ"}, {"w", "ŵ"}, {"y", "ýÿŷƴȳ"}, {"z", "źżžƶȥ"},
+	} {
+		for _, r := range g.from {
+			t[r-latinFoldFirst] = g.to
+		}
+	}
+	return t
+}()
+
+// ligatures maps U+FB00–U+FB06 (ﬀ ﬁ ﬂ ﬃ ﬄ ﬅ ﬆ) to their letters.
+var ligatures = [...]string{"ff", "fi", "fl", "ffi", "ffl", "st", "st"}

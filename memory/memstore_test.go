@@ -1,0 +1,101 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+)
+
+// memStore is an in-memory Store for tests of the pipeline. It keeps
+// documents as JSON so callers never share memory with it, like a real
+// store.
+type memStore struct {
+	mu    sync.Mutex
+	turns map[string][]Turn
+	docs  map[string][]byte
+	// failSave, when set, makes UpdateDocument fail after fn ran.
+	failSave error
+	saves    int
+}
+
+var _ Store = (*memStore)(nil)
+
+func newMemStore() *memStore {
+	return &memStore{turns: map[string][]Turn{}, docs: map[string][]byte{}}
+}
+
+func (m *memStore) AppendTurns(_ context.Context, sc Scope, turns []Turn) ([]Turn, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Turn, len(turns))
+	for i, t := range turns {
+		t.Seq = int64(len(m.turns[sc.Key()]) + 1)
+		m.turns[sc.Key()] = append(m.turns[sc.Key()], t)
+		out[i] = t
+	}
+	return out, nil
+}
+
+func (m *memStore) ReadTurns(_ context.Context, sc Scope, after int64) ([]Turn, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	all := m.turns[sc.Key()]
+	if after >= int64(len(all)) {
+		return nil, nil
+	}
+	return append([]Turn(nil), all[after:]...), nil
+}
+
+func (m *memStore) LoadDocument(_ context.Context, sc Scope) (*Document, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.load(sc)
+}
+
+func (m *memStore) load(sc Scope) (*Document, error) {
+	raw, ok := m.docs[sc.Key()]
+	if !ok {
+		return NewDocument(), nil
+	}
+	d := NewDocument()
+	return d, json.Unmarshal(raw, d)
+}
+
+func (m *memStore) UpdateDocument(_ context.Context, sc Scope, fn func(*Document) error) (*Document, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, err := m.load(sc)
+	if err != nil {
+		return nil, err
+	}
+	if err := fn(d); err != nil {
+		return nil, err
+	}
+	if m.failSave != nil {
+		return nil, m.failSave
+	}
+	d.Revision++
+	d.LastUpdated = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return nil, err
+	}
+	m.docs[sc.Key()] = raw
+	m.saves++
+	return d, nil
+}
+
+func (m *memStore) Scopes(context.Context) ([]Scope, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Scope
+	for k := range m.turns {
+		user, agent, _ := strings.Cut(k, "/")
+		out = append(out, Scope{UserID: user, AgentName: agent})
+	}
+	return out, nil
+}
+
+func (m *memStore) Close() error { return nil }

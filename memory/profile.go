@@ -1,0 +1,77 @@
+package memory
+
+import (
+	"context"
+	"sort"
+)
+
+// ProfileRequest is one get_user_profile call.
+type ProfileRequest struct {
+	UserID                    string
+	AgentName                 string
+	IncludeKnowledge          bool
+	IncludeAssistantKnowledge bool
+}
+
+// ProfileResult is the scope's long-term memory document plus its
+// injection-formatted text.
+type ProfileResult struct {
+	Scope              Scope           `json:"scope"`
+	Version            string          `json:"version"`
+	LastUpdated        string          `json:"lastUpdated,omitempty"`
+	User               UserSections    `json:"user"`
+	History            HistorySections `json:"history"`
+	Facts              []Fact          `json:"facts"`
+	Knowledge          []Fact          `json:"knowledge,omitempty"`
+	AssistantKnowledge []Fact          `json:"assistantKnowledge,omitempty"`
+	StoredTurns        int             `json:"stored_turns"`
+	Pending            PendingInfo     `json:"pending"`
+	Empty              bool            `json:"empty"`
+	Injection          string          `json:"injection"`
+	InjectionTokens    int             `json:"injection_tokens"`
+}
+
+// Profile returns what is known about the user of a scope.
+func (s *Service) Profile(ctx context.Context, req ProfileRequest) (*ProfileResult, error) {
+	scope, err := s.resolveScope(req.UserID, req.AgentName)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.loadedState(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	defer st.mu.Unlock()
+	d := st.doc
+	res := &ProfileResult{
+		Scope:       scope,
+		Version:     d.Version,
+		User:        d.User,
+		History:     d.History,
+		Facts:       append([]Fact{}, d.Facts...),
+		StoredTurns: len(st.turns),
+		Pending:     s.pendingInfo(st),
+	}
+	if !d.LastUpdated.IsZero() {
+		res.LastUpdated = d.LastUpdated.Format("2006-01-02T15:04:05Z07:00")
+	}
+	if req.IncludeKnowledge {
+		res.Knowledge = append([]Fact{}, d.Knowledge...)
+	}
+	if req.IncludeAssistantKnowledge {
+		res.AssistantKnowledge = append([]Fact{}, d.AssistantKnowledge...)
+	}
+	sections := profileSections(d)
+	res.Empty = len(sections) == 0 && len(d.Facts) == 0 && len(d.Knowledge) == 0 && len(d.AssistantKnowledge) == 0
+	hits := make([]FactHit, len(d.Facts))
+	for i, f := range d.Facts {
+		hits[i] = FactHit{Fact: f, Score: f.Confidence}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Confidence > hits[j].Confidence })
+	res.Injection, res.InjectionTokens = s.buildInjection(st, injectionInput{
+		Profile: sections,
+		Facts:   hits,
+		Budget:  s.cfg.MaxInjectionTokens,
+	})
+	return res, nil
+}

@@ -1,0 +1,223 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// queueKey identifies pending work: one thread of one scope (DeerFlow's
+// (thread, user, agent) key).
+type queueKey struct {
+	scope  string
+	thread string
+}
+
+// queueEntry is a thread with turns waiting for the updater. The turns
+// themselves are not held here: they are the thread's turns above its
+// watermark in the durable turn log, so a crash loses no work.
+type queueEntry struct {
+	scope    Scope
+	thread   string
+	signals  Signals
+	timer    *time.Timer
+	attempts int    // failed updates in a row, for backoff
+	lastErr  string // why the last update failed
+}
+
+// queue debounces pending work per thread and runs it with bounded
+// parallelism, one update at a time per scope.
+type queue struct {
+	svc      *Service
+	debounce time.Duration
+
+	mu      sync.Mutex
+	entries map[queueKey]*queueEntry
+	closed  bool
+	running sync.WaitGroup
+
+	sem chan struct{} // bounds scopes updated in parallel
+	// scopeLocks serialise updates per scope; channels rather than
+	// mutexes so that a waiting flush can give up when its context ends.
+	scopeLocks map[string]chan struct{}
+	lastErrors map[queueKey]string // survives the entry, for reports
+}
+
+func newQueue(svc *Service, debounce time.Duration, parallel int) *queue {
+	return &queue{
+		svc:        svc,
+		debounce:   debounce,
+		entries:    make(map[queueKey]*queueEntry),
+		sem:        make(chan struct{}, parallel),
+		scopeLocks: make(map[string]chan struct{}),
+		lastErrors: make(map[queueKey]string),
+	}
+}
+
+// enqueue records new pending turns for a thread and (re)arms its timer:
+// the update runs once the thread has been quiet for the debounce time.
+// Signals are ORed with those already pending.
+func (q *queue) enqueue(scope Scope, thread string, sig Signals) {
+	q.schedule(scope, thread, sig, q.debounce, false)
+}
+
+func (q *queue) schedule(scope Scope, thread string, sig Signals, delay time.Duration, retry bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
+	}
+	key := queueKey{scope.Key(), thread}
+	e, ok := q.entries[key]
+	if !ok {
+		e = &queueEntry{scope: scope, thread: thread}
+		q.entries[key] = e
+	}
+	e.signals = e.signals.Or(sig)
+	if e.attempts > 0 && !retry {
+		// A failing thread keeps its backoff; new turns do not hammer the endpoint.
+		return
+	}
+	if e.timer != nil {
+		e.timer.Stop()
+	}
+	e.timer = time.AfterFunc(delay, func() { q.fire(key, e) })
+}
+
+// fire runs a due entry in the background.
+func (q *queue) fire(key queueKey, e *queueEntry) {
+	q.mu.Lock()
+	if q.closed || q.entries[key] != e {
+		q.mu.Unlock()
+		return
+	}
+	delete(q.entries, key)
+	q.running.Add(1)
+	q.mu.Unlock()
+	go func() {
+		defer q.running.Done()
+		q.sem <- struct{}{}
+		defer func() { <-q.sem }()
+		_, err := q.run(q.svc.bgCtx, e.scope, e.thread)
+		if err != nil {
+			q.failed(e, err)
+		}
+	}()
+}
+
+// failed re-arms an entry whose update failed, with capped exponential
+// backoff and jitter; its turns stay pending on disk meanwhile.
+func (q *queue) failed(e *queueEntry, err error) {
+	q.svc.log.Warn("memory update failed; will retry", "scope", e.scope.Key(), "thread", e.thread, "attempt", e.attempts+1, "err", err)
+	q.mu.Lock()
+	q.lastErrors[queueKey{e.scope.Key(), e.thread}] = shortReason(err)
+	q.mu.Unlock()
+	delay := backoff(e.attempts)
+	q.mu.Lock()
+	key := queueKey{e.scope.Key(), e.thread}
+	if cur, ok := q.entries[key]; ok {
+		// New turns arrived meanwhile; keep their entry, carry the failure.
+		cur.attempts = max(cur.attempts, e.attempts+1)
+		q.mu.Unlock()
+		return
+	}
+	e.attempts++
+	q.entries[key] = e
+	q.mu.Unlock()
+	q.schedule(e.scope, e.thread, Signals{}, delay, true)
+}
+
+// backoff is 30 s doubling per failure up to 30 min, with ±20 % jitter.
+func backoff(attempts int) time.Duration {
+	d := 30 * time.Second << min(attempts, 6)
+	d = min(d, 30*time.Minute)
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+// take removes and returns the entries of a scope (one thread when thread
+// is not empty), stopping their timers: the caller runs them now.
+func (q *queue) take(scope Scope, thread string) []*queueEntry {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []*queueEntry
+	for k, e := range q.entries {
+		if k.scope == scope.Key() && (thread == "" || k.thread == thread) {
+			e.timer.Stop()
+			delete(q.entries, k)
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// lastError returns why the last update of a thread failed, if it did.
+func (q *queue) lastError(scope Scope, thread string) string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.lastErrors[queueKey{scope.Key(), thread}]
+}
+
+// scopeLock returns the one-slot semaphore that serialises updates of one
+// scope.
+func (q *queue) scopeLock(scope Scope) chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	m, ok := q.scopeLocks[scope.Key()]
+	if !ok {
+		m = make(chan struct{}, 1)
+		q.scopeLocks[scope.Key()] = m
+	}
+	return m
+}
+
+// run updates one thread of a scope, waiting for any update of the same
+// scope that is in progress (a flush during an update is queued behind
+// it, not dropped).
+func (q *queue) run(ctx context.Context, scope Scope, thread string) (*threadReport, error) {
+	lock := q.scopeLock(scope)
+	select {
+	case lock <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for running update of %s: %w", scope.Key(), ctx.Err())
+	}
+	defer func() { <-lock }()
+	rep, err := q.svc.updateThread(ctx, scope, thread)
+	q.mu.Lock()
+	if err == nil {
+		delete(q.lastErrors, queueKey{scope.Key(), thread})
+	} else {
+		q.lastErrors[queueKey{scope.Key(), thread}] = shortReason(err)
+	}
+	q.mu.Unlock()
+	return rep, err
+}
+
+// close stops taking work and runs what is pending until ctx ends; what
+// is left stays pending in the turn log for the next start.
+func (q *queue) close(ctx context.Context) {
+	q.mu.Lock()
+	q.closed = true
+	entries := make([]*queueEntry, 0, len(q.entries))
+	for k, e := range q.entries {
+		e.timer.Stop()
+		delete(q.entries, k)
+		entries = append(entries, e)
+	}
+	q.mu.Unlock()
+	for _, e := range entries {
+		if ctx.Err() != nil {
+			break
+		}
+		if _, err := q.run(ctx, e.scope, e.thread); err != nil {
+			q.svc.log.Warn("memory update at shutdown failed; turns stay pending", "scope", e.scope.Key(), "thread", e.thread, "err", err)
+		}
+	}
+	done := make(chan struct{})
+	go func() { q.running.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}

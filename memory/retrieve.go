@@ -1,0 +1,221 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+)
+
+// RetrieveRequest is one retrieve_memory call.
+type RetrieveRequest struct {
+	UserID    string
+	AgentName string
+	ThreadID  string
+	Query     string
+	// MaxResults is how many pages to return; 0 means the configured
+	// retrieval_queue_capacity.
+	MaxResults int
+	// MaxTokens is the injection budget; 0 means max_injection_tokens.
+	MaxTokens int
+	// RelationshipWithUser and StyleHint (MemoryOS) are echoed in the
+	// injection header so the host's model can adjust its tone.
+	RelationshipWithUser string
+	StyleHint            string
+}
+
+// PageHit is a past exchange that matches the query.
+type PageHit struct {
+	ID       string          `json:"id"`
+	ThreadID string          `json:"thread_id"`
+	Time     time.Time       `json:"timestamp"`
+	User     string          `json:"user_input,omitempty"`
+	Reply    string          `json:"agent_response,omitempty"`
+	Score    float64         `json:"score"`
+	MetaData json.RawMessage `json:"meta_data,omitempty"`
+}
+
+// FactHit is a remembered fact with its retrieval score.
+type FactHit struct {
+	Fact
+	Score float64 `json:"score"`
+}
+
+// RecentExchange is one of the thread's latest exchanges (short-term memory).
+type RecentExchange struct {
+	ID    string    `json:"id"`
+	Time  time.Time `json:"timestamp"`
+	User  string    `json:"user_input,omitempty"`
+	Reply string    `json:"agent_response,omitempty"`
+}
+
+// ProfileSection is one non-empty profile or history summary.
+type ProfileSection struct {
+	Name      string    `json:"name"`
+	Summary   string    `json:"summary"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+}
+
+// RetrieveResult is what retrieve_memory returns. Pages come first: they
+// are the ranked answer.
+type RetrieveResult struct {
+	Pages           []PageHit        `json:"pages"`
+	Facts           []FactHit        `json:"facts,omitempty"`
+	Profile         []ProfileSection `json:"profile,omitempty"`
+	Recent          []RecentExchange `json:"recent,omitempty"`
+	Injection       string           `json:"injection"`
+	InjectionTokens int              `json:"injection_tokens"`
+	Scope           Scope            `json:"scope"`
+	ThreadID        string           `json:"thread_id"`
+	StoredTurns     int              `json:"stored_turns"`
+	Pending         PendingInfo      `json:"pending"`
+}
+
+// maxFactHits bounds the facts listed in a retrieval result.
+const maxFactHits = 20
+
+// Retrieve finds the pages and facts relevant to the query and builds the
+// token-budgeted injection text. Errors wrapping ErrInvalidInput say what
+// to fix.
+func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveResult, error) {
+	scope, err := s.resolveScope(req.UserID, req.AgentName)
+	if err != nil {
+		return nil, err
+	}
+	thread, err := resolveThread(req.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(req.Query) == "" {
+		return nil, invalid("query", "must not be empty; pass what you want to remember, e.g. the user's latest message")
+	}
+	if err := checkText("query", req.Query, s.cfg.MaxQueryBytes); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct{ name, v string }{{"relationship_with_user", req.RelationshipWithUser}, {"style_hint", req.StyleHint}} {
+		if err := checkText(f.name, f.v, 512); err != nil {
+			return nil, err
+		}
+	}
+	maxResults := req.MaxResults
+	switch {
+	case maxResults == 0:
+		maxResults = s.cfg.RetrievalQueueCapacity
+	case maxResults < 1 || maxResults > 100:
+		return nil, invalid("max_results", "%d is out of range; use 1 to 100", maxResults)
+	}
+	maxTokens := req.MaxTokens
+	switch {
+	case maxTokens == 0:
+		maxTokens = s.cfg.MaxInjectionTokens
+	case maxTokens < 100 || maxTokens > 8000:
+		return nil, invalid("max_tokens", "%d is out of range; use 100 to 8000", maxTokens)
+	}
+
+	st, err := s.loadedState(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	defer st.mu.Unlock()
+
+	res := &RetrieveResult{Pages: []PageHit{}, Scope: scope, ThreadID: thread, StoredTurns: len(st.turns)}
+	for _, h := range st.pages.Search(req.Query, maxResults, nil) {
+		t := st.turns[h.ID]
+		res.Pages = append(res.Pages, PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: round4(h.Score), MetaData: t.MetaData})
+	}
+	res.Recent = s.recent(st, thread)
+	res.Facts = s.rankFacts(st, req.Query, thread)
+	res.Profile = profileSections(st.doc)
+	res.Pending = s.pendingInfo(st)
+	res.Injection, res.InjectionTokens = s.buildInjection(st, injectionInput{
+		Relationship: req.RelationshipWithUser,
+		StyleHint:    req.StyleHint,
+		Profile:      res.Profile,
+		Facts:        res.Facts,
+		Pages:        res.Pages,
+		Recent:       res.Recent,
+		Budget:       maxTokens,
+	})
+	return res, nil
+}
+
+// recent returns the thread's last short_term_capacity exchanges, oldest
+// first. The caller holds st.mu.
+func (s *Service) recent(st *scopeState, thread string) []RecentExchange {
+	positions := st.threads[thread]
+	if n := s.cfg.ShortTermCapacity; len(positions) > n {
+		positions = positions[len(positions)-n:]
+	}
+	out := make([]RecentExchange, 0, len(positions))
+	for _, p := range positions {
+		t := st.turns[p]
+		out = append(out, RecentExchange{ID: t.ID, Time: t.Time, User: t.User, Reply: t.Reply})
+	}
+	return out
+}
+
+// rankFacts scores every fact by similarity to the query plus the thread's
+// last max_context_turns turns (weight similarity_weight) and by confidence
+// (weight confidence_weight), best first. Similarity is normalised to
+// [0, 1] by the best match. The caller holds st.mu.
+func (s *Service) rankFacts(st *scopeState, query, thread string) []FactHit {
+	facts := st.doc.Facts
+	if len(facts) == 0 {
+		return nil
+	}
+	ctxText := query
+	if positions := st.threads[thread]; s.cfg.MaxContextTurns > 0 && len(positions) > 0 {
+		if len(positions) > s.cfg.MaxContextTurns {
+			positions = positions[len(positions)-s.cfg.MaxContextTurns:]
+		}
+		var b strings.Builder
+		b.WriteString(query)
+		for _, p := range positions {
+			b.WriteString("\n")
+			b.WriteString(st.turns[p].User)
+		}
+		ctxText = b.String()
+	}
+	sims := make([]float64, len(facts))
+	best := 0.0
+	for _, h := range st.factIdx.Search(ctxText, len(facts), nil) {
+		sims[h.ID] = h.Score
+		best = max(best, h.Score)
+	}
+	hits := make([]FactHit, len(facts))
+	for i, f := range facts {
+		sim := 0.0
+		if best > 0 {
+			sim = sims[i] / best
+		}
+		hits[i] = FactHit{Fact: f, Score: round4(s.cfg.SimilarityWeight*sim + s.cfg.ConfidenceWeight*f.Confidence)}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+	if len(hits) > maxFactHits {
+		// Corrections stay listed even when they rank low: they say what to avoid.
+		top := hits[:maxFactHits:maxFactHits]
+		for _, h := range hits[maxFactHits:] {
+			if h.Category == CategoryCorrection {
+				top = append(top, h)
+			}
+		}
+		hits = top
+	}
+	return hits
+}
+
+// profileSections lists the document's non-empty sections in reading order.
+func profileSections(d *Document) []ProfileSection {
+	var out []ProfileSection
+	for _, ns := range d.Sections() {
+		if strings.TrimSpace(ns.Section.Summary) != "" {
+			out = append(out, ProfileSection{Name: ns.Name, Summary: ns.Section.Summary, UpdatedAt: ns.Section.UpdatedAt})
+		}
+	}
+	return out
+}
+
+func round4(x float64) float64 {
+	return float64(int64(x*10000+0.5)) / 10000
+}

@@ -1,0 +1,294 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/mnemo-mcp/mnemo/memory/lexical"
+)
+
+// TokenCounter counts tokens the way the host's model does (tiktoken).
+// Count must be safe for concurrent use and never fail.
+type TokenCounter interface {
+	Count(text string) int
+}
+
+// Service is the memory pipeline behind the tools: it stores turns, keeps
+// per-scope indexes and answers retrieval and profile requests. It is safe
+// for concurrent use.
+type Service struct {
+	cfg    Config
+	store  Store
+	tokens TokenCounter
+	now    func() time.Time
+	newID  func() string
+	log    *slog.Logger
+	llm    LLM
+
+	newFactID func() string
+	queue     *queue
+	stats     llmStats
+	// bgCtx carries background updates; Close cancels it after the grace.
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+
+	mu     sync.Mutex
+	scopes map[string]*scopeState
+}
+
+// llmStats counts model usage, for reports and benchmarks.
+type llmStats struct {
+	mu                             sync.Mutex
+	calls, promptTokens, outTokens int
+}
+
+func (l *llmStats) addCall(prompt, out int) {
+	l.mu.Lock()
+	l.calls++
+	l.promptTokens += prompt
+	l.outTokens += out
+	l.mu.Unlock()
+}
+
+// LLMUsage is how much the updater has used the model since start.
+type LLMUsage struct {
+	Calls            int `json:"calls"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// LLMUsage reports the model calls and tokens used since the service started.
+func (s *Service) LLMUsage() LLMUsage {
+	s.stats.mu.Lock()
+	defer s.stats.mu.Unlock()
+	return LLMUsage{s.stats.calls, s.stats.promptTokens, s.stats.outTokens}
+}
+
+// Option customises a Service.
+type Option func(*Service)
+
+// WithClock sets the clock used for timestamps (tests inject a fixed one).
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// WithIDs sets the source of turn ids (tests inject a deterministic one).
+func WithIDs(newID func() string) Option { return func(s *Service) { s.newID = newID } }
+
+// WithLLM sets the language model used to extract long-term memory; without
+// one, turns stay pending (stored and searchable) until one is configured.
+func WithLLM(llm LLM) Option { return func(s *Service) { s.llm = llm } }
+
+// WithFactIDs sets the source of fact ids (tests inject a deterministic one).
+func WithFactIDs(newID func() string) Option { return func(s *Service) { s.newFactID = newID } }
+
+// WithLogger sets the logger; the default discards nothing and writes to
+// slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
+
+// NewService builds a Service over store, counting tokens with tokens.
+func NewService(cfg Config, store Store, tokens TokenCounter, opts ...Option) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("new service: %w", err)
+	}
+	s := &Service{
+		cfg:    cfg,
+		store:  store,
+		tokens: tokens,
+		now:    time.Now,
+		newID:  func() string { return "turn_" + uuid.Must(uuid.NewV7()).String() },
+		log:    slog.Default(),
+		scopes: make(map[string]*scopeState),
+
+		newFactID: NewFactID,
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
+	s.queue = newQueue(s, time.Duration(cfg.DebounceSeconds)*time.Second, cfg.UpdateConcurrency)
+	return s, nil
+}
+
+// Start reschedules the turns that were pending when the last process
+// stopped (or crashed): every thread with turns above its watermark is
+// queued for an update. It reads every scope's turn log, so main runs it
+// in the background after the server starts answering.
+func (s *Service) Start(ctx context.Context) error {
+	if s.llm == nil {
+		return nil
+	}
+	scopes, err := s.store.Scopes(ctx)
+	if err != nil {
+		return fmt.Errorf("list scopes: %w", err)
+	}
+	for _, sc := range scopes {
+		st, err := s.loadedState(ctx, sc)
+		if err != nil {
+			s.log.Error("cannot resume pending memory updates", "scope", sc.Key(), "err", err)
+			continue
+		}
+		_, byThread := st.pending()
+		st.mu.Unlock()
+		for thread, n := range byThread {
+			s.log.Info("resuming pending memory update", "scope", sc.Key(), "thread", thread, "turns", n)
+			s.queue.enqueue(sc, thread, Signals{})
+		}
+	}
+	return nil
+}
+
+// Close stops taking background work, runs pending updates until ctx
+// ends (the shutdown grace), and leaves the rest pending in the turn log
+// for the next start.
+func (s *Service) Close(ctx context.Context) {
+	if s.llm != nil {
+		s.queue.close(ctx)
+	}
+	s.bgCancel()
+}
+
+// Config returns the configuration the service runs with.
+func (s *Service) Config() Config { return s.cfg }
+
+// scopeState is the in-memory view of one scope, rebuilt from the store.
+type scopeState struct {
+	scope Scope
+
+	mu      sync.RWMutex
+	turns   []*Turn // in Seq order; a turn's index position is its page id
+	lastSeq int64
+	pages   *lexical.Index
+	threads map[string][]int // thread id → positions in turns, in order
+
+	doc      *Document
+	factIdx  *lexical.Index // over doc.Facts, rebuilt when doc.Revision changes
+	docRev   int64
+	docReady bool
+
+	tokenCache map[string]int
+}
+
+// state returns the scope's in-memory state, creating it empty.
+func (s *Service) state(scope Scope) *scopeState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.scopes[scope.Key()]
+	if !ok {
+		st = &scopeState{
+			scope:      scope,
+			pages:      lexical.New(lexical.Options{}),
+			threads:    make(map[string][]int),
+			tokenCache: make(map[string]int),
+		}
+		s.scopes[scope.Key()] = st
+	}
+	return st
+}
+
+// sync brings st up to date with the store: turns appended by any process
+// since the last call and the latest memory document. The caller holds
+// st.mu for writing.
+func (s *Service) sync(ctx context.Context, st *scopeState) error {
+	turns, err := s.store.ReadTurns(ctx, st.scope, st.lastSeq)
+	if err != nil {
+		return fmt.Errorf("read turns of %s: %w", st.scope.Key(), err)
+	}
+	st.addTurns(turns)
+	doc, err := s.store.LoadDocument(ctx, st.scope)
+	if err != nil {
+		return fmt.Errorf("load memory of %s: %w", st.scope.Key(), err)
+	}
+	if !st.docReady || doc.Revision != st.docRev {
+		st.setDocument(doc)
+	}
+	return nil
+}
+
+// addTurns indexes turns that follow st.lastSeq; older ones are ignored.
+func (st *scopeState) addTurns(turns []Turn) {
+	for i := range turns {
+		t := turns[i]
+		if t.Seq <= st.lastSeq {
+			continue
+		}
+		pos := len(st.turns)
+		st.turns = append(st.turns, &t)
+		st.lastSeq = t.Seq
+		st.pages.Add(pos, t.Text())
+		st.threads[t.ThreadID] = append(st.threads[t.ThreadID], pos)
+	}
+}
+
+func (st *scopeState) setDocument(doc *Document) {
+	st.doc = doc
+	st.docRev = doc.Revision
+	st.docReady = true
+	st.factIdx = lexical.New(lexical.Options{})
+	for i, f := range doc.Facts {
+		st.factIdx.Add(i, f.Content)
+	}
+}
+
+// pending counts turns not yet reflected in the memory document, in total
+// and per thread. The caller holds st.mu.
+func (st *scopeState) pending() (total int, byThread map[string]int) {
+	byThread = make(map[string]int)
+	for thread, positions := range st.threads {
+		wm := st.doc.Watermarks[thread]
+		// positions are in Seq order: find the first turn above the watermark.
+		i := sort.Search(len(positions), func(i int) bool { return st.turns[positions[i]].Seq > wm })
+		if n := len(positions) - i; n > 0 {
+			byThread[thread] = n
+			total += n
+		}
+	}
+	return total, byThread
+}
+
+// loadedState returns the scope's state synced with the store, locked for
+// writing; the caller must call st.mu.Unlock.
+func (s *Service) loadedState(ctx context.Context, scope Scope) (*scopeState, error) {
+	st := s.state(scope)
+	st.mu.Lock()
+	if err := s.sync(ctx, st); err != nil {
+		st.mu.Unlock()
+		return nil, err
+	}
+	return st, nil
+}
+
+// countTokens counts text with a per-scope cache, so rebuilding an injection
+// text over the same items is cheap. The caller holds st.mu for writing.
+func (s *Service) countTokens(st *scopeState, text string) int {
+	if n, ok := st.tokenCache[text]; ok {
+		return n
+	}
+	if len(st.tokenCache) >= 20000 {
+		clear(st.tokenCache)
+	}
+	n := s.tokens.Count(text)
+	st.tokenCache[text] = n
+	return n
+}
+
+// resolveScope applies the configured default user and validates ids.
+func (s *Service) resolveScope(userID, agentName string) (Scope, error) {
+	if userID == "" {
+		userID = s.cfg.UserID
+	}
+	sc := Scope{UserID: userID, AgentName: agentName}
+	return sc, sc.Validate()
+}
+
+// resolveThread applies the default thread and validates the id.
+func resolveThread(threadID string) (string, error) {
+	if threadID == "" {
+		return DefaultThreadID, nil
+	}
+	return threadID, ValidateID("thread_id", threadID)
+}

@@ -1,0 +1,40 @@
+package memory
+
+import "context"
+
+// Store keeps turn logs and memory documents durably. One implementation
+// per backend (memory/files, memory/postgres); all pass the same contract
+// tests. Every method is safe for concurrent use by several goroutines and
+// by several processes sharing the same storage.
+type Store interface {
+	// AppendTurns appends turns to the scope's turn log, assigning each the
+	// next sequence number (Seq) under the scope's cross-process lock, and
+	// returns them with Seq set. It returns only once the turns are durable
+	// (fsynced); on error none of them is acknowledged as stored. The cost
+	// does not grow with the length of the log.
+	AppendTurns(ctx context.Context, scope Scope, turns []Turn) ([]Turn, error)
+
+	// ReadTurns returns the scope's turns with Seq > after, in Seq order,
+	// including those appended by other processes. A scope with no log
+	// yields no turns and no error. Reading only what is new since the last
+	// call must not re-read the whole log.
+	ReadTurns(ctx context.Context, scope Scope, after int64) ([]Turn, error)
+
+	// LoadDocument returns the scope's memory document, or a NewDocument
+	// when none was saved yet. The caller owns the returned value. It
+	// reflects saves made by other processes.
+	LoadDocument(ctx context.Context, scope Scope) (*Document, error)
+
+	// UpdateDocument runs fn on the latest document under the scope's
+	// cross-process lock and, if fn returns nil, saves the result
+	// atomically with Revision incremented and LastUpdated set, and
+	// returns it. If fn or the save fails, the stored document is left as
+	// it was and the error is returned (wrapped).
+	UpdateDocument(ctx context.Context, scope Scope, fn func(*Document) error) (*Document, error)
+
+	// Scopes lists every scope that has stored data.
+	Scopes(ctx context.Context) ([]Scope, error)
+
+	// Close releases the store's resources.
+	Close() error
+}

@@ -1,0 +1,208 @@
+package memory
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Role is the author of a chat message (OpenManus / OpenAI message model).
+type Role string
+
+// The four message roles.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Valid reports whether r is one of the four known roles.
+func (r Role) Valid() bool {
+	switch r {
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+		return true
+	}
+	return false
+}
+
+// ToolCall is a function call requested by an assistant message.
+type ToolCall struct {
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments,omitempty"`
+	} `json:"function"`
+}
+
+// Message is one chat message as the host hands it over.
+type Message struct {
+	Role       Role       `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	Name       string     `json:"name,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// Signals are the correction / reinforcement cues found in user messages.
+type Signals struct {
+	Correction    bool `json:"correction,omitempty"`
+	Reinforcement bool `json:"reinforcement,omitempty"`
+}
+
+// Or merges two signal sets: a cue seen in either is kept.
+func (s Signals) Or(o Signals) Signals {
+	return Signals{Correction: s.Correction || o.Correction, Reinforcement: s.Reinforcement || o.Reinforcement}
+}
+
+// Turn is one stored exchange: a user input and the assistant's final reply
+// (after filtering), with the context it arrived in. Turns are appended to
+// the scope's turn log and never rewritten; everything else is derived.
+type Turn struct {
+	// ID is unique across processes ("turn_" + UUIDv7).
+	ID string `json:"id"`
+	// Seq is the turn's position in its scope's log, assigned by the Store
+	// under the scope lock; 1 for the first turn.
+	Seq      int64  `json:"seq"`
+	ThreadID string `json:"thread_id"`
+	// Time is when the exchange happened: the caller's timestamp, else the
+	// time it was stored.
+	Time time.Time `json:"time"`
+	// Stored is when add_memory accepted it.
+	Stored   time.Time       `json:"stored"`
+	User     string          `json:"user,omitempty"`
+	Reply    string          `json:"reply,omitempty"`
+	Signals  Signals         `json:"signals,omitzero"`
+	MetaData json.RawMessage `json:"meta_data,omitempty"`
+}
+
+// Text is the searchable text of the turn: user input and reply.
+func (t *Turn) Text() string {
+	switch {
+	case t.User == "":
+		return t.Reply
+	case t.Reply == "":
+		return t.User
+	}
+	return t.User + "\n" + t.Reply
+}
+
+// Fact categories (DeerFlow).
+const (
+	CategoryPreference = "preference"
+	CategoryKnowledge  = "knowledge"
+	CategoryContext    = "context"
+	CategoryBehavior   = "behavior"
+	CategoryGoal       = "goal"
+	CategoryCorrection = "correction"
+)
+
+// Categories lists the fact categories in the order they are documented.
+var Categories = []string{CategoryPreference, CategoryKnowledge, CategoryContext, CategoryBehavior, CategoryGoal, CategoryCorrection}
+
+// ValidCategory reports whether c is a known fact category.
+func ValidCategory(c string) bool {
+	for _, k := range Categories {
+		if c == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Fact is one discrete thing remembered about the user.
+type Fact struct {
+	ID         string    `json:"id"`
+	Content    string    `json:"content"`
+	Category   string    `json:"category"`
+	Confidence float64   `json:"confidence"`
+	CreatedAt  time.Time `json:"createdAt"`
+	// Source is the thread the fact was extracted from, or "manual".
+	Source string `json:"source"`
+	// SourceError is what went wrong, kept only on correction facts.
+	SourceError string `json:"sourceError,omitempty"`
+}
+
+// Section is one summary paragraph of the profile or history.
+type Section struct {
+	Summary   string    `json:"summary"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+}
+
+// UserSections is the "user" part of the memory document.
+type UserSections struct {
+	WorkContext     Section `json:"workContext"`
+	PersonalContext Section `json:"personalContext"`
+	TopOfMind       Section `json:"topOfMind"`
+}
+
+// HistorySections is the "history" part of the memory document.
+type HistorySections struct {
+	RecentMonths       Section `json:"recentMonths"`
+	EarlierContext     Section `json:"earlierContext"`
+	LongTermBackground Section `json:"longTermBackground"`
+}
+
+// SchemaVersion is the memory document version written by this build.
+const SchemaVersion = "1.0"
+
+// Document is a scope's long-term memory (DeerFlow schema v1.0, extended
+// with MemoryOS knowledge lists and the per-thread watermarks that say
+// which turns have been processed).
+type Document struct {
+	Version     string          `json:"version"`
+	LastUpdated time.Time       `json:"lastUpdated,omitzero"`
+	User        UserSections    `json:"user"`
+	History     HistorySections `json:"history"`
+	Facts       []Fact          `json:"facts"`
+	// Knowledge holds what is known about the user (MemoryOS user knowledge).
+	Knowledge []Fact `json:"knowledge,omitempty"`
+	// AssistantKnowledge holds what the assistant stated, provided or
+	// committed to (MemoryOS assistant knowledge).
+	AssistantKnowledge []Fact `json:"assistantKnowledge,omitempty"`
+	// Watermarks maps a thread id to the highest turn Seq of that thread
+	// whose content is reflected in this document.
+	Watermarks map[string]int64 `json:"watermarks,omitempty"`
+	// Revision increases by one with every saved change; readers use it to
+	// notice that another process changed the document.
+	Revision int64 `json:"revision"`
+}
+
+// NewDocument returns an empty memory document of the current schema.
+func NewDocument() *Document {
+	return &Document{Version: SchemaVersion, Facts: []Fact{}}
+}
+
+// Clone returns a deep copy, so updates can work on a copy and leave the
+// original untouched when they fail.
+func (d *Document) Clone() *Document {
+	c := *d
+	c.Facts = append([]Fact{}, d.Facts...)
+	c.Knowledge = append([]Fact(nil), d.Knowledge...)
+	c.AssistantKnowledge = append([]Fact(nil), d.AssistantKnowledge...)
+	if d.Watermarks != nil {
+		c.Watermarks = make(map[string]int64, len(d.Watermarks))
+		for k, v := range d.Watermarks {
+			c.Watermarks[k] = v
+		}
+	}
+	return &c
+}
+
+// NamedSection is a section with its JSON name, for rendering.
+type NamedSection struct {
+	Name    string
+	Section Section
+}
+
+// Sections lists the six profile and history sections in reading order.
+func (d *Document) Sections() []NamedSection {
+	return []NamedSection{
+		{"workContext", d.User.WorkContext},
+		{"personalContext", d.User.PersonalContext},
+		{"topOfMind", d.User.TopOfMind},
+		{"recentMonths", d.History.RecentMonths},
+		{"earlierContext", d.History.EarlierContext},
+		{"longTermBackground", d.History.LongTermBackground},
+	}
+}

@@ -1,0 +1,465 @@
+package memory
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ApplyOptions are the rules ApplyUpdate follows.
+type ApplyOptions struct {
+	// Source is the thread the update came from; "unknown" when empty.
+	Source string
+	// Now stamps new facts and updated sections; the current time when zero.
+	Now time.Time
+	// ConfidenceThreshold is the lowest confidence a new fact needs.
+	ConfidenceThreshold float64
+	// MaxFacts bounds the facts kept; beyond it the highest-confidence
+	// facts stay, and on equal confidence the older ones. 0 means no bound.
+	MaxFacts int
+	// MaxRemoveShare is the largest share of the existing facts that one
+	// update may remove; at least one fact may always be removed when any
+	// exist. The ids listed first win; the excess is ignored and noted.
+	MaxRemoveShare float64
+	// NewID returns a fact id, "fact_" + 8 lowercase hex digits; NewFactID
+	// when nil. An id that is malformed or already taken is drawn again.
+	NewID func() string
+}
+
+// ApplyReport says what ApplyUpdate changed and what it left out.
+type ApplyReport struct {
+	// FactsAdded are the ids of the new facts in the document.
+	FactsAdded []string
+	// FactsRemoved are the ids of the facts removed because the update
+	// listed them in factsToRemove.
+	FactsRemoved []string
+	// FactsEvicted are the ids of facts that were in the document before
+	// and were dropped by policy: over MaxFacts, about an uploaded file, or
+	// a duplicate of another fact. Ignored says which.
+	FactsEvicted []string
+	// SectionsUpdated are the names of the sections rewritten.
+	SectionsUpdated []string
+	// Ignored are human-readable reasons for what was left out or dropped.
+	Ignored []string
+}
+
+// NewFactID returns a random fact id: "fact_" + 8 lowercase hex digits.
+func NewFactID() string {
+	var b [4]byte
+	rand.Read(b[:]) // never fails since Go 1.24
+	return "fact_" + hex.EncodeToString(b[:])
+}
+
+// isFactID reports whether id is "fact_" + 8 lowercase hex digits.
+func isFactID(id string) bool {
+	hexPart, ok := strings.CutPrefix(id, "fact_")
+	if !ok || len(hexPart) != 8 {
+		return false
+	}
+	for _, c := range []byte(hexPart) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// foldFactContent is the key facts are deduplicated by: runs of white
+// space collapsed to one space, lower case, without white space or a final
+// full stop at either end.
+func foldFactContent(s string) string {
+	return strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(s), " ")), " .。")
+}
+
+// ApplyUpdate applies u to doc, which it changes in place (pass a clone).
+// In order: sections are rewritten; the listed facts that exist are
+// removed, at most MaxRemoveShare of them; new facts at or above the
+// confidence threshold whose content is not already present are added;
+// sentences about uploaded files are scrubbed from every section and fact,
+// and facts left empty or duplicated by that are dropped; finally the
+// facts are cut to MaxFacts. Nothing it does depends on map order, and it
+// does not touch LastUpdated, Revision or the watermarks.
+func ApplyUpdate(doc *Document, u *Update, opt ApplyOptions) ApplyReport {
+	a := &applier{doc: doc, opt: opt, now: opt.Now, isNew: map[string]bool{}, taken: map[string]bool{}}
+	if doc == nil {
+		a.ignore("no document to update")
+		return a.rep
+	}
+	if u == nil {
+		u = &Update{}
+	}
+	for _, f := range doc.Facts {
+		a.taken[f.ID] = true
+	}
+	if a.now.IsZero() {
+		a.now = time.Now().UTC()
+	}
+	if a.opt.Source == "" {
+		a.opt.Source = "unknown"
+	}
+	if a.opt.NewID == nil {
+		a.opt.NewID = NewFactID
+	}
+	a.sections(u.Sections)
+	a.remove(u.FactsToRemove)
+	a.add(u.NewFacts)
+	a.scrub()
+	a.enforceMax()
+	for _, f := range doc.Facts {
+		if a.isNew[f.ID] {
+			a.rep.FactsAdded = append(a.rep.FactsAdded, f.ID)
+		}
+	}
+	return a.rep
+}
+
+// applier carries one ApplyUpdate call.
+type applier struct {
+	doc   *Document
+	opt   ApplyOptions
+	now   time.Time
+	rep   ApplyReport
+	isNew map[string]bool // ids of the facts this update added
+	taken map[string]bool // ids that were or are in the document
+}
+
+func (a *applier) ignore(format string, args ...any) {
+	a.rep.Ignored = append(a.rep.Ignored, fmt.Sprintf(format, args...))
+}
+
+// drop records that fact f left the document for reason.
+func (a *applier) drop(f Fact, reason string) {
+	if a.isNew[f.ID] {
+		a.ignore("new fact %s: %s", quoteForNote(f.Content), reason)
+		delete(a.isNew, f.ID)
+		return
+	}
+	a.rep.FactsEvicted = append(a.rep.FactsEvicted, f.ID)
+	a.ignore("fact %s: %s", f.ID, reason)
+}
+
+// sectionByName returns the section of doc called name, or nil.
+func sectionByName(doc *Document, name string) *Section {
+	switch name {
+	case "workContext":
+		return &doc.User.WorkContext
+	case "personalContext":
+		return &doc.User.PersonalContext
+	case "topOfMind":
+		return &doc.User.TopOfMind
+	case "recentMonths":
+		return &doc.History.RecentMonths
+	case "earlierContext":
+		return &doc.History.EarlierContext
+	case "longTermBackground":
+		return &doc.History.LongTermBackground
+	}
+	return nil
+}
+
+func (a *applier) sections(updates []SectionUpdate) {
+	for _, su := range updates {
+		sec := sectionByName(a.doc, su.Name)
+		if sec == nil {
+			a.ignore("section %s: unknown", quoteForNote(su.Name))
+			continue
+		}
+		summary := strings.TrimSpace(su.Summary)
+		switch scrubbed := scrubUploads(summary); {
+		case scrubbed == "":
+			a.ignore("section %s: the new summary is empty or only about uploaded files", su.Name)
+			continue
+		case scrubbed != summary:
+			a.ignore("section %s: sentences about uploaded files removed", su.Name)
+			summary = scrubbed
+		}
+		sec.Summary, sec.UpdatedAt = summary, a.now
+		if !slices.Contains(a.rep.SectionsUpdated, su.Name) {
+			a.rep.SectionsUpdated = append(a.rep.SectionsUpdated, su.Name)
+		}
+	}
+}
+
+// removalBound is how many of n facts one update may remove.
+func removalBound(n int, share float64) int {
+	if n == 0 {
+		return 0
+	}
+	if math.IsNaN(share) || share <= 0 {
+		return 1
+	}
+	if share >= 1 {
+		return n
+	}
+	// The epsilon keeps 0.29·100 from flooring to 28.
+	return max(1, int(math.Floor(share*float64(n)+1e-9)))
+}
+
+func (a *applier) remove(ids []string) {
+	bound := removalBound(len(a.doc.Facts), a.opt.MaxRemoveShare)
+	gone, seen := make(map[string]bool), make(map[string]bool)
+	var excess []string
+	for _, id := range ids {
+		switch {
+		case seen[id]:
+		case !a.taken[id]:
+			a.ignore("factsToRemove: no fact %s", quoteForNote(id))
+		case len(gone) == bound:
+			excess = append(excess, id)
+		default:
+			gone[id] = true
+			a.rep.FactsRemoved = append(a.rep.FactsRemoved, id)
+		}
+		seen[id] = true
+	}
+	if len(excess) > 0 {
+		a.ignore("factsToRemove: not removed, since one update may remove at most %d of %d facts: %s",
+			bound, len(a.doc.Facts), strings.Join(excess, ", "))
+	}
+	if len(gone) > 0 {
+		a.doc.Facts = slices.DeleteFunc(a.doc.Facts, func(f Fact) bool { return gone[f.ID] })
+	}
+}
+
+func (a *applier) add(facts []NewFact) {
+	keys := make(map[string]bool, len(a.doc.Facts)+len(facts))
+	for _, f := range a.doc.Facts {
+		keys[foldFactContent(f.Content)] = true
+	}
+	for _, nf := range facts {
+		what := "new fact " + quoteForNote(nf.Content)
+		cat := strings.ToLower(strings.TrimSpace(nf.Category))
+		content := strings.TrimSpace(nf.Content)
+		switch {
+		case !ValidCategory(cat):
+			a.ignore("%s: unknown category %s", what, quoteForNote(nf.Category))
+			continue
+		case math.IsNaN(nf.Confidence) || nf.Confidence < 0 || nf.Confidence > 1:
+			a.ignore("%s: confidence %v is not between 0 and 1", what, nf.Confidence)
+			continue
+		case nf.Confidence < a.opt.ConfidenceThreshold:
+			a.ignore("%s: confidence %v is below the threshold %v", what, nf.Confidence, a.opt.ConfidenceThreshold)
+			continue
+		case content == "":
+			a.ignore("new fact: empty content")
+			continue
+		case utf8.RuneCountInString(content) > updateMaxContentRunes:
+			a.ignore("%s: content is over %d characters", what, updateMaxContentRunes)
+			continue
+		}
+		switch scrubbed := scrubUploads(content); {
+		case scrubbed == "":
+			a.ignore("%s: about an uploaded file", what)
+			continue
+		case scrubbed != content:
+			a.ignore("%s: sentences about uploaded files removed", what)
+			content = scrubbed
+		}
+		key := foldFactContent(content)
+		switch {
+		case key == "":
+			a.ignore("%s: no content", what)
+			continue
+		case keys[key]:
+			a.ignore("%s: already known", what)
+			continue
+		}
+		id := a.newID()
+		if id == "" {
+			a.ignore("%s: no free fact id", what)
+			continue
+		}
+		f := Fact{ID: id, Content: content, Category: cat, Confidence: nf.Confidence, CreatedAt: a.now, Source: a.opt.Source}
+		if se := strings.TrimSpace(nf.SourceError); se != "" {
+			if cat == CategoryCorrection {
+				f.SourceError = scrubUploads(se)
+			} else {
+				a.ignore("%s: sourceError dropped, the category is %s", what, cat)
+			}
+		}
+		keys[key] = true
+		a.isNew[id] = true
+		a.doc.Facts = append(a.doc.Facts, f)
+	}
+}
+
+// newID draws a well-formed id that no fact has or had during this update;
+// after a few collisions from opt.NewID it falls back to NewFactID. It
+// returns "" when no free id was found.
+func (a *applier) newID() string {
+	for try := range 32 {
+		var id string
+		if try < 8 {
+			id = a.opt.NewID()
+		} else {
+			id = NewFactID()
+		}
+		if isFactID(id) && !a.taken[id] {
+			a.taken[id] = true
+			return id
+		}
+	}
+	return ""
+}
+
+// scrub removes sentences about uploaded files from every section and
+// fact, then drops facts left empty and facts whose content another fact
+// earlier in the document already has.
+func (a *applier) scrub() {
+	for _, ns := range a.doc.Sections() {
+		sec := sectionByName(a.doc, ns.Name)
+		if s := scrubUploads(sec.Summary); s != sec.Summary {
+			sec.Summary = s
+			a.ignore("section %s: sentences about uploaded files removed", ns.Name)
+		}
+	}
+	keys := make(map[string]bool, len(a.doc.Facts))
+	kept := a.doc.Facts[:0]
+	for _, f := range a.doc.Facts {
+		scrubbed := scrubUploads(f.Content)
+		key := foldFactContent(scrubbed)
+		switch {
+		case key == "" && scrubbed != f.Content:
+			a.drop(f, "about an uploaded file")
+		case key == "":
+			a.drop(f, "no content")
+		case keys[key]:
+			a.drop(f, "duplicates another fact")
+		default:
+			if scrubbed != f.Content {
+				a.ignore("fact %s: sentences about uploaded files removed", f.ID)
+			}
+			f.Content, f.SourceError = scrubbed, scrubUploads(f.SourceError)
+			keys[key] = true
+			kept = append(kept, f)
+		}
+	}
+	clear(a.doc.Facts[len(kept):])
+	a.doc.Facts = kept
+}
+
+// enforceMax keeps the MaxFacts facts with the highest confidence, the older
+// ones on equal confidence so that a flood of new facts cannot evict
+// established ones, and leaves them in document order.
+func (a *applier) enforceMax() {
+	facts := a.doc.Facts
+	if a.opt.MaxFacts <= 0 || len(facts) <= a.opt.MaxFacts {
+		return
+	}
+	order := make([]int, len(facts))
+	for i := range order {
+		order[i] = i
+	}
+	rank := func(c float64) float64 {
+		if math.IsNaN(c) {
+			return math.Inf(-1)
+		}
+		return c
+	}
+	slices.SortStableFunc(order, func(i, j int) int {
+		if c := cmp.Compare(rank(facts[j].Confidence), rank(facts[i].Confidence)); c != 0 {
+			return c
+		}
+		return facts[i].CreatedAt.Compare(facts[j].CreatedAt)
+	})
+	keep := make([]bool, len(facts))
+	for _, i := range order[:a.opt.MaxFacts] {
+		keep[i] = true
+	}
+	kept := facts[:0]
+	for i, f := range facts {
+		if keep[i] {
+			kept = append(kept, f)
+		} else {
+			a.drop(f, fmt.Sprintf("over the limit of %d facts", a.opt.MaxFacts))
+		}
+	}
+	clear(facts[len(kept):])
+	a.doc.Facts = kept
+}
+
+// Upload scrubbing: a sentence is about an uploaded file when it has an
+// upload marker, or an upload word together with a file word, in English
+// or Chinese.
+var (
+	uploadMarker = regexp.MustCompile(`(?i)</?uploaded_files>|/mnt/user-data/uploads`)
+	uploadWord   = regexp.MustCompile(`(?i)\bupload(?:s|ed|ing)?\b|上传`)
+	uploadThing  = regexp.MustCompile(`(?i)\b(?:files?|documents?|attachments?|pdfs?|spreadsheets?|images?|screenshots?|photos?|pictures?|slides?|csvs?)\b|\.(?:pdf|docx?|xlsx?|csv|pptx?|txt|md|json|png|jpe?g|gif|zip)\b|文件|文档|附件|图片|照片|截图|表格|档案`)
+	spaceRun     = regexp.MustCompile(`[ \t]{2,}`)
+)
+
+func aboutUpload(sentence string) bool {
+	return uploadMarker.MatchString(sentence) ||
+		(uploadWord.MatchString(sentence) && uploadThing.MatchString(sentence))
+}
+
+// scrubUploads removes the sentences of s that are about uploaded files.
+// It returns s unchanged when there are none, and "" when nothing with a
+// letter or digit is left.
+func scrubUploads(s string) string {
+	if !uploadMarker.MatchString(s) && !uploadWord.MatchString(s) {
+		return s
+	}
+	var b strings.Builder
+	removed := false
+	for _, sent := range splitSentences(s) {
+		if aboutUpload(sent) {
+			removed = true
+			continue
+		}
+		b.WriteString(sent)
+	}
+	if !removed {
+		return s
+	}
+	out := strings.TrimSpace(spaceRun.ReplaceAllString(b.String(), " "))
+	if strings.IndexFunc(out, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
+		return ""
+	}
+	return out
+}
+
+// splitSentences splits s after sentence ends, keeping every byte: a
+// sentence runs through its terminators and the white space after them.
+// '.', '!' and '?' end a sentence only before white space or the end (so
+// "report.pdf" stays whole); '。', '！', '？' and a newline always do.
+func splitSentences(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		end := false
+		switch r {
+		case '。', '！', '？', '\n':
+			end = true
+		case '.', '!', '?':
+			next, _ := utf8.DecodeRuneInString(s[i:])
+			end = i == len(s) || unicode.IsSpace(next)
+		}
+		if !end {
+			continue
+		}
+		for i < len(s) {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if !unicode.IsSpace(r) && !strings.ContainsRune(".!?。！？", r) {
+				break
+			}
+			i += n
+		}
+		out = append(out, s[start:i])
+		start = i
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}

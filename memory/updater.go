@@ -1,0 +1,207 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mnemo-mcp/mnemo/prompts"
+)
+
+// Batch bounds for one LLM update: a long backlog is processed in several
+// calls, each saved (with its watermark) before the next, so progress
+// survives a crash.
+const (
+	maxBatchTurns = 40
+	maxBatchChars = 24000
+)
+
+// errAlreadyApplied means another process processed the same turns first.
+var errAlreadyApplied = errors.New("turns already processed by another process")
+
+// threadReport is what updating one thread changed.
+type threadReport struct {
+	TurnsProcessed int
+	ApplyReport
+}
+
+func (r *threadReport) merge(o ApplyReport, turns int) {
+	r.TurnsProcessed += turns
+	r.FactsAdded = append(r.FactsAdded, o.FactsAdded...)
+	r.FactsRemoved = append(r.FactsRemoved, o.FactsRemoved...)
+	r.SectionsUpdated = append(r.SectionsUpdated, o.SectionsUpdated...)
+	r.Ignored = append(r.Ignored, o.Ignored...)
+}
+
+// updateThread sends the thread's pending turns to the LLM in batches and
+// applies each reply to the memory document, advancing the thread's
+// watermark in the same atomic save. A failed call or an unusable reply
+// leaves the document untouched and the turns pending. The caller holds
+// the scope's update lock.
+func (s *Service) updateThread(ctx context.Context, scope Scope, thread string) (*threadReport, error) {
+	if s.llm == nil {
+		return nil, ErrNoLLM
+	}
+	rep := &threadReport{}
+	for ctx.Err() == nil {
+		batch, doc, err := s.pendingBatch(ctx, scope, thread)
+		if err != nil {
+			return rep, err
+		}
+		if len(batch) == 0 {
+			return rep, nil
+		}
+		applied, err := s.updateBatch(ctx, scope, thread, batch, doc)
+		if errors.Is(err, errAlreadyApplied) {
+			s.log.Info("turns were processed by another process; skipping", "scope", scope.Key(), "thread", thread)
+			continue
+		}
+		if err != nil {
+			return rep, err
+		}
+		rep.merge(applied, len(batch))
+	}
+	return rep, ctx.Err()
+}
+
+// pendingBatch returns the next batch of the thread's unprocessed turns and
+// a snapshot of the document they will be applied to.
+func (s *Service) pendingBatch(ctx context.Context, scope Scope, thread string) ([]Turn, *Document, error) {
+	st, err := s.loadedState(ctx, scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.mu.Unlock()
+	wm := st.doc.Watermarks[thread]
+	var batch []Turn
+	chars := 0
+	for _, p := range st.threads[thread] {
+		t := st.turns[p]
+		if t.Seq <= wm {
+			continue
+		}
+		n := len(t.User) + len(t.Reply)
+		if len(batch) > 0 && (len(batch) >= maxBatchTurns || chars+n > maxBatchChars) {
+			break
+		}
+		batch = append(batch, *t)
+		chars += n
+	}
+	return batch, st.doc.Clone(), nil
+}
+
+// updateBatch runs one LLM update over batch and saves the result.
+func (s *Service) updateBatch(ctx context.Context, scope Scope, thread string, batch []Turn, doc *Document) (ApplyReport, error) {
+	var sig Signals
+	for _, t := range batch {
+		sig = sig.Or(t.Signals)
+	}
+	prompt, err := prompts.Update(prompts.UpdateData{
+		CurrentMemory: memoryForPrompt(doc),
+		Conversation:  conversationForPrompt(batch),
+		Correction:    sig.Correction,
+		Reinforcement: sig.Reinforcement,
+		Today:         s.now().UTC().Format("2006-01-02"),
+	})
+	if err != nil {
+		return ApplyReport{}, fmt.Errorf("render update prompt: %w", err)
+	}
+	reply, err := s.llm.Complete(ctx, CompletionRequest{Prompt: prompt, JSON: true})
+	if err != nil {
+		return ApplyReport{}, fmt.Errorf("ask llm for memory update: %w", err)
+	}
+	s.stats.addCall(reply.PromptTokens, reply.CompletionTokens)
+	upd, err := ParseUpdate(reply.Text)
+	if err != nil {
+		return ApplyReport{}, fmt.Errorf("parse llm reply: %w", err)
+	}
+	first, last := batch[0].Seq, batch[len(batch)-1].Seq
+	var report ApplyReport
+	_, err = s.store.UpdateDocument(context.WithoutCancel(ctx), scope, func(d *Document) error {
+		if d.Watermarks[thread] >= first {
+			return errAlreadyApplied
+		}
+		report = ApplyUpdate(d, upd, ApplyOptions{
+			Source:              thread,
+			Now:                 s.now().UTC(),
+			ConfidenceThreshold: s.cfg.FactConfidenceThreshold,
+			MaxFacts:            s.cfg.MaxFacts,
+			MaxRemoveShare:      s.cfg.MaxRemoveShare,
+			NewID:               s.newFactID,
+		})
+		if d.Watermarks == nil {
+			d.Watermarks = make(map[string]int64)
+		}
+		d.Watermarks[thread] = last
+		return nil
+	})
+	if err != nil {
+		return ApplyReport{}, fmt.Errorf("save memory update: %w", err)
+	}
+	report.Ignored = append(upd.Notes, report.Ignored...)
+	if len(report.Ignored) > 0 {
+		s.log.Info("memory update ignored parts of the model reply", "scope", scope.Key(), "thread", thread, "notes", report.Ignored)
+	}
+	s.log.Info("memory updated", "scope", scope.Key(), "thread", thread, "turns", len(batch),
+		"facts_added", len(report.FactsAdded), "facts_removed", len(report.FactsRemoved), "sections", report.SectionsUpdated)
+	return report, nil
+}
+
+// promptFact is the view of a fact the model sees.
+type promptFact struct {
+	ID         string  `json:"id"`
+	Content    string  `json:"content"`
+	Category   string  `json:"category"`
+	Confidence float64 `json:"confidence"`
+}
+
+// memoryForPrompt renders the parts of the document the model may change.
+func memoryForPrompt(d *Document) string {
+	facts := make([]promptFact, len(d.Facts))
+	for i, f := range d.Facts {
+		facts[i] = promptFact{f.ID, f.Content, f.Category, f.Confidence}
+	}
+	summary := func(s Section) map[string]string { return map[string]string{"summary": s.Summary} }
+	view := map[string]any{
+		"user": map[string]any{
+			"workContext":     summary(d.User.WorkContext),
+			"personalContext": summary(d.User.PersonalContext),
+			"topOfMind":       summary(d.User.TopOfMind),
+		},
+		"history": map[string]any{
+			"recentMonths":       summary(d.History.RecentMonths),
+			"earlierContext":     summary(d.History.EarlierContext),
+			"longTermBackground": summary(d.History.LongTermBackground),
+		},
+		"facts": facts,
+	}
+	b, _ := json.MarshalIndent(view, "", "  ")
+	return string(b)
+}
+
+// conversationForPrompt lays the turns out as a dated transcript.
+func conversationForPrompt(turns []Turn) string {
+	var sb strings.Builder
+	for _, t := range turns {
+		fmt.Fprintf(&sb, "[%s]\n", t.Time.UTC().Format("2006-01-02 15:04"))
+		if t.User != "" {
+			sb.WriteString("User: " + t.User + "\n")
+		}
+		if t.Reply != "" {
+			sb.WriteString("Assistant: " + t.Reply + "\n")
+		}
+		sb.WriteString("\n")
+	}
+	return strings.TrimSpace(sb.String())
+}
+
+// shortReason makes an error fit a tool result: one line, bounded.
+func shortReason(err error) string {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	return msg
+}

@@ -1,0 +1,373 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// setting is one row of the settings table. Its name is the JSON key of the
+// config file; the flag (--debounce-seconds) and the environment variable
+// (MNEMO_DEBOUNCE_SECONDS) are derived from it.
+type setting struct {
+	name   string
+	group  string
+	kind   string // value shape for help: N, X, DURATION, TEXT, DIR, URL or one of a list
+	doc    string
+	rng    string // documented range; empty when any value of the kind is fine
+	defDoc string // default shown in help when it depends on the machine
+	// envFallbacks are read when the MNEMO_ variable is unset.
+	envFallbacks []string
+	// secret values are never printed and have no flag (a command line is
+	// visible to every user of the machine).
+	secret  bool
+	numeric bool // the config file must give a JSON number, else a string
+	set     func(c *Config, raw string) error
+	get     func(c *Config) string
+}
+
+func (s *setting) flagName() string { return strings.ReplaceAll(s.name, "_", "-") }
+func (s *setting) envName() string  { return "MNEMO_" + strings.ToUpper(s.name) }
+
+// Setting groups, in help order.
+const (
+	groupStorage = "Storage and identity"
+	groupMemory  = "Memory pipeline"
+	groupLimits  = "Limits per call"
+	groupLLM     = "LLM updater (an OpenAI-compatible endpoint; read and checked, not used by this build yet)"
+	groupProcess = "Process"
+)
+
+// settings is the one table behind flags, environment, config file, help
+// and the README. Ranges match memory.Config.Validate (a test checks it).
+var settings = []setting{
+	withDefaultDoc(textSetting(groupStorage, "data_dir", "DIR", func(c *Config) *string { return &c.DataDir }, nil,
+		"Directory that holds all memory (users/<user>/[agents/<agent>/]turns.jsonl and memory.json). Use an absolute path; a leading ~/ is expanded."),
+		"$XDG_DATA_HOME/mnemo or ~/.local/share/mnemo (Linux), ~/Library/Application Support/mnemo (macOS), %LocalAppData%\\mnemo (Windows)"),
+	textSetting(groupStorage, "user_id", "ID", func(c *Config) *string { return &c.Memory.UserID }, checkID("user_id"),
+		"User whose memory is used when a tool call names none: letters, digits, '.', '_', '-' (1-128)."),
+
+	intSetting(groupMemory, "debounce_seconds", func(c *Config) *int { return &c.Memory.DebounceSeconds }, 1, 300,
+		"Seconds a conversation must be quiet before its new turns go to the memory updater."),
+	intSetting(groupMemory, "max_facts", func(c *Config) *int { return &c.Memory.MaxFacts }, 1, 10000,
+		"Most facts kept per memory; over it the least confident go."),
+	floatSetting(groupMemory, "fact_confidence_threshold", func(c *Config) *float64 { return &c.Memory.FactConfidenceThreshold }, 0, 1,
+		"Lowest confidence a newly extracted fact needs to be kept."),
+	intSetting(groupMemory, "max_injection_tokens", func(c *Config) *int { return &c.Memory.MaxInjectionTokens }, 100, 8000,
+		"Default token budget of the <memory> injection text retrieve_memory builds."),
+	intSetting(groupMemory, "max_context_turns", func(c *Config) *int { return &c.Memory.MaxContextTurns }, 0, 50,
+		"Recent turns of the thread that join the query when facts are ranked."),
+	floatSetting(groupMemory, "similarity_weight", func(c *Config) *float64 { return &c.Memory.SimilarityWeight }, 0, 1,
+		"Weight of relevance to the query in a fact's score."),
+	floatSetting(groupMemory, "confidence_weight", func(c *Config) *float64 { return &c.Memory.ConfidenceWeight }, 0, 1,
+		"Weight of the fact's confidence in its score."),
+	intSetting(groupMemory, "short_term_capacity", func(c *Config) *int { return &c.Memory.ShortTermCapacity }, 1, 1000,
+		"Recent exchanges per thread returned as short-term context."),
+	intSetting(groupMemory, "mid_term_capacity", func(c *Config) *int { return &c.Memory.MidTermCapacity }, 1, 1000000,
+		"Most mid-term topic sessions kept; over it the least used are evicted."),
+	intSetting(groupMemory, "long_term_knowledge_capacity", func(c *Config) *int { return &c.Memory.LongTermKnowledgeCapacity }, 1, 100000,
+		"Most entries in the user and assistant knowledge lists."),
+	intSetting(groupMemory, "retrieval_queue_capacity", func(c *Config) *int { return &c.Memory.RetrievalQueueCapacity }, 1, 100,
+		"Past exchanges retrieve_memory returns when the call gives no max_results."),
+	floatSetting(groupMemory, "max_remove_share", func(c *Config) *float64 { return &c.Memory.MaxRemoveShare }, 0, 1,
+		"Largest share of the facts one update may remove, a guard against a conversation that says \"forget everything\"."),
+	floatSetting(groupMemory, "mid_term_heat_threshold", func(c *Config) *float64 { return &c.Memory.MidTermHeatThreshold }, 0.1, 1000,
+		"Heat at which a mid-term session is analysed into long-term memory."),
+	enumSetting(groupMemory, "token_encoding", func(c *Config) *string { return &c.Memory.TokenEncoding }, []string{"cl100k_base", "o200k_base"},
+		"tiktoken encoding used to count injection tokens."),
+
+	intSetting(groupLimits, "max_message_bytes", func(c *Config) *int { return &c.Memory.MaxMessageBytes }, 1<<10, 16<<20,
+		"Largest message (or user_input / agent_response) add_memory accepts, in bytes."),
+	intSetting(groupLimits, "max_messages", func(c *Config) *int { return &c.Memory.MaxMessages }, 1, 10000,
+		"Most messages one add_memory call may carry."),
+	intSetting(groupLimits, "max_meta_data_bytes", func(c *Config) *int { return &c.Memory.MaxMetaDataBytes }, 2, 1<<20,
+		"Largest meta_data object stored with a turn, in bytes."),
+	intSetting(groupLimits, "max_query_bytes", func(c *Config) *int { return &c.Memory.MaxQueryBytes }, 16, 1<<20,
+		"Longest retrieve_memory query, in bytes."),
+
+	withFallback(textSetting(groupLLM, "llm_base_url", "URL", func(c *Config) *string { return &c.LLM.BaseURL }, checkURL,
+		"Base URL of the OpenAI-compatible API, e.g. http://localhost:11434/v1. Empty means https://api.openai.com/v1."), "OPENAI_BASE_URL"),
+	secretSetting(withFallback(textSetting(groupLLM, "llm_api_key", "KEY", func(c *Config) *string { return &c.LLM.APIKey }, nil,
+		"API key of the endpoint. Environment or config file only, never a flag; never printed or logged."), "OPENAI_API_KEY")),
+	textSetting(groupLLM, "llm_model", "NAME", func(c *Config) *string { return &c.LLM.Model }, checkNonEmpty,
+		"Model that updates memory."),
+	intSetting(groupLLM, "update_concurrency", func(c *Config) *int { return &c.Memory.UpdateConcurrency }, 1, 32,
+		"Most memories (user/agent scopes) updated in parallel; one scope is never updated twice at once."),
+	durationSetting(groupLLM, "flush_timeout", func(c *Config) *time.Duration { return &c.Memory.FlushTimeout }, time.Second, 30*time.Minute,
+		"Longest time flush_memory waits for pending updates before it reports what is still pending."),
+	durationSetting(groupLLM, "llm_timeout", func(c *Config) *time.Duration { return &c.LLM.Timeout }, time.Second, 10*time.Minute,
+		"Timeout of one request to the endpoint."),
+
+	logLevelSetting(),
+	durationSetting(groupProcess, "shutdown_grace", func(c *Config) *time.Duration { return &c.Memory.ShutdownGrace }, 0, 10*time.Minute,
+		"Longest time spent finishing pending work after stdin closes or a signal arrives."),
+}
+
+func lookupSetting(name string) *setting {
+	for i := range settings {
+		if settings[i].name == name {
+			return &settings[i]
+		}
+	}
+	return nil
+}
+
+// Setting constructors. Each setter parses, checks the range and assigns.
+
+func intSetting(group, name string, field func(*Config) *int, lo, hi int, doc string) setting {
+	return setting{name: name, group: group, kind: "N", doc: doc, numeric: true, rng: fmt.Sprintf("%d-%d", lo, hi),
+		set: func(c *Config, raw string) error {
+			v, err := strconv.Atoi(strings.TrimSpace(raw))
+			if err != nil {
+				return fmt.Errorf("%q is not a whole number", raw)
+			}
+			if v < lo || v > hi {
+				return fmt.Errorf("%d is out of range [%d, %d]", v, lo, hi)
+			}
+			*field(c) = v
+			return nil
+		},
+		get: func(c *Config) string { return strconv.Itoa(*field(c)) },
+	}
+}
+
+func floatSetting(group, name string, field func(*Config) *float64, lo, hi float64, doc string) setting {
+	return setting{name: name, group: group, kind: "X", doc: doc, numeric: true, rng: fmt.Sprintf("%g-%g", lo, hi),
+		set: func(c *Config, raw string) error {
+			v, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+			if err != nil || math.IsNaN(v) {
+				return fmt.Errorf("%q is not a number", raw)
+			}
+			if v < lo || v > hi {
+				return fmt.Errorf("%g is out of range [%g, %g]", v, lo, hi)
+			}
+			*field(c) = v
+			return nil
+		},
+		get: func(c *Config) string { return strconv.FormatFloat(*field(c), 'g', -1, 64) },
+	}
+}
+
+func durationSetting(group, name string, field func(*Config) *time.Duration, lo, hi time.Duration, doc string) setting {
+	return setting{name: name, group: group, kind: "DURATION", doc: doc, rng: fmt.Sprintf("%s-%s", fmtDuration(lo), fmtDuration(hi)),
+		set: func(c *Config, raw string) error {
+			v, err := time.ParseDuration(strings.TrimSpace(raw))
+			if err != nil {
+				return fmt.Errorf("%q is not a duration; write it like 90s, 2m or 1m30s", raw)
+			}
+			if v < lo || v > hi {
+				return fmt.Errorf("%s is out of range [%s, %s]", v, fmtDuration(lo), fmtDuration(hi))
+			}
+			*field(c) = v
+			return nil
+		},
+		get: func(c *Config) string { return fmtDuration(*field(c)) },
+	}
+}
+
+// fmtDuration prints 10m and 1h rather than Go's 10m0s and 1h0m0s.
+func fmtDuration(d time.Duration) string {
+	s := d.String()
+	if t, ok := strings.CutSuffix(s, "m0s"); ok {
+		s = t + "m"
+	}
+	if t, ok := strings.CutSuffix(s, "h0m"); ok {
+		s = t + "h"
+	}
+	return s
+}
+
+func textSetting(group, name, kind string, field func(*Config) *string, check func(string) error, doc string) setting {
+	return setting{name: name, group: group, kind: kind, doc: doc,
+		set: func(c *Config, raw string) error {
+			v := strings.TrimSpace(raw)
+			if check != nil {
+				if err := check(v); err != nil {
+					return err
+				}
+			}
+			*field(c) = v
+			return nil
+		},
+		get: func(c *Config) string { return *field(c) },
+	}
+}
+
+func enumSetting(group, name string, field func(*Config) *string, values []string, doc string) setting {
+	s := textSetting(group, name, strings.Join(values, "|"), field, func(v string) error {
+		for _, ok := range values {
+			if v == ok {
+				return nil
+			}
+		}
+		return fmt.Errorf("%q is not one of %s", v, strings.Join(values, ", "))
+	}, doc)
+	s.rng = strings.Join(values, ", ")
+	return s
+}
+
+func logLevelSetting() setting {
+	levels := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+	return setting{name: "log_level", group: groupProcess, kind: "debug|info|warn|error", rng: "debug, info, warn, error",
+		doc: "Least severe log record written to stderr (stdout carries only MCP messages).",
+		set: func(c *Config, raw string) error {
+			l, ok := levels[strings.ToLower(strings.TrimSpace(raw))]
+			if !ok {
+				return fmt.Errorf("%q is not one of debug, info, warn, error", raw)
+			}
+			c.LogLevel = l
+			return nil
+		},
+		get: func(c *Config) string { return strings.ToLower(c.LogLevel.String()) },
+	}
+}
+
+func withFallback(s setting, envs ...string) setting {
+	s.envFallbacks = envs
+	return s
+}
+
+func withDefaultDoc(s setting, doc string) setting {
+	s.defDoc = doc
+	return s
+}
+
+func secretSetting(s setting) setting {
+	s.secret = true
+	return s
+}
+
+func checkID(field string) func(string) error {
+	return func(v string) error { return memory.ValidateID(field, v) }
+}
+
+func checkNonEmpty(v string) error {
+	if v == "" {
+		return errors.New("must not be empty")
+	}
+	return nil
+}
+
+func checkURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL like https://api.openai.com/v1", v)
+	}
+	return nil
+}
+
+// defaultText is the default of s as help shows it.
+func (s *setting) defaultText() string {
+	if s.defDoc != "" {
+		return s.defDoc
+	}
+	if v := s.get(defaultConfig()); v != "" {
+		return v
+	}
+	return "(empty)"
+}
+
+// envText lists the environment variables of s in the order they are read.
+func (s *setting) envText() string {
+	return strings.Join(append([]string{s.envName()}, s.envFallbacks...), ", then ")
+}
+
+// flagText is the flag of s with its value shape, or "(none)".
+func (s *setting) flagText() string {
+	if s.secret {
+		return "(none)"
+	}
+	return "--" + s.flagName() + " " + s.kind
+}
+
+const helpIntro = `mnemo - long-term memory for AI assistants, served over MCP.
+
+Usage:
+  mnemo [serve] [flags]   serve MCP over stdin/stdout (what MCP hosts run)
+  mnemo demo [flags]      run a scripted conversation through the real server and
+                          show what is stored and retrieved (in a temporary data
+                          dir unless --data-dir is given)
+  mnemo version           print the version
+  mnemo help              show this help
+
+Settings: a flag beats its environment variable, which beats the JSON config
+file, which beats the default. Empty environment variables are ignored. A bad
+value is a startup error (exit status 2) naming the setting and its source.
+
+  --config PATH   env MNEMO_CONFIG
+      JSON config file: one object keyed by setting name, for example
+      {"data_dir": "/srv/mnemo", "debounce_seconds": 10}. Unknown keys are errors.
+`
+
+// writeHelp prints the usage and every setting, generated from the table.
+func writeHelp(w io.Writer) {
+	var b strings.Builder
+	b.WriteString(helpIntro)
+	group := ""
+	for i := range settings {
+		s := &settings[i]
+		if s.group != group {
+			group = s.group
+			fmt.Fprintf(&b, "\n%s\n", group)
+		}
+		fmt.Fprintf(&b, "\n  %s\n      flag %s   env %s\n", s.name, s.flagText(), s.envText())
+		values := "default: " + s.defaultText()
+		if s.rng != "" {
+			values += "; range: " + s.rng
+		}
+		for _, line := range append(wrap(values, 74), wrap(s.doc, 74)...) {
+			fmt.Fprintf(&b, "      %s\n", line)
+		}
+	}
+	io.WriteString(w, b.String())
+}
+
+// wrap breaks text into lines of at most width bytes at spaces.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(word) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += word
+	}
+	return append(lines, line)
+}
+
+// settingsMarkdown is the README's configuration table.
+func settingsMarkdown() string {
+	cell := strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;").Replace
+	var b strings.Builder
+	b.WriteString("| Setting (config file key) | Flag | Environment | Default | Range | Description |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for i := range settings {
+		s := &settings[i]
+		flagName := "—"
+		if !s.secret {
+			flagName = "`--" + s.flagName() + "`"
+		}
+		envs := "`" + strings.Join(append([]string{s.envName()}, s.envFallbacks...), "`, `") + "`"
+		rng := s.rng
+		if rng == "" {
+			rng = "—"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", s.name, flagName, envs, cell(s.defaultText()), cell(rng), cell(s.doc))
+	}
+	return b.String()
+}

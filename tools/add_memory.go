@@ -1,0 +1,193 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+const nameAddMemory = "add_memory"
+
+// addArgs are the arguments of add_memory.
+type addArgs struct {
+	UserInput     string          `json:"user_input,omitempty" jsonschema:"The user's message in the finished exchange. Give it with agent_response; or use messages instead."`
+	AgentResponse string          `json:"agent_response,omitempty" jsonschema:"Your final reply to user_input (not intermediate tool steps)."`
+	Messages      []chatMessage   `json:"messages,omitempty" jsonschema:"The exchange as chat messages in order, instead of user_input and agent_response. System messages, tool messages and assistant messages that carry tool_calls are dropped; <uploaded_files> blocks are stripped from user text."`
+	ThreadID      string          `json:"thread_id,omitempty" jsonschema:"Id of this conversation; use the same one for every call in it. Letters, digits, '.', '_' or '-', at most 128. Default: default."`
+	Timestamp     string          `json:"timestamp,omitempty" jsonschema:"When the exchange happened: RFC 3339 like 2024-05-08T13:56:00Z, or 2024-05-08 13:56:00 (UTC). Default: now."`
+	MetaData      json.RawMessage `json:"meta_data,omitempty" jsonschema:"Optional JSON object stored with the exchange and returned unchanged by retrieve_memory, e.g. {\"source\": \"chat\"}. Keep it small."`
+	UserID        string          `json:"user_id,omitempty" jsonschema:"Whose memory this is. Leave empty for the configured user."`
+	AgentName     string          `json:"agent_name,omitempty" jsonschema:"Set only to keep this agent's memory apart from the user's shared memory."`
+}
+
+// chatMessage is one message of add_memory's messages (OpenAI chat format).
+type chatMessage struct {
+	Role       string     `json:"role" jsonschema:"Who wrote the message."`
+	Content    string     `json:"content,omitempty" jsonschema:"The message text."`
+	ToolCalls  []toolCall `json:"tool_calls,omitempty" jsonschema:"Tool calls an assistant message requests; such a message is an intermediate step and is not remembered."`
+	Name       string     `json:"name,omitempty" jsonschema:"Optional name of the author."`
+	ToolCallID string     `json:"tool_call_id,omitempty" jsonschema:"In a tool message: the id of the tool call it answers."`
+}
+
+// toolCall is a function call requested by an assistant message.
+type toolCall struct {
+	ID       string       `json:"id,omitempty" jsonschema:"Id of the call."`
+	Type     string       `json:"type,omitempty" jsonschema:"Kind of call; function."`
+	Function toolFunction `json:"function" jsonschema:"The function called."`
+}
+
+// toolFunction names the function of a tool call and its arguments.
+type toolFunction struct {
+	Name string `json:"name" jsonschema:"Name of the function."`
+	// Arguments is usually a JSON string; some clients send the object.
+	Arguments json.RawMessage `json:"arguments,omitempty" jsonschema:"The call's arguments: a JSON string, or the object itself."`
+}
+
+// AddMemory returns the add_memory tool: it stores one finished exchange.
+func AddMemory(m Memory) server.ServerTool {
+	tool := mcp.NewTool(nameAddMemory,
+		mcp.WithDescription("Store a finished exchange in the user's long-term memory. "+
+			"Call it after each exchange, once your final reply is written: pass the user's message as user_input and your final reply as agent_response, "+
+			"or pass the exchange as messages. Use the conversation's thread_id. Leave out passwords, API keys and other secrets. "+
+			"The exchange is durable and searchable with retrieve_memory as soon as this returns. "+
+			"Returns the stored turn ids, what the message filter kept and dropped, correction or reinforcement cues noticed in the user's words, "+
+			"and how many turns wait to be distilled into the profile and facts."),
+		inputSchema[addArgs](func(root schemaNode) {
+			freeObject(root, "meta_data")
+			for _, id := range []string{"thread_id", "user_id", "agent_name"} {
+				set(root, idSchema(), id)
+			}
+			messagesSchema(root)
+		}),
+		outputSchema[memory.AddResult](nil),
+		annotate("Remember an exchange", false, false, false),
+	)
+	return typed(tool, func(ctx context.Context, _ mcp.CallToolRequest, args addArgs) (*mcp.CallToolResult, error) {
+		meta, msg := metaData(args.MetaData)
+		if msg != "" {
+			return argumentError(msg)
+		}
+		res, err := m.Add(ctx, memory.AddRequest{
+			UserID:        args.UserID,
+			AgentName:     args.AgentName,
+			ThreadID:      args.ThreadID,
+			UserInput:     args.UserInput,
+			AgentResponse: args.AgentResponse,
+			Messages:      domainMessages(args.Messages),
+			Timestamp:     args.Timestamp,
+			MetaData:      meta,
+		})
+		if err != nil {
+			return toolError(ctx, nameAddMemory, err)
+		}
+		return mcp.NewToolResultStructured(res, addSummary(res)), nil
+	})
+}
+
+// messagesSchema corrects the generated schema of the messages argument:
+// a plain array; roles as an enum; extra members allowed in messages and
+// tool calls (chat logs carry fields such as refusal or annotations, which
+// are ignored); function arguments as a string or an object.
+func messagesSchema(root schemaNode) {
+	set(root, schemaNode{"type": "array"}, "messages")
+	delete(node(root, "messages", "[]"), "additionalProperties")
+	set(root, schemaNode{"enum": []string{"user", "assistant", "system", "tool"}}, "messages", "[]", "role")
+	set(root, schemaNode{"type": "array"}, "messages", "[]", "tool_calls")
+	delete(node(root, "messages", "[]", "tool_calls", "[]"), "additionalProperties")
+	delete(node(root, "messages", "[]", "tool_calls", "[]", "function"), "additionalProperties")
+	args := node(root, "messages", "[]", "tool_calls", "[]", "function", "arguments")
+	delete(args, "items")
+	args["type"] = []string{"string", "object"}
+}
+
+// metaData returns meta_data as the JSON the service checks: an object as
+// given, or the content of a string that a client made of the object. The
+// service reports anything that is not an object.
+func metaData(raw json.RawMessage) (json.RawMessage, string) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return raw, ""
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, "meta_data: is not a valid JSON string"
+	}
+	if strings.TrimSpace(s) == "" {
+		return nil, ""
+	}
+	return json.RawMessage(s), ""
+}
+
+// domainMessages converts chat messages to the memory package's model.
+func domainMessages(in []chatMessage) []memory.Message {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]memory.Message, len(in))
+	for i, m := range in {
+		out[i] = memory.Message{Role: memory.Role(m.Role), Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID}
+		for _, c := range m.ToolCalls {
+			tc := memory.ToolCall{ID: c.ID, Type: c.Type}
+			tc.Function.Name = c.Function.Name
+			tc.Function.Arguments = functionArguments(c.Function.Arguments)
+			out[i].ToolCalls = append(out[i].ToolCalls, tc)
+		}
+	}
+	return out
+}
+
+// functionArguments returns a tool call's arguments as the JSON string the
+// chat format defines, whether the client sent that string or the object.
+func functionArguments(raw json.RawMessage) string {
+	var s string
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// addSummary is the text of an add_memory result, for the model to read.
+func addSummary(r *memory.AddResult) string {
+	var b strings.Builder
+	if len(r.TurnIDs) == 0 {
+		fmt.Fprintf(&b, "Stored nothing in thread %s", r.ThreadID)
+		if r.Note != "" {
+			b.WriteString(" — " + r.Note)
+		}
+	} else {
+		fmt.Fprintf(&b, "Stored %s (%s) in thread %s", count(len(r.TurnIDs), "turn"), strings.Join(r.TurnIDs, ", "), r.ThreadID)
+	}
+	fmt.Fprintf(&b, " of %s; filter kept %s, dropped %d", scopeText(r.Scope), count(r.Filter.Kept, "message"), r.Filter.Dropped())
+	if r.Signals.Correction {
+		b.WriteString("; the user's words read as a correction of you (flagged for the memory update)")
+	}
+	if r.Signals.Reinforcement {
+		b.WriteString("; the user's words read as approval of your approach (flagged for the memory update)")
+	}
+	if r.Pending.Turns > 0 {
+		fmt.Fprintf(&b, "; %s pending — LLM %s", count(r.Pending.Turns, "turn"), r.Pending.LLM)
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// count formats n with a noun, plural when n is not 1.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// scopeText names a scope for a summary.
+func scopeText(s memory.Scope) string {
+	if s.AgentName == "" {
+		return "user " + s.UserID
+	}
+	return "user " + s.UserID + ", agent " + s.AgentName
+}

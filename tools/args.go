@@ -1,0 +1,238 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// How a tool call's arguments reach a handler, in order:
+//
+//  1. normalize: optional arguments sent as null are dropped, as if left
+//     out, and so are null members of the objects inside an array argument
+//     (OpenAI messages carry "content": null, "tool_calls": null); an
+//     argument declared as an object or array but sent as a JSON string
+//     (some clients stringify nested values) is replaced by the value the
+//     string holds, when it holds one of that kind. Free objects such as
+//     meta_data are kept exactly as sent.
+//  2. validate against the tool's input schema (validate.go).
+//  3. decode into the tool's argument struct.
+//
+// Each step that fails answers with an isError result that names the
+// argument. This replaces mcp.NewTypedToolHandler and
+// server.WithInputSchemaValidation, whose messages name Go types ("cannot
+// unmarshal string into Go struct field addArgs.max_results of type int")
+// or print validator internals ("/max_results: &{Got:0/1 Want:1/1}").
+
+// typed pairs tool with a handler that takes decoded arguments of type T.
+// It panics if the tool's input schema does not compile, a bug that every
+// test run catches.
+func typed[T any](tool mcp.Tool, handle func(ctx context.Context, req mcp.CallToolRequest, args T) (*mcp.CallToolResult, error)) server.ServerTool {
+	check := newValidator(tool)
+	return server.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		raw, err := rawArguments(req)
+		if err != nil {
+			return argumentError("arguments: cannot be read: " + err.Error())
+		}
+		raw = check.normalize(raw)
+		if msg := check.validate(raw); msg != "" {
+			return argumentError(msg)
+		}
+		var args T
+		if msg := bind(raw, &args); msg != "" {
+			return argumentError(msg)
+		}
+		return handle(ctx, req, args)
+	}}
+}
+
+// rawArguments returns the call's arguments as JSON; no arguments is {}.
+func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
+	var raw json.RawMessage
+	switch a := req.GetRawArguments().(type) {
+	case json.RawMessage:
+		raw = a
+	case nil:
+	default:
+		var err error
+		if raw, err = json.Marshal(a); err != nil {
+			return nil, err
+		}
+	}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+		return json.RawMessage("{}"), nil
+	}
+	return raw, nil
+}
+
+// normalize applies step 1 to the arguments; anything it cannot read is
+// returned unchanged for validation to report.
+func (v *validator) normalize(raw json.RawMessage) json.RawMessage {
+	var args map[string]json.RawMessage
+	if json.Unmarshal(raw, &args) != nil {
+		return raw
+	}
+	changed := false
+	for name, val := range args {
+		if string(val) == "null" {
+			delete(args, name)
+			changed = true
+			continue
+		}
+		kind := v.nested[name]
+		if kind != "" && val[0] == '"' {
+			if inner, ok := decodeStringified(val, kind); ok {
+				args[name], val = inner, inner
+				changed = true
+			}
+		}
+		if kind == "array" && val[0] == '[' {
+			if cleaned, ok := dropNullMembers(val); ok {
+				args[name] = cleaned
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return raw
+	}
+	fixed, err := json.Marshal(args)
+	if err != nil {
+		return raw
+	}
+	return fixed
+}
+
+// decodeStringified returns the JSON held by the JSON string v when it is a
+// value of kind ("object" or "array").
+func decodeStringified(v json.RawMessage, kind string) (json.RawMessage, bool) {
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return nil, false
+	}
+	inner := bytes.TrimSpace([]byte(s))
+	open := byte('{')
+	if kind == "array" {
+		open = '['
+	}
+	if len(inner) == 0 || inner[0] != open || !json.Valid(inner) {
+		return nil, false
+	}
+	return json.RawMessage(inner), true
+}
+
+// dropNullMembers removes the null members of every object inside the JSON
+// array v, at any depth. It reports whether anything was removed.
+func dropNullMembers(v json.RawMessage) (json.RawMessage, bool) {
+	if !bytes.Contains(v, []byte("null")) {
+		return nil, false
+	}
+	var items any
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber() // numbers are re-encoded exactly as sent
+	if dec.Decode(&items) != nil || !pruneNulls(items) {
+		return nil, false
+	}
+	out, err := json.Marshal(items)
+	if err != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+// pruneNulls deletes null object members under v, reporting any deletion.
+func pruneNulls(v any) bool {
+	pruned := false
+	switch x := v.(type) {
+	case map[string]any:
+		for k, m := range x {
+			if m == nil {
+				delete(x, k)
+				pruned = true
+			} else if pruneNulls(m) {
+				pruned = true
+			}
+		}
+	case []any:
+		for _, m := range x {
+			if pruneNulls(m) {
+				pruned = true
+			}
+		}
+	}
+	return pruned
+}
+
+// bind decodes validated arguments into target, a pointer to a struct.
+// Unknown top-level names are refused (the schema refuses them too; this
+// keeps a handler safe without it); unknown members of nested objects are
+// ignored, as chat logs carry fields mnemo does not use. It returns "" on
+// success, else a message that starts with the argument name.
+func bind(raw json.RawMessage, target any) string {
+	var names map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &names); err == nil {
+		known := argNames(reflect.TypeOf(target).Elem())
+		for name := range names {
+			if !slices.Contains(known, name) {
+				return name + ": is not an argument of this tool; its arguments are " + strings.Join(known, ", ")
+			}
+		}
+	}
+	err := json.Unmarshal(raw, target)
+	if err == nil {
+		return ""
+	}
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field == "":
+		return fmt.Sprintf("arguments: got JSON %s, want an object of named arguments", typeErr.Value)
+	case errors.As(err, &typeErr):
+		return fmt.Sprintf("%s: got JSON %s, want %s", typeErr.Field, typeErr.Value, jsonKind(typeErr.Type))
+	}
+	return "arguments: cannot be decoded: " + err.Error()
+}
+
+// argNames lists the JSON names of a struct's fields, in field order.
+func argNames(t reflect.Type) []string {
+	var names []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
+// jsonKind names the JSON value a Go type decodes from, for messages.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer in range"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "an object"
+}

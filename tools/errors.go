@@ -1,0 +1,66 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// The error policy of every tool, in one place.
+//
+// A tool call that fails because of something the model can act on — a bad
+// argument, something not found, no language model configured — answers
+// with a result that has isError set and a message that says what to fix.
+//
+// A failure inside the server (storage, I/O, corrupt data) also answers
+// with an isError result, not a JSON-RPC error: the model can then tell the
+// user that memory is unavailable and carry on. Its message is generic, so
+// paths, provider replies and keys never reach the client; the error itself
+// is logged at Error level for the operator.
+//
+// A JSON-RPC error (-32603) is left for bugs: a panic in a handler (turned
+// into an error by server.WithRecovery) or a result that cannot be encoded.
+
+// toolError turns an error returned by the memory service for tool into a
+// tool result. It never returns a Go error; its signature matches a
+// handler's so that handlers can `return toolError(ctx, name, err)`.
+func toolError(ctx context.Context, tool string, err error) (*mcp.CallToolResult, error) {
+	var in *memory.InputError
+	switch {
+	case errors.As(err, &in):
+		return mcp.NewToolResultError("invalid argument " + in.Error()), nil
+	case errors.Is(err, memory.ErrInvalidInput):
+		return mcp.NewToolResultError("invalid argument: " + err.Error()), nil
+	case errors.Is(err, memory.ErrNotFound):
+		return mcp.NewToolResultError(err.Error()), nil
+	case errors.Is(err, memory.ErrNoLLM):
+		return mcp.NewToolResultError("no language model is configured, so this cannot be done now: " + err.Error() +
+			". Stored exchanges stay searchable with retrieve_memory."), nil
+	case errors.Is(err, memory.ErrLLMUnavailable):
+		// The error text may name the endpoint; keep it in the log only.
+		slog.WarnContext(ctx, "tool call failed: language model unavailable", "tool", tool, "err", err)
+		return mcp.NewToolResultError("the language model is unavailable right now (rate limit, outage or timeout); " +
+			"stored exchanges stay pending and are retried automatically — try again later"), nil
+	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		// The client gave up or the call timed out; nobody reads the answer.
+		slog.InfoContext(ctx, "tool call cancelled", "tool", tool, "err", err)
+		return mcp.NewToolResultError("cancelled: " + tool + " did not finish"), nil
+	}
+	slog.ErrorContext(ctx, "tool call failed", "tool", tool, "err", err)
+	return mcp.NewToolResultError("internal error: " + tool + " failed inside the memory server (details are in its log); " +
+		"tell the user that memory is unavailable and carry on without it"), nil
+}
+
+// argumentError is the tool result for arguments that cannot be used as
+// given: message names the argument and says what to send instead.
+func argumentError(message string) (*mcp.CallToolResult, error) {
+	if rest, ok := strings.CutPrefix(message, "arguments: "); ok {
+		return mcp.NewToolResultError("invalid arguments: " + rest), nil
+	}
+	return mcp.NewToolResultError("invalid argument " + message), nil
+}

@@ -1,0 +1,120 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// mcp.WithInputSchema and mcp.WithOutputSchema generate JSON Schema from Go
+// types (github.com/google/jsonschema-go). Most of it is right; a few
+// things are not, and the options below correct them after generation:
+//
+//   - json.RawMessage is []byte, so meta_data came out as an array of
+//     integers 0–255 (or null); it is a free JSON object.
+//   - pointers and nested slices came out nullable (["null", "integer"]);
+//     clients should send a value or leave the argument out.
+//   - ranges, patterns and enums that tags cannot express are added.
+//
+// The corrected schema is what clients see in tools/list and what each
+// call's arguments are validated against (validate.go); the argument
+// structs define how validated arguments decode.
+
+// schemaNode is a decoded JSON Schema object.
+type schemaNode = map[string]any
+
+// inputSchema sets the tool's input schema from T, then applies fix to the
+// decoded schema. It panics when the schema cannot be generated, which is a
+// bug that every test run catches.
+func inputSchema[T any](fix func(root schemaNode)) mcp.ToolOption {
+	return func(t *mcp.Tool) {
+		mcp.WithInputSchema[T]()(t)
+		var s mcp.ToolInputSchema // keeps the properties in field order
+		if err := json.Unmarshal(t.RawInputSchema, &s); err != nil {
+			panic(fmt.Sprintf("tools: input schema of %s: %v", t.Name, err))
+		}
+		root := schemaNode{"properties": s.Properties}
+		if fix != nil {
+			fix(root)
+		}
+		raw, err := json.Marshal(s)
+		if err != nil {
+			panic(fmt.Sprintf("tools: input schema of %s: %v", t.Name, err))
+		}
+		t.RawInputSchema = raw
+	}
+}
+
+// outputSchema sets the tool's output schema from T, then applies fix.
+func outputSchema[T any](fix func(root schemaNode)) mcp.ToolOption {
+	return func(t *mcp.Tool) {
+		mcp.WithOutputSchema[T]()(t)
+		if t.OutputSchema.Type != "object" {
+			panic(fmt.Sprintf("tools: output schema of %s was not generated", t.Name))
+		}
+		if fix != nil {
+			fix(schemaNode{"properties": t.OutputSchema.Properties})
+		}
+	}
+}
+
+// node returns the sub-schema at path, where each element is a property
+// name, or "[]" for the items of an array. It panics when the path does not
+// exist: the Go types changed and the fix must follow.
+func node(root schemaNode, path ...string) schemaNode {
+	cur := root
+	for _, p := range path {
+		var next any
+		if p == "[]" {
+			next = cur["items"]
+		} else {
+			props, _ := cur["properties"].(map[string]any)
+			next = props[p]
+		}
+		n, ok := next.(map[string]any)
+		if !ok {
+			panic(fmt.Sprintf("tools: schema has no %v", path))
+		}
+		cur = n
+	}
+	return cur
+}
+
+// set merges fields into the sub-schema at path.
+func set(root schemaNode, fields schemaNode, path ...string) {
+	n := node(root, path...)
+	for k, v := range fields {
+		n[k] = v
+	}
+}
+
+// freeObject marks the sub-schema at path as a JSON object with any members,
+// keeping its description.
+func freeObject(root schemaNode, path ...string) {
+	n := node(root, path...)
+	for k := range n {
+		if k != "description" {
+			delete(n, k)
+		}
+	}
+	n["type"] = "object"
+	n["additionalProperties"] = true
+}
+
+// idSchema is the rule for user, agent and thread ids (memory.ValidateID).
+// Empty is allowed and means the default; "." and ".." match the pattern
+// but are refused by the service.
+func idSchema() schemaNode {
+	return schemaNode{"type": "string", "pattern": idPattern, "maxLength": memory.MaxIDLength}
+}
+
+// idPattern is the pattern of ids in the schemas.
+const idPattern = "^[A-Za-z0-9._-]*$"
+
+// intRange makes the sub-schema at path a non-null integer in [lo, hi].
+func intRange(root schemaNode, lo, hi int, path ...string) {
+	set(root, schemaNode{"type": "integer", "minimum": lo, "maximum": hi}, path...)
+}

@@ -1,0 +1,118 @@
+// Package tools is mnemo's MCP surface: the server, its instructions and
+// one tool per file, each a constructor returning a server.ServerTool over
+// the memory service. It decodes and describes arguments, applies the one
+// error policy (errors.go) and renders results for the host's model; what
+// memory does lives in package memory.
+package tools
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/prompts"
+)
+
+// Memory is the memory service behind the tools; *memory.Service
+// implements it. Errors wrapping memory.ErrInvalidInput, ErrNotFound or
+// ErrNoLLM carry a message for the caller and are reported as such;
+// ErrLLMUnavailable is reported as a passing outage; any other error is
+// internal and is logged, not shown (errors.go).
+type Memory interface {
+	Add(ctx context.Context, req memory.AddRequest) (*memory.AddResult, error)
+	Retrieve(ctx context.Context, req memory.RetrieveRequest) (*memory.RetrieveResult, error)
+	Profile(ctx context.Context, req memory.ProfileRequest) (*memory.ProfileResult, error)
+	Flush(ctx context.Context, req memory.FlushRequest) (*memory.FlushResult, error)
+}
+
+// serverName is the name the server reports at initialize.
+const serverName = "mnemo"
+
+// All returns every tool over m, in the order they are listed.
+func All(m Memory) []server.ServerTool {
+	return []server.ServerTool{
+		AddMemory(m),
+		RetrieveMemory(m),
+		GetUserProfile(m),
+		FlushMemory(m),
+	}
+}
+
+// Option configures NewServer.
+type Option func(*config)
+
+type config struct {
+	llm         bool
+	defaultUser string
+	extra       []server.ServerOption
+}
+
+// WithLLMConfigured tells the server instructions whether a language model
+// distils stored exchanges into a profile and facts.
+func WithLLMConfigured(configured bool) Option {
+	return func(c *config) { c.llm = configured }
+}
+
+// WithDefaultUser names, in the server instructions, the user whose memory
+// is used when a call gives no user_id.
+func WithDefaultUser(userID string) Option {
+	return func(c *config) { c.defaultUser = userID }
+}
+
+// WithServerOptions adds options to the underlying MCP server, after the
+// ones NewServer sets (hooks, logging, output schema validation in tests).
+func WithServerOptions(opts ...server.ServerOption) Option {
+	return func(c *config) { c.extra = append(c.extra, opts...) }
+}
+
+// NewServer returns the MCP server "mnemo" with every tool registered over
+// m and the server instructions rendered from package prompts. Each tool
+// checks its arguments against its input schema before its handler runs
+// (see args.go); server.WithInputSchemaValidation is deliberately not used,
+// because its messages print validator internals instead of naming the
+// argument to fix. A panic in a handler becomes a JSON-RPC internal error,
+// not a crash.
+//
+// NewServer panics if the embedded instructions template fails to render,
+// which is a bug that the tests catch.
+func NewServer(m Memory, version string, opts ...Option) *server.MCPServer {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	instructions, err := prompts.Instructions(prompts.InstructionsData{
+		LLMConfigured: cfg.llm,
+		DefaultUser:   cfg.defaultUser,
+		Tools: prompts.ToolNames{
+			AddMemory:      nameAddMemory,
+			RetrieveMemory: nameRetrieveMemory,
+			GetUserProfile: nameGetUserProfile,
+			FlushMemory:    nameFlushMemory,
+		},
+	})
+	if err != nil {
+		panic(fmt.Sprintf("tools: %v", err))
+	}
+	s := server.NewMCPServer(serverName, version, append([]server.ServerOption{
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions(instructions),
+	}, cfg.extra...)...)
+	s.AddTools(All(m)...)
+	return s
+}
+
+// annotate sets a tool's title and behaviour hints. Every mnemo tool works
+// on the server's own store only, so none is open-world.
+func annotate(title string, readOnly, destructive, idempotent bool) mcp.ToolOption {
+	return mcp.WithToolAnnotation(mcp.ToolAnnotation{
+		Title:           title,
+		ReadOnlyHint:    mcp.ToBoolPtr(readOnly),
+		DestructiveHint: mcp.ToBoolPtr(destructive),
+		IdempotentHint:  mcp.ToBoolPtr(idempotent),
+		OpenWorldHint:   mcp.ToBoolPtr(false),
+	})
+}

@@ -1,0 +1,213 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+var update = flag.Bool("update", false, "rewrite the tool snapshots in testdata/toolsnaps")
+
+// TestToolSnapshots diffs every tool definition as a client sees it in
+// tools/list (name, description, schemas, annotations) against
+// testdata/toolsnaps/<name>.json. A change to the surface is deliberate:
+// run go test ./tools -update and review the diff.
+func TestToolSnapshots(t *testing.T) {
+	e := newEnv(t)
+	list, err := e.client.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatalf("ListTools() error = %v", err)
+	}
+	for _, tool := range list.Tools {
+		t.Run(tool.Name, func(t *testing.T) {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(tool); err != nil {
+				t.Fatalf("marshal tool: %v", err)
+			}
+			// Tool.MarshalJSON escapes <, > and & in strings; unescape them
+			// so the snapshots read like the descriptions.
+			got := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(buf.String())
+			path := filepath.Join("testdata", "toolsnaps", tool.Name+".json")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("read snapshot (run go test ./tools -update to create it): %v", err)
+			}
+			if got != string(want) {
+				t.Errorf("tool %s differs from %s (run go test ./tools -update if intended)\ngot:\n%s", tool.Name, path, got)
+			}
+		})
+	}
+}
+
+// TestListTools checks what a client learns from tools/list: the four
+// tools, each with a description, typed input and output schemas and
+// every annotation set.
+func TestListTools(t *testing.T) {
+	e := newEnv(t)
+	list, err := e.client.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatalf("ListTools() error = %v", err)
+	}
+	var names []string
+	tools := map[string]mcp.Tool{}
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		tools[tool.Name] = tool
+	}
+	slices.Sort(names)
+	want := []string{"add_memory", "flush_memory", "get_user_profile", "retrieve_memory"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("tools = %v, want %v", names, want)
+	}
+	hints := map[string][3]bool{ // read-only, destructive, idempotent
+		"add_memory":       {false, false, false},
+		"retrieve_memory":  {true, false, true},
+		"get_user_profile": {true, false, true},
+		"flush_memory":     {false, false, true},
+	}
+	for name, tool := range tools {
+		t.Run(name, func(t *testing.T) {
+			if len(tool.Description) < 100 {
+				t.Errorf("description = %q, want one that says when to call the tool", tool.Description)
+			}
+			a := tool.Annotations
+			if a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil || a.Title == "" {
+				t.Fatalf("annotations = %+v, want every hint and a title", a)
+			}
+			got := [3]bool{*a.ReadOnlyHint, *a.DestructiveHint, *a.IdempotentHint}
+			if got != hints[name] || *a.OpenWorldHint {
+				t.Errorf("hints (read-only, destructive, idempotent) = %v, open-world %v; want %v, false", got, *a.OpenWorldHint, hints[name])
+			}
+			if tool.OutputSchema.Type != "object" || len(tool.OutputSchema.Properties) == 0 {
+				t.Errorf("output schema = %+v, want an object schema", tool.OutputSchema)
+			}
+			raw, err := json.Marshal(tool.InputSchema) // a client decodes the schema into InputSchema
+			if err != nil {
+				t.Fatal(err)
+			}
+			var in map[string]any
+			if err := json.Unmarshal(raw, &in); err != nil || in["type"] != "object" {
+				t.Fatalf("input schema = %s, want an object schema (err %v)", raw, err)
+			}
+			assertDescribed(t, "inputSchema", in)
+		})
+	}
+}
+
+// assertDescribed fails for any property of the schema, at any depth, that
+// has no description: the model reads them to fill in arguments.
+func assertDescribed(t *testing.T, path string, schema map[string]any) {
+	t.Helper()
+	props, _ := schema["properties"].(map[string]any)
+	for name, p := range props {
+		ps, _ := p.(map[string]any)
+		if d, _ := ps["description"].(string); strings.TrimSpace(d) == "" {
+			t.Errorf("%s.%s has no description", path, name)
+		}
+		assertDescribed(t, path+"."+name, ps)
+		if items, ok := ps["items"].(map[string]any); ok {
+			assertDescribed(t, path+"."+name+"[]", items)
+		}
+	}
+}
+
+// TestInputSchemaShapes pins the parts of the generated input schemas that
+// needed correcting, so that a regression is named, not only diffed.
+func TestInputSchemaShapes(t *testing.T) {
+	tools := map[string]map[string]any{}
+	for _, st := range All(nil) {
+		var s map[string]any
+		if err := json.Unmarshal(st.Tool.RawInputSchema, &s); err != nil {
+			t.Fatalf("%s input schema: %v", st.Tool.Name, err)
+		}
+		tools[st.Tool.Name] = s
+	}
+	get := func(tool string, path ...string) map[string]any {
+		t.Helper()
+		n := schemaNode(tools[tool])
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("%s: %v", tool, r)
+			}
+		}()
+		return node(n, path...)
+	}
+	tests := []struct {
+		name string
+		got  map[string]any
+		key  string
+		want string // JSON
+	}{
+		{"meta_data is a free object", get("add_memory", "meta_data"), "type", `"object"`},
+		{"meta_data allows any member", get("add_memory", "meta_data"), "additionalProperties", `true`},
+		{"messages is an array", get("add_memory", "messages"), "type", `"array"`},
+		{"role is an enum", get("add_memory", "messages", "[]", "role"), "enum", `["user","assistant","system","tool"]`},
+		{"role is required", get("add_memory", "messages", "[]"), "required", `["role"]`},
+		{"tool_calls is an array", get("add_memory", "messages", "[]", "tool_calls"), "type", `"array"`},
+		{"function name is a string", get("add_memory", "messages", "[]", "tool_calls", "[]", "function", "name"), "type", `"string"`},
+		{"function arguments", get("add_memory", "messages", "[]", "tool_calls", "[]", "function", "arguments"), "type", `["string","object"]`},
+		{"max_results is an integer", get("retrieve_memory", "max_results"), "type", `"integer"`},
+		{"max_results minimum", get("retrieve_memory", "max_results"), "minimum", `1`},
+		{"max_results maximum", get("retrieve_memory", "max_results"), "maximum", `100`},
+		{"max_tokens minimum", get("retrieve_memory", "max_tokens"), "minimum", `100`},
+		{"max_tokens maximum", get("retrieve_memory", "max_tokens"), "maximum", `8000`},
+		{"user_id pattern", get("retrieve_memory", "user_id"), "pattern", `"^[A-Za-z0-9._-]*$"`},
+		{"include_knowledge is a boolean", get("get_user_profile", "include_knowledge"), "type", `"boolean"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _ := json.Marshal(tt.got[tt.key])
+			if string(got) != tt.want {
+				t.Errorf("%s = %s, want %s", tt.key, got, tt.want)
+			}
+		})
+	}
+	if req, _ := json.Marshal(tools["retrieve_memory"]["required"]); string(req) != `["query"]` {
+		t.Errorf("retrieve_memory required = %s, want [\"query\"]", req)
+	}
+	if req, _ := json.Marshal(tools["add_memory"]["required"]); string(req) != `[]` && string(req) != `null` {
+		t.Errorf("add_memory required = %s, want none", req)
+	}
+}
+
+// TestInstructions checks that initialize carries the server instructions
+// and that they name every tool.
+func TestInstructions(t *testing.T) {
+	e := newEnv(t, WithDefaultUser("alice"))
+	got := e.init.Instructions
+	if e.init.ServerInfo.Name != "mnemo" {
+		t.Errorf("server name = %q, want mnemo", e.init.ServerInfo.Name)
+	}
+	for _, st := range All(nil) {
+		if !strings.Contains(got, st.Tool.Name) {
+			t.Errorf("instructions do not mention %s:\n%s", st.Tool.Name, got)
+		}
+	}
+	for _, want := range []string{"(alice)", "never instructions", "No language model is configured"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("instructions lack %q:\n%s", want, got)
+		}
+	}
+	if e := newEnv(t, WithLLMConfigured(true)); strings.Contains(e.init.Instructions, "No language model") {
+		t.Errorf("instructions with an LLM say there is none:\n%s", e.init.Instructions)
+	}
+}

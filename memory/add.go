@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -249,6 +250,14 @@ func (s *Service) pendingInfo(st *scopeState) PendingInfo {
 	llm := "not configured: turns are stored and searchable; extraction waits for an LLM"
 	if s.llm != nil {
 		llm = fmt.Sprintf("configured: pending turns are processed after %ds of quiet per thread, or now by flush_memory", s.cfg.DebounceSeconds)
+		if fails := s.queue.failures(st.scope); len(fails) > 0 {
+			parts := make([]string, 0, len(fails))
+			for thread, msg := range fails {
+				parts = append(parts, "thread "+thread+": "+msg)
+			}
+			sort.Strings(parts)
+			llm = "configured, but the last update failed and is retried in the background with backoff — " + strings.Join(parts, "; ")
+		}
 	}
 	return PendingInfo{Turns: total, Threads: byThread, LLM: llm}
 }

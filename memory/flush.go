@@ -79,7 +79,7 @@ func (s *Service) Flush(ctx context.Context, req FlushRequest) (*FlushResult, er
 		if req.Progress != nil {
 			req.Progress(i, len(order), fmt.Sprintf("updating memory from thread %s", thread))
 		}
-		rep, err := s.queue.run(ctx, scope, thread)
+		rep, err := s.queue.run(ctx, scope, thread, false)
 		if rep != nil {
 			res.TurnsProcessed += rep.TurnsProcessed
 			res.FactsAdded = append(res.FactsAdded, rep.FactsAdded...)

@@ -23,8 +23,7 @@ type queueEntry struct {
 	thread   string
 	signals  Signals
 	timer    *time.Timer
-	attempts int    // failed updates in a row, for backoff
-	lastErr  string // why the last update failed
+	attempts int // failed updates in a row, for backoff
 }
 
 // queue debounces pending work per thread and runs it with bounded
@@ -98,9 +97,7 @@ func (q *queue) fire(key queueKey, e *queueEntry) {
 	q.mu.Unlock()
 	go func() {
 		defer q.running.Done()
-		q.sem <- struct{}{}
-		defer func() { <-q.sem }()
-		_, err := q.run(q.svc.bgCtx, e.scope, e.thread)
+		_, err := q.run(q.svc.bgCtx, e.scope, e.thread, true)
 		if err != nil {
 			q.failed(e, err)
 		}
@@ -152,11 +149,21 @@ func (q *queue) take(scope Scope, thread string) []*queueEntry {
 	return out
 }
 
-// lastError returns why the last update of a thread failed, if it did.
-func (q *queue) lastError(scope Scope, thread string) string {
+// failures returns why the last update of each failing thread of a scope
+// failed.
+func (q *queue) failures(scope Scope) map[string]string {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.lastErrors[queueKey{scope.Key(), thread}]
+	var out map[string]string
+	for k, msg := range q.lastErrors {
+		if k.scope == scope.Key() {
+			if out == nil {
+				out = make(map[string]string)
+			}
+			out[k.thread] = msg
+		}
+	}
+	return out
 }
 
 // scopeLock returns the one-slot semaphore that serialises updates of one
@@ -174,8 +181,10 @@ func (q *queue) scopeLock(scope Scope) chan struct{} {
 
 // run updates one thread of a scope, waiting for any update of the same
 // scope that is in progress (a flush during an update is queued behind
-// it, not dropped).
-func (q *queue) run(ctx context.Context, scope Scope, thread string) (*threadReport, error) {
+// it, not dropped). Background runs (bounded) also take a slot of the
+// parallelism limit, after the scope lock, so a scope waiting on itself
+// never holds a slot another scope could use.
+func (q *queue) run(ctx context.Context, scope Scope, thread string, bounded bool) (*threadReport, error) {
 	lock := q.scopeLock(scope)
 	select {
 	case lock <- struct{}{}:
@@ -183,6 +192,14 @@ func (q *queue) run(ctx context.Context, scope Scope, thread string) (*threadRep
 		return nil, fmt.Errorf("wait for running update of %s: %w", scope.Key(), ctx.Err())
 	}
 	defer func() { <-lock }()
+	if bounded {
+		select {
+		case q.sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for an update slot: %w", ctx.Err())
+		}
+		defer func() { <-q.sem }()
+	}
 	rep, err := q.svc.updateThread(ctx, scope, thread)
 	q.mu.Lock()
 	if err == nil {
@@ -210,7 +227,7 @@ func (q *queue) close(ctx context.Context) {
 		if ctx.Err() != nil {
 			break
 		}
-		if _, err := q.run(ctx, e.scope, e.thread); err != nil {
+		if _, err := q.run(ctx, e.scope, e.thread, false); err != nil {
 			q.svc.log.Warn("memory update at shutdown failed; turns stay pending", "scope", e.scope.Key(), "thread", e.thread, "err", err)
 		}
 	}

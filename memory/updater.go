@@ -117,6 +117,11 @@ func (s *Service) updateBatch(ctx context.Context, scope Scope, thread string, b
 	if err != nil {
 		return ApplyReport{}, fmt.Errorf("parse llm reply: %w", err)
 	}
+	if len(upd.Sections) == 0 && len(upd.NewFacts) == 0 && len(upd.FactsToRemove) == 0 && len(upd.Notes) > 0 {
+		// Everything the model sent was invalid: keep the turns pending
+		// rather than marking them processed with nothing learned.
+		return ApplyReport{}, fmt.Errorf("parse llm reply: %w: nothing in it was usable (%s)", ErrBadReply, strings.Join(upd.Notes, "; "))
+	}
 	first, last := batch[0].Seq, batch[len(batch)-1].Seq
 	var report ApplyReport
 	_, err = s.store.UpdateDocument(context.WithoutCancel(ctx), scope, func(d *Document) error {

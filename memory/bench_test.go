@@ -1,0 +1,139 @@
+package memory_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/files"
+	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
+)
+
+// benchVocab is a small conversational vocabulary; texts draw from it with
+// a skewed distribution so that term statistics look like real chat.
+var benchVocab = strings.Fields(`i you we the a to and of in is it that for on with my this was have
+	be are not at but so do can what how when where why will would like just about get know think
+	go trip kyoto paris berlin coffee tea dog cat garden guitar piano running marathon yoga book
+	novel painting photo camera wedding birthday sister brother mother father friend job interview
+	manager project deadline release database migration server bug test deploy python golang rust
+	recipe pasta curry vegan dinner lunch weekend holiday beach mountain hiking camping concert
+	movie series music band album school class exam teacher student university degree research
+	paper conference talk meeting budget salary house apartment rent move city car bike train`)
+
+func benchText(r *rand.Rand, n int) string {
+	var sb strings.Builder
+	for i := range n {
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		// Squaring a uniform draw skews toward the frequent head of the list.
+		f := r.Float64()
+		sb.WriteString(benchVocab[int(f*f*float64(len(benchVocab)))])
+	}
+	return sb.String()
+}
+
+func newBenchService(b *testing.B, dir string) *memory.Service {
+	b.Helper()
+	store, err := files.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	counter, err := tiktoken.New("cl100k_base")
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc, err := memory.NewService(memory.DefaultConfig(), store, counter)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return svc
+}
+
+// fill stores n exchanges through the service (32 per call to keep setup quick).
+func fill(b *testing.B, svc *memory.Service, n int) {
+	b.Helper()
+	r := rand.New(rand.NewPCG(7, uint64(n)))
+	for i := 0; i < n; i += 32 {
+		var msgs []memory.Message
+		for j := i; j < min(n, i+32); j++ {
+			msgs = append(msgs,
+				memory.Message{Role: memory.RoleUser, Content: fmt.Sprintf("%s (note %d)", benchText(r, 25), j)},
+				memory.Message{Role: memory.RoleAssistant, Content: benchText(r, 35)})
+		}
+		if _, err := svc.Add(context.Background(), memory.AddRequest{ThreadID: fmt.Sprintf("t%d", i/320), Messages: msgs}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAdd measures one add_memory (one exchange, fsynced) into a scope
+// that already holds n exchanges: the cost must stay flat as n grows.
+func BenchmarkAdd(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("stored=%d", n), func(b *testing.B) {
+			svc := newBenchService(b, b.TempDir())
+			fill(b, svc, n)
+			r := rand.New(rand.NewPCG(1, 1))
+			req := memory.AddRequest{ThreadID: "bench", UserInput: benchText(r, 25), AgentResponse: benchText(r, 35)}
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := svc.Add(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRetrieve measures one retrieve_memory (search, facts, recent
+// window and injection text) over n stored exchanges.
+func BenchmarkRetrieve(b *testing.B) {
+	sizes := []int{1000, 10000}
+	if !testing.Short() {
+		sizes = append(sizes, 100000)
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("stored=%d", n), func(b *testing.B) {
+			svc := newBenchService(b, b.TempDir())
+			fill(b, svc, n)
+			queries := []string{
+				"When is my sister's wedding in Kyoto?",
+				"What did the manager say about the database migration deadline?",
+				"Which novel was I reading on the beach holiday?",
+				"how is the marathon training going",
+			}
+			i := 0
+			b.ResetTimer()
+			for b.Loop() {
+				q := queries[i%len(queries)]
+				i++
+				if _, err := svc.Retrieve(context.Background(), memory.RetrieveRequest{ThreadID: "t0", Query: q}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRebuild measures what a restart costs: loading and indexing a
+// scope of n exchanges from its turn log on first use.
+func BenchmarkRebuild(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("stored=%d", n), func(b *testing.B) {
+			dir := b.TempDir()
+			fill(b, newBenchService(b, dir), n)
+			b.ResetTimer()
+			for b.Loop() {
+				svc := newBenchService(b, dir)
+				if _, err := svc.Profile(context.Background(), memory.ProfileRequest{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,14 +32,17 @@ type Config struct {
 	origin map[string]string
 }
 
-// LLMConfig is the OpenAI-compatible endpoint of the memory updater. It is
-// read and validated now and wired once the updater lands.
+// LLMConfig is the OpenAI-compatible endpoint of the memory updater.
 type LLMConfig struct {
 	BaseURL string
 	APIKey  string
 	Model   string
 	Timeout time.Duration
 }
+
+// Configured reports whether an endpoint was given: a base URL (local
+// servers need no key) or an API key (for the default OpenAI URL).
+func (c LLMConfig) Configured() bool { return c.BaseURL != "" || c.APIKey != "" }
 
 // defaultConfig returns the defaults of every setting except data_dir,
 // which depends on the machine and is resolved last.
@@ -52,6 +57,10 @@ func defaultConfig() *Config {
 
 // errHelp is returned by loadConfig when --help or -h was given.
 var errHelp = errors.New("help requested")
+
+// errNoDataDir is the error of a command that needs a data directory when
+// none is configured and there is no home directory to put the default in.
+var errNoDataDir = errors.New("no data directory: there is no home directory (HOME) for the default; set --data-dir or MNEMO_DATA_DIR")
 
 // errUsage marks a command-line error the flag package already reported.
 var errUsage = errors.New("usage error")
@@ -143,7 +152,8 @@ func (c *Config) applyFile(path, from string) error {
 		return fmt.Errorf("config file %s: must be one JSON object like {\"debounce_seconds\": 10}: %w", path, err)
 	}
 	where := "config file " + path
-	for key, raw := range values {
+	for _, key := range slices.Sorted(maps.Keys(values)) {
+		raw := values[key]
 		s := lookupSetting(key)
 		if s == nil {
 			return fmt.Errorf("%s: unknown setting %q%s (run 'mnemo help' for the list)", where, key, suggest(key))
@@ -225,7 +235,8 @@ func editDistance(a, b string) int {
 }
 
 // resolveDataDir fills in the platform default when data_dir was not
-// given, expands a leading ~ and makes the path absolute.
+// given, expands a leading ~ and makes the path absolute. Without a data_dir
+// and a home directory it leaves DataDir empty.
 func (c *Config) resolveDataDir(goos string, getenv func(string) string) error {
 	home := getenv("HOME")
 	if goos == "windows" {
@@ -235,7 +246,7 @@ func (c *Config) resolveDataDir(goos string, getenv func(string) string) error {
 	if dir == "" {
 		d, err := defaultDataDir(goos, getenv, home)
 		if err != nil {
-			return err
+			return nil // no default here; the commands that need one say so
 		}
 		dir = d
 	}
@@ -266,7 +277,7 @@ func defaultDataDir(goos string, getenv func(string) string, home string) (strin
 		}
 	}
 	if home == "" {
-		return "", errors.New("no home directory to put the default data_dir in; set --data-dir or MNEMO_DATA_DIR")
+		return "", errNoDataDir
 	}
 	switch goos {
 	case "windows":

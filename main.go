@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -29,6 +30,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/files"
+	"github.com/mnemo-mcp/mnemo/memory/openai"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 	"github.com/mnemo-mcp/mnemo/tools"
 )
@@ -85,6 +87,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return exitUsage
 	}
 
+	if cmd == "serve" && cfg.DataDir == "" {
+		fmt.Fprintf(stderr, "mnemo: %v\n", errNoDataDir)
+		return exitUsage
+	}
+
 	level := cfg.LogLevel
 	if _, set := cfg.origin["log_level"]; cmd == "demo" && !set {
 		level = slog.LevelWarn // keep the demo's terminal output readable
@@ -116,7 +123,13 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 	stdio.SetErrorLogger(slog.NewLogLogger(log.Handler(), slog.LevelError))
 	log.Info("serving MCP on stdio",
 		"version", version(), "data_dir", cfg.DataDir, "user_id", cfg.Memory.UserID,
-		"token_encoding", cfg.Memory.TokenEncoding, "llm", "not configured (turns are stored and searchable; extraction lands with the updater)")
+		"token_encoding", cfg.Memory.TokenEncoding, "llm", llmState(cfg))
+
+	if f, ok := stdin.(*os.File); ok {
+		if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
+			log.Warn("stdin is a terminal: mnemo serve expects an MCP host on stdin/stdout; try 'mnemo demo' or 'mnemo help'")
+		}
+	}
 
 	// Resume the updates that were pending when the last process stopped,
 	// without delaying the first answers.
@@ -156,11 +169,32 @@ func openService(cfg *Config, log *slog.Logger) (*memory.Service, func() error, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("open data dir %s: %w", cfg.DataDir, err)
 	}
-	tokens, err := tiktoken.New(cfg.Memory.TokenEncoding)
+	tokens, err := tiktoken.NewLazy(cfg.Memory.TokenEncoding)
 	if err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("load token encoding %s: %w", cfg.Memory.TokenEncoding, err), store.Close())
 	}
-	svc, err := memory.NewService(cfg.Memory, store, tokens, memory.WithLogger(log))
+	// Loading the BPE ranks takes ~100 ms: do it while the host initializes
+	// instead of before the first answer.
+	go func() {
+		if err := tokens.Load(); err != nil {
+			log.Error("cannot load the token encoding; token counts are estimated", "err", err)
+		}
+	}()
+	opts := []memory.Option{memory.WithLogger(log)}
+	if cfg.LLM.Configured() {
+		llm, err := openai.New(openai.Config{
+			BaseURL: cfg.LLM.BaseURL,
+			APIKey:  cfg.LLM.APIKey,
+			Model:   cfg.LLM.Model,
+			Timeout: cfg.LLM.Timeout,
+			Logger:  log,
+		})
+		if err != nil {
+			return nil, nil, errors.Join(fmt.Errorf("set up llm endpoint: %w", err), store.Close())
+		}
+		opts = append(opts, memory.WithLLM(llm))
+	}
+	svc, err := memory.NewService(cfg.Memory, store, tokens, opts...)
 	if err != nil {
 		return nil, nil, errors.Join(err, store.Close())
 	}
@@ -172,8 +206,25 @@ func openService(cfg *Config, log *slog.Logger) (*memory.Service, func() error, 
 func newMCPServer(svc *memory.Service, cfg *Config) *server.MCPServer {
 	return tools.NewServer(svc, version(),
 		tools.WithDefaultUser(cfg.Memory.UserID),
-		tools.WithLLMConfigured(false), // the LLM updater is not wired yet
+		tools.WithLLMConfigured(cfg.LLM.Configured()),
 	)
+}
+
+// llmState describes the updater's model for the start-up log line; it
+// never includes the API key.
+func llmState(cfg *Config) string {
+	if !cfg.LLM.Configured() {
+		return "not configured (turns are stored and searchable; extraction waits for an endpoint)"
+	}
+	base := cfg.LLM.BaseURL
+	if base == "" {
+		base = openai.DefaultBaseURL
+	}
+	if u, err := url.Parse(base); err == nil {
+		u.User = nil // never log credentials embedded in the URL
+		base = u.Redacted()
+	}
+	return cfg.LLM.Model + " at " + base
 }
 
 // version is the module version stamped by the go command ("go install

@@ -20,7 +20,7 @@ import (
 type setting struct {
 	name   string
 	group  string
-	kind   string // value shape for help: N, X, DURATION, TEXT, DIR, URL or one of a list
+	kind   string // value shape shown in help: N, X, DURATION, DIR, URL, ... or the allowed values
 	doc    string
 	rng    string // documented range; empty when any value of the kind is fine
 	defDoc string // default shown in help when it depends on the machine
@@ -42,7 +42,7 @@ const (
 	groupStorage = "Storage and identity"
 	groupMemory  = "Memory pipeline"
 	groupLimits  = "Limits per call"
-	groupLLM     = "LLM updater (an OpenAI-compatible endpoint; read and checked, not used by this build yet)"
+	groupLLM     = "LLM updater (an OpenAI-compatible endpoint; set llm_base_url or llm_api_key to enable extraction)"
 	groupProcess = "Process"
 )
 

@@ -111,16 +111,12 @@ func (s *Service) buildInjection(st *scopeState, in injectionInput) (string, int
 	b.offer(pages...)
 	b.offer(recent...)
 
-	text := render(b.taken)
-	n := s.countTokens(st, text)
-	for n > in.Budget && len(b.taken) > 0 {
-		// Token counts of lines do not add up exactly across line breaks;
-		// drop the last item taken until the whole text fits.
-		b.taken = b.taken[:len(b.taken)-1]
-		text = render(b.taken)
-		n = s.countTokens(st, text)
-	}
-	return text, n
+	// The sum of the parts is the exact count of the whole: every part ends
+	// with a newline and the next starts with a non-space character, and
+	// the tiktoken pre-tokenizers (cl100k_base, o200k_base) never join a
+	// newline with a following non-space character into one piece, so BPE
+	// never merges across parts.
+	return render(b.taken), b.used
 }
 
 // budgeter accumulates items while their estimated cost fits the budget.
@@ -141,7 +137,7 @@ func (b *budgeter) offer(items ...injItem) bool {
 	for _, it := range items {
 		cost := b.count(it.line + "\n")
 		if it.section != secHeader && !b.open[it.section] {
-			cost += b.count("\n" + sectionHeadings[it.section] + "\n")
+			cost += b.count(sectionHeadings[it.section] + "\n")
 		}
 		if b.used+cost > b.budget {
 			all = false
@@ -169,7 +165,7 @@ func render(taken []injItem) string {
 		}
 		sortItems(items)
 		if sec != secHeader {
-			sb.WriteString("\n" + sectionHeadings[sec] + "\n")
+			sb.WriteString(sectionHeadings[sec] + "\n")
 		}
 		for _, it := range items {
 			sb.WriteString(it.line)

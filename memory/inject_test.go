@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ func mustCounter(tb testing.TB) TokenCounter {
 func newTestService(tb testing.TB, store Store, opts ...Option) *Service {
 	tb.Helper()
 	cfg := DefaultConfig()
+	opts = append([]Option{WithLogger(slog.New(slog.DiscardHandler))}, opts...)
 	s, err := NewService(cfg, store, mustCounter(tb), opts...)
 	if err != nil {
 		tb.Fatalf("NewService() = %v", err)

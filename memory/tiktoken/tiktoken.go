@@ -47,7 +47,7 @@ var useOfflineLoader = sync.OnceFunc(func() {
 // embedded BPE files. It is safe for concurrent use.
 type Counter struct {
 	name string
-	tk   *tkgo.Tiktoken
+	enc  *encoding
 }
 
 // New returns a Counter for the named encoding: "cl100k_base" (also when
@@ -58,18 +58,42 @@ func New(encoding string) (*Counter, error) {
 	if encoding == "" {
 		encoding = CL100kBase
 	}
+	c, err := NewLazy(encoding)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Load(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// NewLazy returns a Counter for the named encoding without loading its
+// ranks: the first Count (or Load) does. A server calls Load in the
+// background so that it can answer the host before the ranks are ready.
+func NewLazy(encoding string) (*Counter, error) {
+	if encoding == "" {
+		encoding = CL100kBase
+	}
 	e, ok := encodings[encoding]
 	if !ok {
 		return nil, fmt.Errorf("unknown tiktoken encoding %q: want %q or %q", encoding, CL100kBase, O200kBase)
 	}
+	return &Counter{name: encoding, enc: e}, nil
+}
+
+// Load loads the encoding's ranks if that has not happened yet, waiting
+// for a load already in progress.
+func (c *Counter) Load() error {
+	e := c.enc
 	e.once.Do(func() {
 		useOfflineLoader()
-		e.tk, e.err = tkgo.GetEncoding(encoding)
+		e.tk, e.err = tkgo.GetEncoding(c.name)
 	})
 	if e.err != nil {
-		return nil, fmt.Errorf("load tiktoken encoding %s: %w", encoding, e.err)
+		return fmt.Errorf("load tiktoken encoding %s: %w", c.name, e.err)
 	}
-	return &Counter{name: encoding, tk: e.tk}, nil
+	return nil
 }
 
 // Chunk sizes for Count, in bytes. tiktoken-go's pre-tokenizer and BPE merge
@@ -90,7 +114,14 @@ const (
 // Han text without punctuation): those are counted in 1 KiB parts, which
 // gives a count within a few percent, usually slightly higher. This keeps
 // Count linear in len(text).
+//
+// The ranks are embedded in the binary, so loading them cannot fail short
+// of a broken build; if it did, Count falls back to one token per three
+// bytes, an overestimate for every common script, so budgets still hold.
 func (c *Counter) Count(text string) int {
+	if c.Load() != nil {
+		return (len(text) + 2) / 3
+	}
 	return c.count(text, minChunk, maxChunk)
 }
 
@@ -102,14 +133,14 @@ func (c *Counter) count(text string, lo, hi int) int {
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if i-start >= lo && (i-start >= hi || splitsPieces(prev, r)) {
-			n += len(c.tk.EncodeOrdinary(text[start:i]))
+			n += len(c.enc.tk.EncodeOrdinary(text[start:i]))
 			start = i
 		}
 		prev = r
 		i += size
 	}
 	if start < len(text) {
-		n += len(c.tk.EncodeOrdinary(text[start:]))
+		n += len(c.enc.tk.EncodeOrdinary(text[start:]))
 	}
 	return n
 }

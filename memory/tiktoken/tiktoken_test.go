@@ -78,7 +78,7 @@ func TestNew(t *testing.T) {
 		}
 	}
 	a, b := mustNew(t, CL100kBase), mustNew(t, CL100kBase)
-	if a.tk != b.tk {
+	if a.enc.tk != b.enc.tk {
 		t.Error("two Counters for cl100k_base loaded the encoding twice")
 	}
 }
@@ -146,8 +146,8 @@ func TestCountMatchesEncoder(t *testing.T) {
 	for _, enc := range []string{CL100kBase, O200kBase} {
 		c := mustNew(t, enc)
 		for _, s := range samples {
-			tokens := c.tk.EncodeOrdinary(s)
-			if got := c.tk.Decode(tokens); got != s {
+			tokens := c.enc.tk.EncodeOrdinary(s)
+			if got := c.enc.tk.Decode(tokens); got != s {
 				t.Errorf("%s: Decode(Encode(%.40q)) = %.40q, want the input back", enc, s, got)
 			}
 			want := len(tokens)
@@ -174,7 +174,7 @@ func TestSpecialTokensAreText(t *testing.T) {
 			if n < 2 {
 				t.Errorf("%s: Count(%q) = %d, want it counted as ordinary text (several tokens)", enc, s, n)
 			}
-			if slices.Contains(c.tk.EncodeOrdinary(s), eot) {
+			if slices.Contains(c.enc.tk.EncodeOrdinary(s), eot) {
 				t.Errorf("%s: %q encoded to the special token %d", enc, s, eot)
 			}
 		}
@@ -195,7 +195,7 @@ func TestLongRuns(t *testing.T) {
 	}
 	c := mustNew(t, CL100kBase)
 	for _, s := range runs {
-		want := len(c.tk.EncodeOrdinary(s))
+		want := len(c.enc.tk.EncodeOrdinary(s))
 		got := c.Count(s)
 		cuts := len(s) / maxChunk
 		if got < want-cuts || float64(got) > float64(want)*1.05+float64(cuts) {
@@ -238,7 +238,7 @@ func FuzzCount(f *testing.F) {
 			return // the encoder is quadratic in piece length; keep runs fast
 		}
 		for _, c := range []*Counter{cl, o2} {
-			want := len(c.tk.EncodeOrdinary(s))
+			want := len(c.enc.tk.EncodeOrdinary(s))
 			if got := c.count(s, 1, math.MaxInt); got != want {
 				t.Errorf("%s: count(%q) cut at every boundary = %d, want %d", c.name, s, got, want)
 			}

@@ -7,6 +7,10 @@
 //
 //	mnemo [serve] [flags]   serve MCP over stdin/stdout (what hosts run)
 //	mnemo demo [flags]      run a scripted conversation through the real server
+//	mnemo rollback [--user U] [--agent A] [--list | --to N]
+//	                        list or restore earlier versions of a memory
+//	mnemo forget --user U [--agent A] --yes
+//	                        delete a user's (or one agent's) memory
 //	mnemo version           print the version
 //	mnemo help              list every flag, environment variable and default
 //
@@ -64,6 +68,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	switch cmd {
 	case "serve", "demo":
+	case "rollback", "forget":
+		return runAdmin(ctx, cmd, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "mnemo", version())
 		return exitOK
@@ -165,7 +171,7 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 // openService wires the file store, the token counter and the memory
 // service. The returned func closes the store.
 func openService(cfg *Config, log *slog.Logger) (*memory.Service, func() error, error) {
-	store, err := files.Open(cfg.DataDir, files.WithLogger(log))
+	store, err := files.Open(cfg.DataDir, files.WithLogger(log), files.WithVersions(cfg.Memory.MemoryVersions))
 	if err != nil {
 		return nil, nil, fmt.Errorf("open data dir %s: %w", cfg.DataDir, err)
 	}

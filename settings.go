@@ -54,6 +54,8 @@ var settings = []setting{
 		"$XDG_DATA_HOME/mnemo or ~/.local/share/mnemo (Linux), ~/Library/Application Support/mnemo (macOS), %LocalAppData%\\mnemo (Windows)"),
 	textSetting(groupStorage, "user_id", "ID", func(c *Config) *string { return &c.Memory.UserID }, checkID("user_id"),
 		"User whose memory is used when a tool call names none: letters, digits, '.', '_', '-' (1-128)."),
+	intSetting(groupStorage, "memory_versions", func(c *Config) *int { return &c.Memory.MemoryVersions }, 0, 100,
+		"Earlier versions of each memory.json kept in versions/ so that a bad update can be undone with 'mnemo rollback'; 0 keeps none."),
 
 	intSetting(groupMemory, "debounce_seconds", func(c *Config) *int { return &c.Memory.DebounceSeconds }, 1, 300,
 		"Seconds a conversation must be quiet before its new turns go to the memory updater."),
@@ -298,6 +300,12 @@ Usage:
   mnemo demo [flags]      run a scripted conversation through the real server and
                           show what is stored and retrieved (in a temporary data
                           dir unless --data-dir is given)
+  mnemo rollback [--user U] [--agent A] [--list | --to N]
+                          list the kept versions of a memory, or restore
+                          revision N (the restore is itself undoable)
+  mnemo forget --user U [--agent A] --yes
+                          delete a user's memory (every agent's too, unless
+                          --agent names one); run it while no server is up
   mnemo version           print the version
   mnemo help              show this help
 

@@ -48,6 +48,9 @@ type Config struct {
 	UpdateConcurrency int
 	// FlushTimeout bounds how long flush_memory waits for updates.
 	FlushTimeout time.Duration
+	// MemoryVersions is how many earlier memory documents are kept per
+	// scope so that a bad update can be rolled back (mnemo rollback).
+	MemoryVersions int
 	// Limits on what one call may carry.
 	MaxMessageBytes  int
 	MaxMessages      int
@@ -80,6 +83,7 @@ func DefaultConfig() Config {
 		MaxMessages:               200,
 		MaxMetaDataBytes:          16 << 10,
 		MaxQueryBytes:             8 << 10,
+		MemoryVersions:            5,
 	}
 }
 
@@ -107,6 +111,7 @@ func (c Config) Validate() error {
 		{"update_concurrency", c.UpdateConcurrency, 1, 32},
 		{"max_meta_data_bytes", c.MaxMetaDataBytes, 2, 1 << 20},
 		{"max_query_bytes", c.MaxQueryBytes, 16, 1 << 20},
+		{"memory_versions", c.MemoryVersions, 0, 100},
 	}
 	for _, s := range ints {
 		if s.v < s.min || s.v > s.max {

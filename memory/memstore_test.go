@@ -99,3 +99,27 @@ func (m *memStore) Scopes(context.Context) ([]Scope, error) {
 }
 
 func (m *memStore) Close() error { return nil }
+
+func (m *memStore) DeleteScope(_ context.Context, sc Scope) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range []map[string][]Turn{m.turns} {
+		for key := range k {
+			if key == sc.Key() || sc.AgentName == "" && strings.HasPrefix(key, sc.UserID+"/") {
+				delete(k, key)
+			}
+		}
+	}
+	for key := range m.docs {
+		if key == sc.Key() || sc.AgentName == "" && strings.HasPrefix(key, sc.UserID+"/") {
+			delete(m.docs, key)
+		}
+	}
+	return nil
+}
+
+func (m *memStore) ListVersions(context.Context, Scope) ([]Version, error) { return nil, nil }
+
+func (m *memStore) RestoreVersion(context.Context, Scope, int64) (*Document, error) {
+	return nil, ErrNotFound
+}

@@ -1,6 +1,9 @@
 package memory
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Store keeps turn logs and memory documents durably. One implementation
 // per backend (memory/files, memory/postgres); all pass the same contract
@@ -35,6 +38,39 @@ type Store interface {
 	// Scopes lists every scope that has stored data.
 	Scopes(ctx context.Context) ([]Scope, error)
 
+	// DeleteScope removes everything stored for scope — turn log, memory
+	// document, its versions and any index or cache the store keeps —
+	// under the scope's cross-process lock. A scope without an agent is
+	// the whole user: the user's agent scopes are removed with it. No
+	// other user's data is touched. Deleting a scope that holds nothing is
+	// not an error. After it returns, the scope reads as empty and new
+	// turns start again at Seq 1.
+	DeleteScope(ctx context.Context, scope Scope) error
+
+	// ListVersions returns the earlier memory documents kept for undo,
+	// newest first: each UpdateDocument that replaces a document keeps the
+	// one it replaced, up to the store's configured number of versions.
+	ListVersions(ctx context.Context, scope Scope) ([]Version, error)
+
+	// RestoreVersion makes the kept version with the given Revision the
+	// current document, as an UpdateDocument would (so the document it
+	// replaces is kept as a version too, and the restore can be undone).
+	// The restored document gets the next Revision; its watermarks are
+	// the later of the two per thread, so turns already processed are not
+	// sent to the updater again. A revision that is not kept is an error
+	// wrapping ErrNotFound.
+	RestoreVersion(ctx context.Context, scope Scope, revision int64) (*Document, error)
+
 	// Close releases the store's resources.
 	Close() error
+}
+
+// Version describes one earlier memory document kept for undo.
+type Version struct {
+	// Revision is the Revision of the kept document.
+	Revision int64 `json:"revision"`
+	// Saved is when that document was saved (its LastUpdated).
+	Saved time.Time `json:"saved"`
+	// Facts is how many facts it holds.
+	Facts int `json:"facts"`
 }

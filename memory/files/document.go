@@ -60,7 +60,9 @@ func (s *Store) LoadDocument(ctx context.Context, scope memory.Scope) (*memory.D
 // the context or any step before the rename fails, the temp file is
 // removed and memory.json is untouched. If only the final directory fsync
 // fails, the new document is in place but may not survive a crash, and the
-// error is returned. Revision and LastUpdated are set by the store,
+// error is returned. The document being replaced is first kept in
+// versions/ for undo (see ListVersions). Revision and LastUpdated are set
+// by the store,
 // whatever fn did to them. fn runs under the scope lock: it should be
 // quick, and must not call the Store for the same scope (that call would
 // wait for the lock until its context ends).
@@ -77,17 +79,31 @@ func (s *Store) UpdateDocument(ctx context.Context, scope memory.Scope, fn func(
 		return nil, fmt.Errorf("update memory %s: %w", path, err)
 	}
 	defer s.unlock(st)
-
-	cur, err := s.loadDocument(st, path, false)
+	next, err := s.updateLocked(ctx, st, fn)
 	if err != nil {
 		return nil, fmt.Errorf("update memory %s: %w", path, err)
 	}
+	return next, nil
+}
+
+// updateLocked is UpdateDocument for a caller that holds the scope lock.
+// Before memory.json is replaced, the document it held is kept in
+// versions/ (see keepVersion).
+func (s *Store) updateLocked(ctx context.Context, st *scopeState, fn func(*memory.Document) error) (*memory.Document, error) {
+	cur, err := s.loadDocument(st, st.docPath, false)
+	if err != nil {
+		return nil, err
+	}
+	var curRaw []byte
+	if c := st.cachedDoc(); c != nil && c.doc == cur {
+		curRaw = c.raw
+	}
 	next := cur.Clone()
 	if err := fn(next); err != nil {
-		return nil, fmt.Errorf("update memory %s: %w", path, err)
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("update memory %s: %w", path, err)
+		return nil, err
 	}
 	next.Revision = cur.Revision + 1
 	next.LastUpdated = s.now().UTC()
@@ -95,14 +111,17 @@ func (s *Store) UpdateDocument(ctx context.Context, scope memory.Scope, fn func(
 		next.Version = memory.SchemaVersion
 	}
 	if err := checkVersion(next.Version); err != nil {
-		return nil, fmt.Errorf("update memory %s: refusing to save a document this build could not load: %w", path, err)
+		return nil, fmt.Errorf("refusing to save a document this build could not load: %w", err)
 	}
 	if next.Facts == nil {
 		next.Facts = []memory.Fact{}
 	}
 	raw, err := encodeDocument(next)
 	if err != nil {
-		return nil, fmt.Errorf("update memory %s: %w", path, err)
+		return nil, err
+	}
+	if err := s.keepVersion(st, cur.Revision, curRaw); err != nil {
+		return nil, fmt.Errorf("keep previous version: %w", err)
 	}
 	fi, err := writeAtomic(st.dir, docName, raw)
 	if fi != nil {
@@ -111,7 +130,7 @@ func (s *Store) UpdateDocument(ctx context.Context, scope memory.Scope, fn func(
 		st.setDoc(&docCache{fi: fi, raw: raw, doc: next.Clone(), racy: true})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("update memory %s: %w", path, err)
+		return nil, err
 	}
 	return next, nil
 }

@@ -103,7 +103,8 @@ func readDirs(dir string) ([]string, error) {
 	return names, nil
 }
 
-// removeStaleTemps deletes document temp files that a crash left behind.
+// removeStaleTemps deletes document and version temp files that a crash
+// left behind.
 // A scope whose lock is held is skipped: its temp file may belong to a
 // save in progress in another process.
 func (s *Store) removeStaleTemps() error {
@@ -127,6 +128,13 @@ func (s *Store) removeTemps(scope memory.Scope, dir string) int {
 	for _, e := range entries {
 		if isTempName(e.Name()) && e.Type().IsRegular() {
 			stale = append(stale, e.Name())
+		}
+	}
+	if vs, err := os.ReadDir(filepath.Join(dir, versionsDir)); err == nil {
+		for _, e := range vs {
+			if isVersionTemp(e.Name()) && e.Type().IsRegular() {
+				stale = append(stale, filepath.Join(versionsDir, e.Name()))
+			}
 		}
 	}
 	if len(stale) == 0 {

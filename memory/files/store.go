@@ -6,6 +6,9 @@
 //	users/<user>/turns.jsonl            the user's shared turn log, one JSON memory.Turn per line
 //	users/<user>/memory.json            the user's shared memory.Document, indented JSON
 //	users/<user>/.lock                  the scope's cross-process lock
+//	users/<user>/versions/memory.<revision>.json
+//	                                    earlier memory.json files kept for undo
+//	                                    (the last WithVersions, default 5)
 //	users/<user>/agents/<agent>/...     the same files for one agent of that user
 //
 // Files are created 0600 in directories 0700. Turns are appended with one
@@ -58,6 +61,7 @@ type Store struct {
 	tick       uint64 // counts scope uses, for least-recently-used order
 	openScopes int    // scopes whose files are open
 	maxOpen    int    // bound on openScopes; see closeIdle
+	versions   int    // earlier documents kept per scope
 }
 
 // defaultMaxOpen is how many scopes keep their lock and log files open
@@ -90,6 +94,10 @@ type scopeState struct {
 	tornLogged bool
 }
 
+// DefaultVersions is how many earlier memory documents a Store keeps per
+// scope unless WithVersions says otherwise.
+const DefaultVersions = 5
+
 // Option configures a Store.
 type Option func(*Store)
 
@@ -113,8 +121,20 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
+// WithVersions sets how many earlier memory documents are kept per scope
+// for undo (see ListVersions); 0 keeps none and removes those kept. A
+// negative n means DefaultVersions.
+func WithVersions(n int) Option {
+	return func(s *Store) {
+		if n >= 0 {
+			s.versions = n
+		}
+	}
+}
+
 // Open opens the store in dir, creating dir (0700) when it does not exist,
-// and removes temp files left by a save that crashed.
+// and removes temp files left by a save that crashed and scope directories
+// left half deleted by a DeleteScope that crashed.
 func Open(dir string, opts ...Option) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("open file store: no directory given")
@@ -124,16 +144,20 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open file store %s: %w", dir, err)
 	}
 	s := &Store{
-		root:    root,
-		now:     time.Now,
-		log:     slog.Default(),
-		scopes:  map[memory.Scope]*scopeState{},
-		maxOpen: defaultMaxOpen,
+		root:     root,
+		now:      time.Now,
+		log:      slog.Default(),
+		scopes:   map[memory.Scope]*scopeState{},
+		maxOpen:  defaultMaxOpen,
+		versions: DefaultVersions,
 	}
 	for _, o := range opts {
 		o(s)
 	}
 	if err := makeRoot(root); err != nil {
+		return nil, fmt.Errorf("open file store %s: %w", root, err)
+	}
+	if err := s.removeTombstones(); err != nil {
 		return nil, fmt.Errorf("open file store %s: %w", root, err)
 	}
 	if err := s.removeStaleTemps(); err != nil {
@@ -263,24 +287,79 @@ func (s *Store) lock(ctx context.Context, st *scopeState) error {
 }
 
 func (s *Store) lockFileOf(ctx context.Context, st *scopeState) error {
-	if st.closed {
-		return fs.ErrClosed
-	}
-	if st.lockFile == nil {
-		if err := s.makeScopeDir(st.dir); err != nil {
+	for {
+		if st.closed {
+			return fs.ErrClosed
+		}
+		if st.lockFile == nil {
+			if err := s.makeScopeDir(st.dir); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(filepath.Join(st.dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+			if err != nil {
+				return err
+			}
+			st.lockFile = f
+			s.mu.Lock()
+			st.open = true
+			s.openScopes++
+			s.mu.Unlock()
+		}
+		if err := lockFile(ctx, st.lockFile); err != nil {
 			return err
 		}
-		f, err := os.OpenFile(filepath.Join(st.dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+		// The scope may have been deleted (its directory renamed away)
+		// while this Store held the old lock file open: a lock on that
+		// file excludes nobody, so check that it is still the one at the
+		// path, and start over on the new one if not.
+		same, err := lockIsCurrent(st)
+		if err == nil && same {
+			return nil
+		}
+		unlockFile(st.lockFile)
 		if err != nil {
 			return err
 		}
-		st.lockFile = f
-		s.mu.Lock()
-		st.open = true
-		s.openScopes++
-		s.mu.Unlock()
+		s.dropFiles(st)
 	}
-	return lockFile(ctx, st.lockFile)
+}
+
+// lockIsCurrent reports whether st.lockFile is the scope's .lock file on
+// disk.
+func lockIsCurrent(st *scopeState) (bool, error) {
+	held, err := st.lockFile.Stat()
+	if err != nil {
+		return false, err
+	}
+	fi, err := os.Stat(filepath.Join(st.dir, lockName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(held, fi), nil
+}
+
+// dropFiles closes the scope's open files and forgets what the caches
+// know about them. The caller holds st.sem.
+func (s *Store) dropFiles(st *scopeState) {
+	if st.lockFile != nil {
+		st.lockFile.Close()
+	}
+	st.w.close()
+	st.lockFile, st.w = nil, logWriter{}
+	s.mu.Lock()
+	if st.open {
+		st.open = false
+		s.openScopes--
+	}
+	s.mu.Unlock()
+	st.mu.Lock()
+	st.marks.reset()
+	st.doc = nil
+	st.tornLogged = false
+	st.mu.Unlock()
 }
 
 // unlock releases what lock took.

@@ -86,7 +86,21 @@ func TestPermissions(t *testing.T) {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(sd, "versions")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("versions/ exists (err %v); it is reserved and must not be created", err)
+		t.Errorf("versions/ exists (err %v) before any document was replaced", err)
+	}
+
+	// Replacing the document keeps the old one in versions/, private too.
+	storetest.MustUpdateDocument(t, s, scope, func(*memory.Document) error { return nil })
+	for path, want := range map[string]fs.FileMode{
+		filepath.Join(sd, "versions"):                             fs.ModeDir | 0o700,
+		filepath.Join(sd, "versions", "memory.000000000001.json"): 0o600,
+	} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Errorf("Stat(%s) error: %v", path, err)
+		} else if got := fi.Mode(); got != want {
+			t.Errorf("mode of %s = %v, want %v", path, got, want)
+		}
 	}
 }
 

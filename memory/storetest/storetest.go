@@ -28,7 +28,8 @@ import (
 )
 
 // Run runs the contract suite as subtests of t. newStore must return an
-// empty store, not shared with any other call, and arrange for it to be
+// empty store that keeps the default 5 versions per scope, not shared with
+// any other call, and arrange for it to be
 // closed when the test ends (t.Cleanup).
 func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 	t.Helper()
@@ -53,6 +54,8 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		{"Scopes", testScopes},
 		{"ConcurrentAppend", testConcurrentAppend},
 		{"ConcurrentUpdate", testConcurrentUpdate},
+		{"DeleteScope", testDeleteScope},
+		{"Versions", testVersions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

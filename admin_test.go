@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/files"
+	"github.com/mnemo-mcp/mnemo/memory/storetest"
+)
+
+// runCmd runs the program in-process with only MNEMO_DATA_DIR set.
+func runCmd(t *testing.T, dir string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	getenv := func(k string) string {
+		if k == "MNEMO_DATA_DIR" {
+			return dir
+		}
+		return ""
+	}
+	code = run(t.Context(), args, getenv, strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// seedDocs saves n revisions of scope's document, the i-th with summary
+// "v<i>".
+func seedDocs(t *testing.T, dir string, scope memory.Scope, n int) {
+	t.Helper()
+	s, err := files.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	storetest.MustAppendTurns(t, s, scope, storetest.NewTurns("t", 0, 2)...)
+	for i := 1; i <= n; i++ {
+		storetest.MustUpdateDocument(t, s, scope, func(d *memory.Document) error {
+			d.User.TopOfMind.Summary = "v" + string(rune('0'+i))
+			return nil
+		})
+	}
+}
+
+func loadSummary(t *testing.T, dir string, scope memory.Scope) (string, int64) {
+	t.Helper()
+	s, err := files.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d := storetest.MustLoadDocument(t, s, scope)
+	return d.User.TopOfMind.Summary, d.Revision
+}
+
+func TestRollbackCommand(t *testing.T) {
+	dir := t.TempDir()
+	scope := memory.Scope{UserID: "ana", AgentName: "coder"}
+	seedDocs(t, dir, scope, 4)
+
+	code, out, errOut := runCmd(t, dir, "rollback", "--user", "ana", "--agent", "coder", "--list")
+	if code != exitOK || !strings.Contains(out, "current revision 4") || !strings.Contains(out, "\n3 ") || !strings.Contains(out, "\n1 ") {
+		t.Fatalf("rollback --list = %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCmd(t, dir, "rollback", "--user=ana", "--agent=coder", "--to", "2")
+	if code != exitOK || !strings.Contains(out, "restored revision 2") || !strings.Contains(out, "--to 4") {
+		t.Fatalf("rollback --to 2 = %d\n%s%s", code, out, errOut)
+	}
+	if sum, rev := loadSummary(t, dir, scope); sum != "v2" || rev != 5 {
+		t.Errorf("after rollback: summary %q revision %d, want v2 revision 5", sum, rev)
+	}
+	// The rollback can itself be rolled back.
+	if code, out, errOut = runCmd(t, dir, "rollback", "--user", "ana", "--agent", "coder", "--to", "4"); code != exitOK {
+		t.Fatalf("undo rollback = %d\n%s%s", code, out, errOut)
+	}
+	if sum, _ := loadSummary(t, dir, scope); sum != "v4" {
+		t.Errorf("after undoing the rollback: summary %q, want v4", sum)
+	}
+	for _, args := range [][]string{
+		{"rollback", "--user", "ana", "--agent", "coder", "--to", "99"},
+		{"rollback", "--user", "../x", "--list"},
+		{"rollback", "--to", "abc"},
+		{"rollback", "--to"},
+	} {
+		if code, out, errOut := runCmd(t, dir, args...); code == exitOK || errOut == "" {
+			t.Errorf("%v = %d, want a failure that says why\n%s%s", args, code, out, errOut)
+		}
+	}
+}
+
+// TestForgetCommand deletes one user's memory and checks that every file
+// of it is gone and no other user's memory was touched, including users
+// whose names look alike.
+func TestForgetCommand(t *testing.T) {
+	dir := t.TempDir()
+	victims := []memory.Scope{{UserID: "ana"}, {UserID: "ana", AgentName: "coder"}}
+	others := []memory.Scope{{UserID: "ana2"}, {UserID: "an"}, {UserID: "bob", AgentName: "ana"}}
+	for _, sc := range append(victims, others...) {
+		seedDocs(t, dir, sc, 2)
+	}
+	snap := func(sc memory.Scope) string {
+		p := filepath.Join(dir, "users", sc.UserID)
+		if sc.AgentName != "" {
+			p = filepath.Join(p, "agents", sc.AgentName)
+		}
+		var b strings.Builder
+		filepath.Walk(p, func(path string, fi os.FileInfo, err error) error {
+			if err == nil && !fi.IsDir() && !strings.Contains(path, string(filepath.Separator)+"agents"+string(filepath.Separator)) || sc.AgentName != "" {
+				data, _ := os.ReadFile(path)
+				b.WriteString(path + "\n" + string(data))
+			}
+			return nil
+		})
+		return b.String()
+	}
+	before := map[memory.Scope]string{}
+	for _, sc := range others {
+		before[sc] = snap(sc)
+	}
+
+	code, out, errOut := runCmd(t, dir, "forget", "--user", "ana")
+	if code == exitOK || !strings.Contains(errOut, "--yes") || !strings.Contains(out, "ana/coder") {
+		t.Fatalf("forget without --yes = %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "users", "ana", "memory.json")); err != nil {
+		t.Fatalf("forget without --yes deleted something: %v", err)
+	}
+	if code, out, errOut = runCmd(t, dir, "forget", "--user", "ana", "--yes"); code != exitOK {
+		t.Fatalf("forget --yes = %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "users", "ana")); !os.IsNotExist(err) {
+		t.Errorf("users/ana still exists after forget (err %v)", err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "users"))
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "ana~") {
+			t.Errorf("leftover %s", e.Name())
+		}
+	}
+	for _, sc := range others {
+		if snap(sc) != before[sc] {
+			t.Errorf("forgetting ana changed the memory of %s", sc.Key())
+		}
+	}
+	if code, out, _ := runCmd(t, dir, "forget", "--user", "ana", "--yes"); code != exitOK || !strings.Contains(out, "nothing is stored") {
+		t.Errorf("second forget = %d %s, want nothing to do", code, out)
+	}
+	if code, _, errOut := runCmd(t, dir, "forget", "--yes"); code != exitUsage || !strings.Contains(errOut, "--user") {
+		t.Errorf("forget without --user = %d %s, want a usage error naming --user", code, errOut)
+	}
+}

@@ -1,0 +1,176 @@
+package files
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// versionsDir holds a scope's earlier memory documents, one file per
+// revision: memory.<revision, 12 digits>.json.
+const versionsDir = "versions"
+
+func versionName(rev int64) string { return fmt.Sprintf("memory.%012d.json", rev) }
+
+// parseVersionName returns the revision a version file name holds.
+func parseVersionName(name string) (int64, bool) {
+	num, ok := strings.CutPrefix(name, "memory.")
+	if !ok {
+		return 0, false
+	}
+	if num, ok = strings.CutSuffix(num, ".json"); !ok || len(num) != 12 {
+		return 0, false
+	}
+	rev, err := strconv.ParseInt(num, 10, 64)
+	return rev, err == nil && rev > 0
+}
+
+// keepVersion saves raw, the document of revision rev that is about to be
+// replaced, as a version (atomically, 0600), then removes the oldest
+// versions beyond s.versions. A scope with no saved document yet (raw nil)
+// has nothing to keep. The caller holds the scope lock.
+func (s *Store) keepVersion(st *scopeState, rev int64, raw []byte) error {
+	dir := filepath.Join(st.dir, versionsDir)
+	if s.versions == 0 {
+		if _, err := os.Stat(dir); err == nil {
+			return s.pruneVersions(dir, 0)
+		}
+		return nil
+	}
+	if raw == nil || rev <= 0 {
+		return nil
+	}
+	if err := s.makeScopeDir(dir); err != nil {
+		return err
+	}
+	if _, err := writeAtomic(dir, versionName(rev), raw); err != nil {
+		return err
+	}
+	return s.pruneVersions(dir, s.versions)
+}
+
+// pruneVersions removes all but the keep newest versions in dir.
+func (s *Store) pruneVersions(dir string, keep int) error {
+	revs, err := versionRevisions(dir)
+	if err != nil {
+		return err
+	}
+	if len(revs) <= keep {
+		return nil
+	}
+	for _, rev := range revs[keep:] {
+		if err := os.Remove(filepath.Join(dir, versionName(rev))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return syncDir(dir)
+}
+
+// versionRevisions lists the revisions kept in dir, newest first.
+func versionRevisions(dir string) ([]int64, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var revs []int64
+	for _, e := range entries {
+		if rev, ok := parseVersionName(e.Name()); ok && e.Type().IsRegular() {
+			revs = append(revs, rev)
+		}
+	}
+	slices.Sort(revs)
+	slices.Reverse(revs)
+	return revs, nil
+}
+
+// ListVersions returns the versions kept in the scope's versions/
+// directory, newest first. A version file that cannot be parsed is listed
+// with only its revision; RestoreVersion refuses it.
+func (s *Store) ListVersions(ctx context.Context, scope memory.Scope) ([]memory.Version, error) {
+	st, err := s.state(scope)
+	if err != nil {
+		return nil, fmt.Errorf("list versions: %w", err)
+	}
+	dir := filepath.Join(st.dir, versionsDir)
+	revs, err := versionRevisions(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list versions in %s: %w", dir, err)
+	}
+	out := make([]memory.Version, 0, len(revs))
+	for _, rev := range revs {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("list versions in %s: %w", dir, err)
+		}
+		v := memory.Version{Revision: rev}
+		if raw, err := os.ReadFile(filepath.Join(dir, versionName(rev))); err == nil {
+			if d, err := parseDocument(raw); err == nil {
+				v.Saved, v.Facts = d.LastUpdated, len(d.Facts)
+			}
+		} else if errors.Is(err, fs.ErrNotExist) {
+			continue // pruned meanwhile
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// RestoreVersion replaces memory.json with the kept version of revision
+// rev, through the same atomic save as UpdateDocument (so the document it
+// replaces becomes a version in turn). Watermarks are the later of the
+// current and the restored ones per thread.
+func (s *Store) RestoreVersion(ctx context.Context, scope memory.Scope, rev int64) (*memory.Document, error) {
+	st, err := s.state(scope)
+	if err != nil {
+		return nil, fmt.Errorf("restore memory version: %w", err)
+	}
+	path := filepath.Join(st.dir, versionsDir, versionName(rev))
+	if rev <= 0 {
+		return nil, fmt.Errorf("restore memory version %d: %w", rev, memory.ErrNotFound)
+	}
+	if err := s.lock(ctx, st); err != nil {
+		return nil, fmt.Errorf("restore memory version %s: %w", path, err)
+	}
+	defer s.unlock(st)
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("restore memory version %d of %s: %w: it is not among the kept versions", rev, scope.Key(), memory.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("restore memory version %s: %w", path, err)
+	}
+	old, err := parseDocument(raw)
+	if err != nil {
+		return nil, fmt.Errorf("restore memory version %s: %w", path, err)
+	}
+	doc, err := s.updateLocked(ctx, st, func(d *memory.Document) error {
+		marks := d.Watermarks
+		*d = *old.Clone()
+		for thread, wm := range marks {
+			if d.Watermarks == nil {
+				d.Watermarks = make(map[string]int64)
+			}
+			d.Watermarks[thread] = max(d.Watermarks[thread], wm)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("restore memory version %s: %w", path, err)
+	}
+	return doc, nil
+}
+
+// isVersionTemp reports whether name is a temp file of a version save.
+func isVersionTemp(name string) bool {
+	return strings.HasPrefix(name, ".memory.") && strings.HasSuffix(name, tempSuffix)
+}

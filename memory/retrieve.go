@@ -120,7 +120,7 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 	defer st.mu.Unlock()
 
 	res := &RetrieveResult{Pages: []PageHit{}, Scope: scope, ThreadID: thread, StoredTurns: len(st.turns)}
-	for _, h := range st.pages.Search(req.Query, maxResults, nil) {
+	for _, h := range rankPages(st, req.Query, maxResults) {
 		t := st.turns[h.ID]
 		res.Pages = append(res.Pages, PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: round4(h.Score), MetaData: t.MetaData})
 	}

@@ -164,6 +164,7 @@ type scopeState struct {
 	lastSeq int64
 	pages   *lexical.Index
 	threads map[string][]int // thread id → positions in turns, in order
+	links   pageLinks        // session neighbours of pages, for ranking
 
 	doc      *Document
 	factIdx  *lexical.Index // over doc.Facts, rebuilt when doc.Revision changes

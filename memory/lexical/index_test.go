@@ -280,3 +280,32 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	checkInvariants(t, ix)
 }
+
+func TestSearchTerms(t *testing.T) {
+	ix := mustIndex(t, "coffee in the morning", "tea at noon", "coffee and tea", "water")
+	tests := []struct {
+		name  string
+		terms []Term
+		want  []int
+	}{
+		{"weights order the matches", []Term{{"coffee", 1}, {"tea", 3}}, []int{2, 1, 0}},
+		{"unknown and unweighted terms are ignored", []Term{{"juic", 5}, {"water", 0}, {"coffee", 1}}, []int{2, 0}},
+		{"no terms, no hits", nil, []int{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ids(ix.SearchTerms(tc.terms, 10, nil)); !slices.Equal(got, tc.want) {
+				t.Errorf("SearchTerms(%v) = %v, want %v", tc.terms, got, tc.want)
+			}
+		})
+	}
+	// A query of one term per token scores as Search does.
+	a, b := ix.Search("coffee tea tea", 10, nil), ix.SearchTerms([]Term{{"coffee", 1}, {"tea", 2}}, 10, nil)
+	if !slices.Equal(a, b) {
+		t.Errorf("SearchTerms() = %v, want Search's %v", b, a)
+	}
+	if ix.IDF("coffee") >= ix.IDF("water") || ix.IDF("juic") != 0 {
+		t.Errorf("IDF(coffee) = %v, IDF(water) = %v, IDF(juic) = %v; want common < rare, unknown 0",
+			ix.IDF("coffee"), ix.IDF("water"), ix.IDF("juic"))
+	}
+}

@@ -56,10 +56,20 @@ func (ix *Index) accumulate(s *scratch, query string) {
 			s.q = append(s.q, tid)
 		}
 	}
-	if len(s.q) == 0 {
-		return
-	}
 	slices.Sort(s.q)
+	for i := 0; i < len(s.q); {
+		j := i + 1
+		for j < len(s.q) && s.q[j] == s.q[i] {
+			j++
+		}
+		ix.accumulateTerm(s, s.q[i], float64(j-i))
+		i = j
+	}
+}
+
+// accumulateTerm adds weight times the BM25 contribution of term tid to the
+// score of every live document that contains it.
+func (ix *Index) accumulateTerm(s *scratch, tid int32, weight float64) {
 	if len(s.scores) < len(ix.lens) {
 		s.scores = make([]float64, len(ix.lens)+len(ix.lens)/4)
 	}
@@ -67,27 +77,61 @@ func (ix *Index) accumulate(s *scratch, query string) {
 	n := float64(ix.live)
 	c1 := ix.k1 * (1 - ix.b)
 	c2 := ix.k1 * ix.b * n / float64(ix.total) // k1·b / average length
-	for i := 0; i < len(s.q); {
-		j := i + 1
-		for j < len(s.q) && s.q[j] == s.q[i] {
-			j++
+	l := &ix.lists[tid]
+	w := weight * idf(float64(l.df), n) * (ix.k1 + 1)
+	for _, p := range l.p {
+		dl := lens[p.doc]
+		if dl == 0 { // removed, awaiting compaction
+			continue
 		}
-		l := &ix.lists[s.q[i]]
-		w := float64(j-i) * idf(float64(l.df), n) * (ix.k1 + 1)
-		for _, p := range l.p {
-			dl := lens[p.doc]
-			if dl == 0 { // removed, awaiting compaction
-				continue
-			}
-			tf := float64(p.tf)
-			sc := scores[p.doc]
-			if sc == 0 {
-				s.touched = append(s.touched, p.doc)
-			}
-			scores[p.doc] = sc + w*tf/(tf+c1+c2*float64(dl))
+		tf := float64(p.tf)
+		sc := scores[p.doc]
+		if sc == 0 {
+			s.touched = append(s.touched, p.doc)
 		}
-		i = j
+		scores[p.doc] = sc + w*tf/(tf+c1+c2*float64(dl))
 	}
+}
+
+// Term is an analysed query term (one of Tokenize's outputs) with the
+// weight of its BM25 contribution.
+type Term struct {
+	Text   string
+	Weight float64
+}
+
+// SearchTerms is Search for a weighted query of analysed terms, such as a
+// query expanded with feedback terms. Terms unknown to the index and terms
+// of weight 0 or less are ignored; a term listed twice counts twice.
+func (ix *Index) SearchTerms(terms []Term, k int, keep func(id int) bool) []Hit {
+	if k <= 0 {
+		return nil
+	}
+	s := ix.scratch.Get().(*scratch)
+	ix.mu.RLock()
+	if ix.live > 0 && ix.total > 0 {
+		for _, t := range terms {
+			if tid, ok := ix.terms[t.Text]; ok && ix.lists[tid].df > 0 && t.Weight > 0 {
+				ix.accumulateTerm(s, tid, t.Weight)
+			}
+		}
+	}
+	ix.mu.RUnlock()
+	hits := s.top(k, keep)
+	ix.scratch.Put(s)
+	return hits
+}
+
+// IDF returns the inverse document frequency of an analysed term, as used
+// in scores, and 0 for a term no live document contains.
+func (ix *Index) IDF(term string) float64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	tid, ok := ix.terms[term]
+	if !ok || ix.lists[tid].df == 0 {
+		return 0
+	}
+	return idf(float64(ix.lists[tid].df), float64(ix.live))
 }
 
 // top selects the k best touched documents that keep accepts, and clears

@@ -1,0 +1,156 @@
+package memory
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory/lexical"
+)
+
+// Page ranking: BM25 over the page index, RM3 pseudo-relevance feedback,
+// then evidence from session neighbours. The values were chosen on the
+// LoCoMo development split as round figures from a coarse sweep (see the
+// README's retrieval section), not fitted to questions.
+const (
+	// rankPool is how many BM25 candidates are re-ranked.
+	rankPool = 100
+	// neighbourWeight is the share of an adjacent page's score (same
+	// session) added to a page: answers often span consecutive exchanges,
+	// and the turn that matches the query's words is not always the one
+	// that holds the answer.
+	neighbourWeight = 0.5
+	// sessionGap is the longest pause between two exchanges of one thread
+	// that keeps them in the same session.
+	sessionGap = time.Hour
+	// feedbackDocs, feedbackTerms and feedbackShare tune RM3: the best
+	// feedbackDocs pages lend their feedbackTerms most telling terms, which
+	// make up feedbackShare of the expanded query's weight.
+	feedbackDocs  = 5
+	feedbackTerms = 10
+	feedbackShare = 0.3
+)
+
+// pageLinks records, per page position, the page before and after it in
+// the same conversation session (same thread, at most sessionGap apart).
+// It is extended lazily as turns arrive.
+type pageLinks struct {
+	prev, next []int32          // -1 when none
+	last       map[string]int32 // thread → last position seen
+}
+
+// updateLinks extends the links to every turn of st. The caller holds st.mu for
+// writing.
+func (st *scopeState) updateLinks() {
+	l := &st.links
+	if l.last == nil {
+		l.last = make(map[string]int32)
+	}
+	for p := len(l.prev); p < len(st.turns); p++ {
+		t := st.turns[p]
+		prev, ok := l.last[t.ThreadID]
+		l.last[t.ThreadID] = int32(p)
+		l.next = append(l.next, -1)
+		if ok && t.Time.Sub(st.turns[prev].Time).Abs() <= sessionGap {
+			l.prev = append(l.prev, prev)
+			l.next[prev] = int32(p)
+			continue
+		}
+		l.prev = append(l.prev, -1)
+	}
+}
+
+// rankPages returns the k best pages for query, best first. The caller
+// holds st.mu for writing.
+func rankPages(st *scopeState, query string, k int) []lexical.Hit {
+	pool := max(rankPool, k)
+	hits := st.pages.Search(query, pool, nil)
+	if len(hits) == 0 {
+		return nil
+	}
+	hits = feedback(st, query, hits, pool)
+	st.updateLinks()
+	base := make(map[int32]float64, len(hits)*2)
+	for _, h := range hits {
+		base[int32(h.ID)] = h.Score
+	}
+	cands := make(map[int32]float64, len(hits)*2)
+	for _, h := range hits {
+		id := int32(h.ID)
+		for _, c := range [3]int32{id, st.links.prev[id], st.links.next[id]} {
+			if c >= 0 {
+				cands[c] = 0
+			}
+		}
+	}
+	out := make([]lexical.Hit, 0, len(cands))
+	for c := range cands {
+		sc := base[c]
+		if p := st.links.prev[c]; p >= 0 {
+			sc += neighbourWeight * base[p]
+		}
+		if n := st.links.next[c]; n >= 0 {
+			sc += neighbourWeight * base[n]
+		}
+		out = append(out, lexical.Hit{ID: int(c), Score: sc})
+	}
+	slices.SortFunc(out, func(a, b lexical.Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	return out[:min(k, len(out))]
+}
+
+// feedback expands the query with the most telling terms of the best
+// pages, weighted by their scores and IDF (RM3 pseudo-relevance feedback),
+// and searches again. hits are the first search's, best first.
+func feedback(st *scopeState, query string, hits []lexical.Hit, pool int) []lexical.Hit {
+	qterms := lexical.Tokenize(query)
+	if len(qterms) == 0 {
+		return hits
+	}
+	weights := make(map[string]float64)
+	for _, t := range qterms {
+		weights[t] += (1 - feedbackShare) / float64(len(qterms))
+	}
+	fb := make(map[string]float64)
+	total := 0.0
+	for _, h := range hits[:min(feedbackDocs, len(hits))] {
+		total += h.Score
+	}
+	for _, h := range hits[:min(feedbackDocs, len(hits))] {
+		toks := lexical.Tokenize(st.turns[h.ID].Text())
+		for _, t := range toks {
+			fb[t] += h.Score / total / float64(len(toks))
+		}
+	}
+	type tw struct {
+		t string
+		w float64
+	}
+	var cand []tw
+	for t, w := range fb {
+		cand = append(cand, tw{t, w * st.pages.IDF(t)})
+	}
+	slices.SortFunc(cand, func(a, b tw) int {
+		if c := cmp.Compare(b.w, a.w); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.t, b.t)
+	})
+	cand = cand[:min(feedbackTerms, len(cand))]
+	sum := 0.0
+	for _, c := range cand {
+		sum += c.w
+	}
+	for _, c := range cand {
+		weights[c.t] += feedbackShare * c.w / sum
+	}
+	terms := make([]lexical.Term, 0, len(weights))
+	for t, w := range weights {
+		terms = append(terms, lexical.Term{Text: t, Weight: w * float64(len(qterms))})
+	}
+	return st.pages.SearchTerms(terms, pool, nil)
+}

@@ -3,8 +3,10 @@ package tools
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"strings"
+	"syscall"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -50,6 +52,14 @@ func toolError(ctx context.Context, tool string, err error) (*mcp.CallToolResult
 		// The client gave up or the call timed out; nobody reads the answer.
 		slog.InfoContext(ctx, "tool call cancelled", "tool", tool, "err", err)
 		return mcp.NewToolResultError("cancelled: " + tool + " did not finish"), nil
+	case errors.Is(err, syscall.ENOSPC):
+		slog.ErrorContext(ctx, "tool call failed: disk full", "tool", tool, "err", err)
+		return mcp.NewToolResultError("storage full: the memory server's disk is full, so " + tool + " stored nothing and memory is unchanged; " +
+			"tell the user that memory cannot be saved until space is freed on the server's data directory"), nil
+	case errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission):
+		slog.ErrorContext(ctx, "tool call failed: data directory not writable", "tool", tool, "err", err)
+		return mcp.NewToolResultError("storage read-only: the memory server cannot write its data directory (read-only or no permission), so " + tool +
+			" stored nothing and memory is unchanged; tell the user that memory cannot be saved until the data directory is writable"), nil
 	}
 	slog.ErrorContext(ctx, "tool call failed", "tool", tool, "err", err)
 	return mcp.NewToolResultError("internal error: " + tool + " failed inside the memory server (details are in its log); " +

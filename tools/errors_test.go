@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,6 +59,8 @@ func TestToolError(t *testing.T) {
 		{"llm unavailable", t.Context(), fmt.Errorf("call https://llm.example/v1 (key sk-secret-123): %w", memory.ErrLLMUnavailable), "the language model is unavailable right now", ""},
 		{"cancelled", canceled, fmt.Errorf("read turns: %w", context.Canceled), "cancelled: add_memory did not finish", ""},
 		{"internal", t.Context(), fmt.Errorf("store turns: %w", secret), "internal error: add_memory failed", "sk-secret-123"},
+		{"disk full", t.Context(), fmt.Errorf("store turns: write /srv/x: %w", syscall.ENOSPC), "storage full: the memory server's disk is full", "disk full"},
+		{"read-only", t.Context(), fmt.Errorf("store turns: open /srv/x: %w", syscall.EROFS), "storage read-only: the memory server cannot write", "not writable"},
 		{"corrupt", t.Context(), fmt.Errorf("load memory: %w", memory.ErrCorrupt), "internal error: add_memory failed", "corrupt data"},
 	}
 	for _, tt := range tests {

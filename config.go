@@ -26,6 +26,8 @@ type Config struct {
 	DataDir  string
 	LogLevel slog.Level
 	LLM      LLMConfig
+	// Embedding is the optional embeddings endpoint of vector retrieval.
+	Embedding EmbeddingConfig
 
 	// origin maps the name of every setting that was given explicitly to
 	// where it came from ("flag --data-dir", ...); defaults are absent.
@@ -43,6 +45,18 @@ type LLMConfig struct {
 // Configured reports whether an endpoint was given: a base URL (local
 // servers need no key) or an API key (for the default OpenAI URL).
 func (c LLMConfig) Configured() bool { return c.BaseURL != "" || c.APIKey != "" }
+
+// EmbeddingConfig is the OpenAI-compatible embeddings endpoint; an empty
+// base URL or key means the LLM endpoint's.
+type EmbeddingConfig struct {
+	BaseURL    string
+	APIKey     string
+	Model      string
+	Dimensions int
+}
+
+// Configured reports whether vector retrieval is on: a model was named.
+func (c EmbeddingConfig) Configured() bool { return c.Model != "" }
 
 // defaultConfig returns the defaults of every setting except data_dir,
 // which depends on the machine and is resolved last.

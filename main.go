@@ -18,6 +18,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -199,6 +200,22 @@ func openService(cfg *Config, log *slog.Logger) (*memory.Service, func() error, 
 			return nil, nil, errors.Join(fmt.Errorf("set up llm endpoint: %w", err), store.Close())
 		}
 		opts = append(opts, memory.WithLLM(llm))
+	}
+	if cfg.Embedding.Configured() {
+		emb, err := openai.NewEmbedder(openai.EmbedConfig{
+			Config: openai.Config{
+				BaseURL: cmp.Or(cfg.Embedding.BaseURL, cfg.LLM.BaseURL),
+				APIKey:  cmp.Or(cfg.Embedding.APIKey, cfg.LLM.APIKey),
+				Model:   cfg.Embedding.Model,
+				Timeout: cfg.LLM.Timeout,
+				Logger:  log,
+			},
+			Dimensions: cfg.Embedding.Dimensions,
+		})
+		if err != nil {
+			return nil, nil, errors.Join(fmt.Errorf("set up embeddings endpoint: %w", err), store.Close())
+		}
+		opts = append(opts, memory.WithEmbedder(emb, store))
 	}
 	svc, err := memory.NewService(cfg.Memory, store, tokens, opts...)
 	if err != nil {

@@ -43,6 +43,7 @@ const (
 	groupMemory  = "Memory pipeline"
 	groupLimits  = "Limits per call"
 	groupLLM     = "LLM updater (an OpenAI-compatible endpoint; set llm_base_url or llm_api_key to enable extraction)"
+	groupEmbed   = "Vector retrieval (an OpenAI-compatible embeddings endpoint; set embedding_model to enable; without it ranking is lexical)"
 	groupProcess = "Process"
 )
 
@@ -107,6 +108,15 @@ var settings = []setting{
 		"Longest time flush_memory waits for pending updates before it reports what is still pending."),
 	durationSetting(groupLLM, "llm_timeout", func(c *Config) *time.Duration { return &c.LLM.Timeout }, time.Second, 10*time.Minute,
 		"Timeout of one request to the endpoint."),
+
+	textSetting(groupEmbed, "embedding_model", "NAME", func(c *Config) *string { return &c.Embedding.Model }, nil,
+		"Embedding model, e.g. text-embedding-3-small or nomic-embed-text. Set, stored exchanges are embedded in the background and fused with the lexical ranking; changing it re-embeds them."),
+	textSetting(groupEmbed, "embedding_base_url", "URL", func(c *Config) *string { return &c.Embedding.BaseURL }, checkURL,
+		"Base URL of the embeddings API. Empty means llm_base_url's value."),
+	secretSetting(textSetting(groupEmbed, "embedding_api_key", "KEY", func(c *Config) *string { return &c.Embedding.APIKey }, nil,
+		"API key of the embeddings endpoint. Empty means llm_api_key's value. Environment or config file only; never printed or logged.")),
+	intSetting(groupEmbed, "embedding_dimensions", func(c *Config) *int { return &c.Embedding.Dimensions }, 0, 65536,
+		"Vector length asked of the model (text-embedding-3 and later); 0 keeps the model's own."),
 
 	logLevelSetting(),
 	durationSetting(groupProcess, "shutdown_grace", func(c *Config) *time.Duration { return &c.Memory.ShutdownGrace }, 0, 10*time.Minute,

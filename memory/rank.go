@@ -60,10 +60,22 @@ func (st *scopeState) updateLinks() {
 	}
 }
 
-// rankPages returns the k best pages for query, best first. The caller
-// holds st.mu for writing.
-func rankPages(st *scopeState, query string, k int) []lexical.Hit {
+// rankPages returns the k best pages for query, best first: the lexical
+// ranking, fused with the nearest pages to the query's vector qv when
+// there is one. The caller holds st.mu for writing.
+func rankPages(st *scopeState, query string, qv []float32, k int) []lexical.Hit {
 	pool := max(rankPool, k)
+	lex := lexicalPages(st, query, pool)
+	if qv == nil || st.vec.count == 0 {
+		return lex[:min(k, len(lex))]
+	}
+	hits := fuse(lex, nearestPages(st, qv, pool))
+	return hits[:min(k, len(hits))]
+}
+
+// lexicalPages ranks up to pool pages by words. The caller holds st.mu for
+// writing.
+func lexicalPages(st *scopeState, query string, pool int) []lexical.Hit {
 	hits := st.pages.Search(query, pool, nil)
 	if len(hits) == 0 {
 		return nil
@@ -74,12 +86,12 @@ func rankPages(st *scopeState, query string, k int) []lexical.Hit {
 	for _, h := range hits {
 		base[int32(h.ID)] = h.Score
 	}
-	cands := make(map[int32]float64, len(hits)*2)
+	cands := make(map[int32]struct{}, len(hits)*2)
 	for _, h := range hits {
 		id := int32(h.ID)
 		for _, c := range [3]int32{id, st.links.prev[id], st.links.next[id]} {
 			if c >= 0 {
-				cands[c] = 0
+				cands[c] = struct{}{}
 			}
 		}
 	}
@@ -94,13 +106,8 @@ func rankPages(st *scopeState, query string, k int) []lexical.Hit {
 		}
 		out = append(out, lexical.Hit{ID: int(c), Score: sc})
 	}
-	slices.SortFunc(out, func(a, b lexical.Hit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.ID, a.ID)
-	})
-	return out[:min(k, len(out))]
+	sortHits(out)
+	return out[:min(pool, len(out))]
 }
 
 // feedback expands the query with the most telling terms of the best

@@ -113,6 +113,9 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 		return nil, invalid("max_tokens", "%d is out of range; use 100 to 8000", maxTokens)
 	}
 
+	// Embedding the query is a network call: made before the scope is
+	// locked.
+	qv := s.queryVector(ctx, req.Query)
 	st, err := s.loadedState(ctx, scope)
 	if err != nil {
 		return nil, err
@@ -120,7 +123,7 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 	defer st.mu.Unlock()
 
 	res := &RetrieveResult{Pages: []PageHit{}, Scope: scope, ThreadID: thread, StoredTurns: len(st.turns)}
-	for _, h := range rankPages(st, req.Query, maxResults) {
+	for _, h := range rankPages(st, req.Query, qv, maxResults) {
 		t := st.turns[h.ID]
 		res.Pages = append(res.Pages, PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: round4(h.Score), MetaData: t.MetaData})
 	}

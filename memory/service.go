@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -40,6 +41,8 @@ type Service struct {
 
 	mu     sync.Mutex
 	scopes map[string]*scopeState
+
+	emb embedding // page vectors, when an embedder is configured
 }
 
 // llmStats counts model usage, for reports and benchmarks.
@@ -165,11 +168,13 @@ type scopeState struct {
 	pages   *lexical.Index
 	threads map[string][]int // thread id → positions in turns, in order
 	links   pageLinks        // session neighbours of pages, for ranking
+	vec     pageVectors      // page embeddings, when configured
 
 	doc      *Document
 	factIdx  *lexical.Index // over doc.Facts, rebuilt when doc.Revision changes
 	docRev   int64
 	docReady bool
+	logEpoch int64 // doc.TurnLogEpoch when the turns were first read
 
 	tokenCache map[string]int
 }
@@ -194,20 +199,61 @@ func (s *Service) state(scope Scope) *scopeState {
 // sync brings st up to date with the store: turns appended by any process
 // since the last call and the latest memory document. The caller holds
 // st.mu for writing.
+// The document is loaded first: when its TurnLogEpoch says turns were
+// removed from the log since st read it, sync returns errLogRewritten
+// and the caller starts over on a fresh state (resync).
 func (s *Service) sync(ctx context.Context, st *scopeState) error {
+	doc, err := s.store.LoadDocument(ctx, st.scope)
+	if err != nil {
+		return fmt.Errorf("load memory of %s: %w", st.scope.Key(), err)
+	}
+	if st.docReady && doc.TurnLogEpoch != st.logEpoch {
+		return errLogRewritten
+	}
+	if !st.docReady || doc.Revision != st.docRev {
+		st.setDocument(doc)
+	}
 	turns, err := s.store.ReadTurns(ctx, st.scope, st.lastSeq)
 	if err != nil {
 		return fmt.Errorf("read turns of %s: %w", st.scope.Key(), err)
 	}
 	st.addTurns(turns)
-	doc, err := s.store.LoadDocument(ctx, st.scope)
-	if err != nil {
-		return fmt.Errorf("load memory of %s: %w", st.scope.Key(), err)
-	}
-	if !st.docReady || doc.Revision != st.docRev {
-		st.setDocument(doc)
-	}
+	s.noteNewPages(st)
 	return nil
+}
+
+// errLogRewritten means turns were removed from the scope's log since the
+// in-memory state read it.
+var errLogRewritten = errors.New("turn log rewritten")
+
+// resync syncs st, which the caller holds locked for writing. When the
+// log was rewritten, st is dropped and a fresh state is built from the
+// store. It returns the synced state, locked for writing, or an error
+// with nothing locked.
+func (s *Service) resync(ctx context.Context, st *scopeState) (*scopeState, error) {
+	for {
+		err := s.sync(ctx, st)
+		if err == nil {
+			return st, nil
+		}
+		st.mu.Unlock()
+		if !errors.Is(err, errLogRewritten) {
+			return nil, err
+		}
+		s.dropState(st)
+		st = s.state(st.scope)
+		st.mu.Lock()
+	}
+}
+
+// dropState forgets the in-memory state st, unless it was replaced already;
+// the next use of the scope rebuilds it from the store.
+func (s *Service) dropState(st *scopeState) {
+	s.mu.Lock()
+	if s.scopes[st.scope.Key()] == st {
+		delete(s.scopes, st.scope.Key())
+	}
+	s.mu.Unlock()
 }
 
 // addTurns indexes turns that follow st.lastSeq; older ones are ignored.
@@ -226,6 +272,9 @@ func (st *scopeState) addTurns(turns []Turn) {
 }
 
 func (st *scopeState) setDocument(doc *Document) {
+	if !st.docReady {
+		st.logEpoch = doc.TurnLogEpoch
+	}
 	st.doc = doc
 	st.docRev = doc.Revision
 	st.docReady = true
@@ -256,11 +305,7 @@ func (st *scopeState) pending() (total int, byThread map[string]int) {
 func (s *Service) loadedState(ctx context.Context, scope Scope) (*scopeState, error) {
 	st := s.state(scope)
 	st.mu.Lock()
-	if err := s.sync(ctx, st); err != nil {
-		st.mu.Unlock()
-		return nil, err
-	}
-	return st, nil
+	return s.resync(ctx, st)
 }
 
 // countTokens counts text with a per-scope cache, so rebuilding an injection

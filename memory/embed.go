@@ -1,0 +1,376 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory/lexical"
+)
+
+// Embedder turns texts into vectors with one embedding model.
+type Embedder interface {
+	// Embed returns one vector per text, in order, all of one length. Errors
+	// wrap ErrLLMUnavailable when a later retry may succeed and never
+	// contain API keys or raw response bodies.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Model names the vectors' space (model and dimensions); vectors
+	// stored under another name are not used.
+	Model() string
+}
+
+// PageVector is the embedding of one stored turn.
+type PageVector struct {
+	TurnID string
+	Vector []float32
+}
+
+// VectorStore keeps page vectors with a scope's data, so that a restart
+// does not embed every turn again.
+type VectorStore interface {
+	// LoadVectors returns the vectors stored for scope under model. None
+	// stored, or stored under another model, is not an error: it returns
+	// nothing.
+	LoadVectors(ctx context.Context, scope Scope, model string) ([]PageVector, error)
+	// SaveVectors adds vecs to scope's stored vectors under model; vectors
+	// stored under another model are dropped first.
+	SaveVectors(ctx context.Context, scope Scope, model string, vecs []PageVector) error
+}
+
+// WithEmbedder turns on vector retrieval: pages are embedded in the
+// background after they are stored and fused with the lexical ranking by
+// reciprocal rank fusion. vectors may be nil, in which case vectors are
+// kept in memory only and recomputed after a restart.
+func WithEmbedder(e Embedder, vectors VectorStore) Option {
+	return func(s *Service) { s.emb.embedder, s.emb.store = e, vectors }
+}
+
+// Embedding tunables.
+const (
+	// embedBatch is how many pages go into one embedding request.
+	embedBatch = 64
+	// maxEmbedRunes cuts a page before embedding; endpoints limit input
+	// length (8,192 tokens for OpenAI's models).
+	maxEmbedRunes = 6000
+	// embedRetryWait is the pause after a failed embedding request before
+	// the pages are tried again.
+	embedRetryWait = 30 * time.Second
+	// queryEmbedTimeout bounds the query's embedding in a retrieval; past
+	// it the ranking is lexical only.
+	queryEmbedTimeout = 3 * time.Second
+	// rrfK is the constant of reciprocal rank fusion, 1/(rrfK + rank); 60
+	// is the value of Cormack et al. and the common default.
+	rrfK = 60
+	// queryCacheSize bounds the cached query vectors.
+	queryCacheSize = 512
+)
+
+// embedding is the Service's vector machinery; all zero without an
+// embedder.
+type embedding struct {
+	embedder Embedder
+	store    VectorStore
+
+	once  sync.Once
+	kick  chan struct{}
+	mu    sync.Mutex
+	dirty map[*scopeState]struct{}
+	cache map[string][]float32 // query → vector
+}
+
+// pageVectors holds a scope's page vectors by page position, unit length;
+// nil where a page is not embedded yet. The scope's mu guards it.
+type pageVectors struct {
+	loaded bool // the stored vectors were read
+	vecs   [][]float32
+	next   int // first page not yet embedded or skipped
+	count  int // non-nil vecs
+}
+
+// noteNewPages schedules the scope's new pages for embedding; it never
+// blocks. The caller holds st.mu.
+func (s *Service) noteNewPages(st *scopeState) {
+	e := &s.emb
+	if e.embedder == nil || st.vec.loaded && st.vec.next >= len(st.turns) {
+		return
+	}
+	e.once.Do(func() {
+		e.kick = make(chan struct{}, 1)
+		e.dirty = make(map[*scopeState]struct{})
+		go s.embedLoop()
+	})
+	e.mu.Lock()
+	e.dirty[st] = struct{}{}
+	e.mu.Unlock()
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// embedLoop embeds the pages of scopes marked dirty until the service
+// closes.
+func (s *Service) embedLoop() {
+	e := &s.emb
+	for {
+		select {
+		case <-s.bgCtx.Done():
+			return
+		case <-e.kick:
+		}
+		e.mu.Lock()
+		todo := make([]*scopeState, 0, len(e.dirty))
+		for st := range e.dirty {
+			todo = append(todo, st)
+		}
+		clear(e.dirty)
+		e.mu.Unlock()
+		failed := false
+		for _, st := range todo {
+			if err := s.embedScope(s.bgCtx, st); err != nil {
+				if s.bgCtx.Err() != nil {
+					return
+				}
+				s.log.Warn("cannot embed stored pages; retrying later", "scope", st.scope.Key(), "wait", embedRetryWait, "err", err)
+				e.mu.Lock()
+				e.dirty[st] = struct{}{}
+				e.mu.Unlock()
+				failed = true
+			}
+		}
+		if failed {
+			select {
+			case <-s.bgCtx.Done():
+				return
+			case <-time.After(embedRetryWait):
+			}
+			select {
+			case e.kick <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// embedScope loads the scope's stored vectors once, then embeds its pages
+// that have none, a batch at a time, without holding st.mu during a
+// request.
+func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
+	e := &s.emb
+	model := e.embedder.Model()
+	st.mu.RLock()
+	loaded := st.vec.loaded
+	st.mu.RUnlock()
+	if !loaded {
+		var stored []PageVector
+		if e.store != nil {
+			var err error
+			if stored, err = e.store.LoadVectors(ctx, st.scope, model); err != nil {
+				s.log.Warn("cannot read stored vectors; embedding again", "scope", st.scope.Key(), "err", err)
+			}
+		}
+		st.mu.Lock()
+		st.vec.load(st.turns, stored)
+		st.mu.Unlock()
+	}
+	for {
+		st.mu.Lock()
+		st.vec.grow(len(st.turns))
+		var pos []int
+		var texts []string
+		for p := st.vec.next; p < len(st.turns) && len(pos) < embedBatch; p++ {
+			if st.vec.vecs[p] == nil {
+				pos = append(pos, p)
+				texts = append(texts, truncateRunes(st.turns[p].Text(), maxEmbedRunes))
+			}
+			st.vec.next = p + 1
+		}
+		ids := make([]string, len(pos))
+		for i, p := range pos {
+			ids[i] = st.turns[p].ID
+		}
+		start := st.vec.next
+		if len(pos) > 0 {
+			start = pos[0]
+		}
+		st.mu.Unlock()
+		if len(pos) == 0 {
+			return nil
+		}
+		vecs, err := e.embedder.Embed(ctx, texts)
+		if err == nil && len(vecs) != len(texts) {
+			err = errVectorCount
+		}
+		if err != nil {
+			st.mu.Lock()
+			st.vec.next = min(st.vec.next, start)
+			st.mu.Unlock()
+			return err
+		}
+		saved := make([]PageVector, 0, len(vecs))
+		st.mu.Lock()
+		for i, v := range vecs {
+			if u := unit(v); u != nil {
+				st.vec.set(pos[i], u)
+				saved = append(saved, PageVector{TurnID: ids[i], Vector: u})
+			}
+		}
+		st.mu.Unlock()
+		if e.store != nil && len(saved) > 0 {
+			if err := e.store.SaveVectors(ctx, st.scope, model, saved); err != nil {
+				s.log.Warn("cannot store page vectors; they are kept in memory", "scope", st.scope.Key(), "err", err)
+			}
+		}
+	}
+}
+
+var errVectorCount = errors.New("the embedding endpoint returned a different number of vectors than texts")
+
+// load places stored vectors at the positions of their turns.
+func (v *pageVectors) load(turns []*Turn, stored []PageVector) {
+	v.grow(len(turns))
+	if len(stored) > 0 {
+		byID := make(map[string][]float32, len(stored))
+		for _, pv := range stored {
+			byID[pv.TurnID] = pv.Vector
+		}
+		for p, t := range turns {
+			if u := unit(byID[t.ID]); u != nil && v.vecs[p] == nil {
+				v.set(p, u)
+			}
+		}
+	}
+	v.loaded = true
+}
+
+func (v *pageVectors) grow(n int) {
+	if len(v.vecs) < n {
+		v.vecs = append(v.vecs, make([][]float32, n-len(v.vecs))...)
+	}
+}
+
+func (v *pageVectors) set(p int, u []float32) {
+	if v.vecs[p] == nil {
+		v.count++
+	}
+	v.vecs[p] = u
+}
+
+// unit returns v scaled to length 1, or nil when v is empty, zero or not
+// finite.
+func unit(v []float32) []float32 {
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	if n == 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+		return nil
+	}
+	inv := 1 / math.Sqrt(n)
+	u := make([]float32, len(v))
+	for i, x := range v {
+		u[i] = float32(float64(x) * inv)
+	}
+	return u
+}
+
+// queryVector embeds a retrieval query, with a small cache; nil when no
+// embedder is configured or the endpoint fails (the ranking is then
+// lexical only).
+func (s *Service) queryVector(ctx context.Context, query string) []float32 {
+	e := &s.emb
+	if e.embedder == nil {
+		return nil
+	}
+	e.mu.Lock()
+	v, ok := e.cache[query]
+	e.mu.Unlock()
+	if ok {
+		return v
+	}
+	ctx, cancel := context.WithTimeout(ctx, queryEmbedTimeout)
+	defer cancel()
+	vecs, err := e.embedder.Embed(ctx, []string{truncateRunes(query, maxEmbedRunes)})
+	if err != nil || len(vecs) != 1 {
+		s.log.Warn("cannot embed the query; ranking by words only", "err", err)
+		return nil
+	}
+	v = unit(vecs[0])
+	e.mu.Lock()
+	if e.cache == nil || len(e.cache) >= queryCacheSize {
+		e.cache = make(map[string][]float32)
+	}
+	e.cache[query] = v
+	e.mu.Unlock()
+	return v
+}
+
+// nearestPages returns up to k embedded pages by cosine similarity to the
+// unit vector q, best first. The caller holds st.mu.
+func nearestPages(st *scopeState, q []float32, k int) []lexical.Hit {
+	top := make([]lexical.Hit, 0, k+1) // best first
+	for p, v := range st.vec.vecs {
+		if len(v) != len(q) {
+			continue
+		}
+		var dot float32
+		for i := range v {
+			dot += v[i] * q[i]
+		}
+		sc := float64(dot)
+		if len(top) == k && sc <= top[k-1].Score {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(top, sc, func(h lexical.Hit, sc float64) int { return cmp.Compare(sc, h.Score) })
+		top = slices.Insert(top, i, lexical.Hit{ID: p, Score: sc})
+		if len(top) > k {
+			top = top[:k]
+		}
+	}
+	return top
+}
+
+// fuse merges ranked lists by reciprocal rank fusion.
+func fuse(lists ...[]lexical.Hit) []lexical.Hit {
+	score := make(map[int]float64)
+	for _, l := range lists {
+		for r, h := range l {
+			score[h.ID] += 1 / float64(rrfK+r+1)
+		}
+	}
+	out := make([]lexical.Hit, 0, len(score))
+	for id, sc := range score {
+		out = append(out, lexical.Hit{ID: id, Score: sc})
+	}
+	sortHits(out)
+	return out
+}
+
+// sortHits orders hits best first, newer first on ties.
+func sortHits(hits []lexical.Hit) {
+	slices.SortFunc(hits, func(a, b lexical.Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+}
+
+// truncateRunes cuts s to at most n runes.
+func truncateRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}

@@ -1,0 +1,167 @@
+package files
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// vectorsName is the per-scope sidecar of page embeddings: a header line
+// naming the model, then records of (uvarint id length, id, uvarint
+// dimensions, little-endian float32s). It is a cache: losing it only costs
+// embedding again.
+const (
+	vectorsName   = "vectors.bin"
+	vectorsMagic  = "mnemo-vectors 1\t"
+	maxVectorDims = 1 << 16
+	maxVectorID   = 1 << 10
+)
+
+var _ memory.VectorStore = (*Store)(nil)
+
+// vectorLocks serialises this process's writers of one vectors file, by path.
+var vectorLocks sync.Map // path → *sync.Mutex
+
+func vectorLock(path string) *sync.Mutex {
+	mu, _ := vectorLocks.LoadOrStore(path, new(sync.Mutex))
+	return mu.(*sync.Mutex)
+}
+
+// LoadVectors returns the page vectors stored for scope under model; none
+// stored, or stored under another model, returns nothing. A record torn by
+// a crash ends the file: it is cut off so later appends stay readable.
+func (s *Store) LoadVectors(ctx context.Context, scope memory.Scope, model string) ([]memory.PageVector, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, err := s.scopeDir(scope)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, vectorsName)
+	mu := vectorLock(path)
+	mu.Lock()
+	defer mu.Unlock()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read vectors %s: %w", path, err)
+	}
+	vecs, good, ok := decodeVectors(data, model)
+	if !ok {
+		return nil, nil
+	}
+	if good < len(data) {
+		if err := os.Truncate(path, int64(good)); err != nil {
+			return nil, fmt.Errorf("cut torn vectors %s: %w", path, err)
+		}
+	}
+	return vecs, nil
+}
+
+// SaveVectors appends vecs to scope's vectors file, replacing the file when
+// it holds another model's vectors.
+func (s *Store) SaveVectors(ctx context.Context, scope memory.Scope, model string, vecs []memory.PageVector) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dir, err := s.scopeDir(scope)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, vectorsName)
+	mu := vectorLock(path)
+	mu.Lock()
+	defer mu.Unlock()
+	var rec bytes.Buffer
+	for _, v := range vecs {
+		appendVector(&rec, v)
+	}
+	if sameModel(path, model) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("open vectors %s: %w", path, err)
+		}
+		_, err = f.Write(rec.Bytes())
+		return errors.Join(wrapErr("append vectors", path, err), wrapErr("close vectors", path, f.Close()))
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	data := append([]byte(vectorsMagic+model+"\n"), rec.Bytes()...)
+	if _, err := writeAtomic(dir, vectorsName, data); err != nil {
+		return fmt.Errorf("write vectors %s: %w", path, err)
+	}
+	return nil
+}
+
+func wrapErr(what, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s %s: %w", what, path, err)
+}
+
+// sameModel reports whether the file at path starts with model's header.
+func sameModel(path, model string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(io.LimitReader(f, 4096)).ReadString('\n')
+	return err == nil && line == vectorsMagic+model+"\n"
+}
+
+func appendVector(b *bytes.Buffer, v memory.PageVector) {
+	b.Write(binary.AppendUvarint(nil, uint64(len(v.TurnID))))
+	b.WriteString(v.TurnID)
+	b.Write(binary.AppendUvarint(nil, uint64(len(v.Vector))))
+	for _, x := range v.Vector {
+		b.Write(binary.LittleEndian.AppendUint32(nil, math.Float32bits(x)))
+	}
+}
+
+// decodeVectors parses a vectors file. ok is false when it holds another
+// model's vectors (or no header); good is the length of the well-formed
+// prefix.
+func decodeVectors(data []byte, model string) (vecs []memory.PageVector, good int, ok bool) {
+	header := vectorsMagic + model + "\n"
+	if !bytes.HasPrefix(data, []byte(header)) {
+		return nil, 0, false
+	}
+	off := len(header)
+	for off < len(data) {
+		n, k := binary.Uvarint(data[off:])
+		if k <= 0 || n == 0 || n > maxVectorID || off+k+int(n) > len(data) {
+			break
+		}
+		id := string(data[off+k : off+k+int(n)])
+		p := off + k + int(n)
+		dims, k := binary.Uvarint(data[p:])
+		if k <= 0 || dims > maxVectorDims || p+k+4*int(dims) > len(data) {
+			break
+		}
+		p += k
+		v := make([]float32, dims)
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[p+4*i:]))
+		}
+		vecs = append(vecs, memory.PageVector{TurnID: id, Vector: v})
+		off = p + 4*int(dims)
+	}
+	return vecs, off, true
+}

@@ -221,10 +221,10 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (*AddResult, error) {
 	ctx = context.WithoutCancel(ctx)
 	st := s.state(scope)
 	st.mu.Lock()
-	defer st.mu.Unlock()
 	if len(turns) > 0 {
 		stored, err := s.store.AppendTurns(ctx, scope, turns)
 		if err != nil {
+			st.mu.Unlock()
 			return nil, fmt.Errorf("store turns: %w", err)
 		}
 		for _, t := range stored {
@@ -237,9 +237,11 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (*AddResult, error) {
 		res.Note = "nothing to remember: the filter dropped every message (tool traffic, system prompts, upload-only input or empty text)"
 	}
 	// Catch up with the log (our turns and any another process appended).
-	if err := s.sync(ctx, st); err != nil {
+	st, err = s.resync(ctx, st)
+	if err != nil {
 		return nil, err
 	}
+	defer st.mu.Unlock()
 	res.Pending = s.pendingInfo(st)
 	return res, nil
 }

@@ -31,7 +31,10 @@ func (m *memStore) AppendTurns(_ context.Context, sc Scope, turns []Turn) ([]Tur
 	defer m.mu.Unlock()
 	out := make([]Turn, len(turns))
 	for i, t := range turns {
-		t.Seq = int64(len(m.turns[sc.Key()]) + 1)
+		t.Seq = 1
+		if all := m.turns[sc.Key()]; len(all) > 0 {
+			t.Seq = all[len(all)-1].Seq + 1
+		}
 		m.turns[sc.Key()] = append(m.turns[sc.Key()], t)
 		out[i] = t
 	}
@@ -41,11 +44,56 @@ func (m *memStore) AppendTurns(_ context.Context, sc Scope, turns []Turn) ([]Tur
 func (m *memStore) ReadTurns(_ context.Context, sc Scope, after int64) ([]Turn, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	all := m.turns[sc.Key()]
-	if after >= int64(len(all)) {
-		return nil, nil
+	var out []Turn
+	for _, t := range m.turns[sc.Key()] {
+		if t.Seq > after {
+			out = append(out, t)
+		}
 	}
-	return append([]Turn(nil), all[after:]...), nil
+	return out, nil
+}
+
+func (m *memStore) DeleteTurns(_ context.Context, sc Scope, match func(Turn) bool) ([]Turn, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var kept, removed []Turn
+	for _, t := range m.turns[sc.Key()] {
+		if match(t) {
+			removed = append(removed, t)
+		} else {
+			kept = append(kept, t)
+		}
+	}
+	if len(removed) == 0 {
+		return []Turn{}, nil
+	}
+	m.turns[sc.Key()] = kept
+	d, err := m.load(sc)
+	if err != nil {
+		return nil, err
+	}
+	d.TurnLogEpoch++
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return nil, err
+	}
+	m.docs[sc.Key()] = raw
+	return removed, nil
+}
+
+func (m *memStore) ImportScope(_ context.Context, sc Scope, doc *Document, turns []Turn) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.docs[sc.Key()]; ok || len(m.turns[sc.Key()]) > 0 {
+		return invalid("scope", "not empty")
+	}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	m.docs[sc.Key()] = raw
+	m.turns[sc.Key()] = append([]Turn(nil), turns...)
+	return nil
 }
 
 func (m *memStore) LoadDocument(_ context.Context, sc Scope) (*Document, error) {

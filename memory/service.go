@@ -39,6 +39,8 @@ type Service struct {
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
 
+	changed func(Scope) // WithChangeHook
+
 	mu     sync.Mutex
 	scopes map[string]*scopeState
 

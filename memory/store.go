@@ -61,6 +61,25 @@ type Store interface {
 	// wrapping ErrNotFound.
 	RestoreVersion(ctx context.Context, scope Scope, revision int64) (*Document, error)
 
+	// DeleteTurns removes the turns of scope for which match returns true,
+	// under the scope's cross-process lock, and returns them in Seq order.
+	// The turns left keep their Seq, and later appends never reuse a Seq
+	// that is still in the log. In the same locked operation the scope's
+	// document gets TurnLogEpoch incremented (so readers in any process
+	// re-read the log), watermarks of threads left without turns are
+	// dropped and the others are lowered to the last Seq left in the log,
+	// so a new turn is never taken as already processed. The log is
+	// replaced atomically; any index or cache of the removed turns is
+	// dropped. Nothing matching is not an error and changes nothing.
+	DeleteTurns(ctx context.Context, scope Scope, match func(Turn) bool) ([]Turn, error)
+
+	// ImportScope writes doc and turns into an empty scope exactly as
+	// given — Seq, ids, times, Revision and watermarks included — for a
+	// lossless import. Turns must have increasing Seq > 0. A scope that
+	// already holds turns or a saved document is refused with an error
+	// wrapping ErrInvalidInput, as are turns out of order.
+	ImportScope(ctx context.Context, scope Scope, doc *Document, turns []Turn) error
+
 	// Close releases the store's resources.
 	Close() error
 }

@@ -166,6 +166,53 @@ type Document struct {
 	// Revision increases by one with every saved change; readers use it to
 	// notice that another process changed the document.
 	Revision int64 `json:"revision"`
+	// TurnLogEpoch increases by one each time turns are removed from the
+	// scope's turn log (Store.DeleteTurns); a reader that sees it change
+	// drops what it read of the log and reads it again from the start.
+	TurnLogEpoch int64 `json:"turnLogEpoch,omitempty"`
+	// FactEvents is how the facts came to be, oldest first, bounded to the
+	// newest MaxFactEvents.
+	FactEvents []FactEvent `json:"factEvents,omitempty"`
+}
+
+// Fact event kinds.
+const (
+	FactCreated = "created"
+	FactUpdated = "updated"
+	FactRemoved = "removed"
+)
+
+// Fact event sources other than a thread id.
+const (
+	SourceManual   = "manual"
+	SourceCLI      = "cli"
+	SourceRollback = "rollback"
+)
+
+// MaxFactEvents bounds Document.FactEvents; the oldest events go first.
+const MaxFactEvents = 1000
+
+// FactEvent is one change to one fact: when, where it came from and why,
+// with the fact's content after the change (before it, for a removal).
+type FactEvent struct {
+	FactID string `json:"factId"`
+	// Event is FactCreated, FactUpdated or FactRemoved.
+	Event string    `json:"event"`
+	At    time.Time `json:"at"`
+	// Source is the thread the change came from, or SourceManual,
+	// SourceCLI or SourceRollback.
+	Source  string `json:"source"`
+	Reason  string `json:"reason,omitempty"`
+	Content string `json:"content,omitempty"`
+}
+
+// AddFactEvent appends e to the document's fact history, dropping the
+// oldest events beyond MaxFactEvents.
+func (d *Document) AddFactEvent(e FactEvent) {
+	d.FactEvents = append(d.FactEvents, e)
+	if n := len(d.FactEvents) - MaxFactEvents; n > 0 {
+		d.FactEvents = append(d.FactEvents[:0:0], d.FactEvents[n:]...)
+	}
 }
 
 // NewDocument returns an empty memory document of the current schema.
@@ -180,6 +227,7 @@ func (d *Document) Clone() *Document {
 	c.Facts = append([]Fact{}, d.Facts...)
 	c.Knowledge = append([]Fact(nil), d.Knowledge...)
 	c.AssistantKnowledge = append([]Fact(nil), d.AssistantKnowledge...)
+	c.FactEvents = append([]FactEvent(nil), d.FactEvents...)
 	if d.Watermarks != nil {
 		c.Watermarks = make(map[string]int64, len(d.Watermarks))
 		for k, v := range d.Watermarks {

@@ -32,6 +32,9 @@ type ApplyOptions struct {
 	// NewID returns a fact id, "fact_" + 8 lowercase hex digits; NewFactID
 	// when nil. An id that is malformed or already taken is drawn again.
 	NewID func() string
+	// CreatedReason is the reason recorded in the fact history for the
+	// facts added; "extracted from thread <Source>" when empty.
+	CreatedReason string
 }
 
 // ApplyReport says what ApplyUpdate changed and what it left out.
@@ -85,7 +88,8 @@ func foldFactContent(s string) string {
 // confidence threshold whose content is not already present are added;
 // sentences about uploaded files are scrubbed from every section and fact,
 // and facts left empty or duplicated by that are dropped; finally the
-// facts are cut to MaxFacts. Nothing it does depends on map order, and it
+// facts are cut to MaxFacts. Every fact added, changed or removed gets an
+// event in doc.FactEvents. Nothing it does depends on map order, and it
 // does not touch LastUpdated, Revision or the watermarks.
 func ApplyUpdate(doc *Document, u *Update, opt ApplyOptions) ApplyReport {
 	a := &applier{doc: doc, opt: opt, now: opt.Now, isNew: map[string]bool{}, taken: map[string]bool{}}
@@ -108,6 +112,9 @@ func ApplyUpdate(doc *Document, u *Update, opt ApplyOptions) ApplyReport {
 	if a.opt.NewID == nil {
 		a.opt.NewID = NewFactID
 	}
+	if a.opt.CreatedReason == "" {
+		a.opt.CreatedReason = "extracted from thread " + a.opt.Source
+	}
 	a.sections(u.Sections)
 	a.remove(u.FactsToRemove)
 	a.add(u.NewFacts)
@@ -116,9 +123,15 @@ func ApplyUpdate(doc *Document, u *Update, opt ApplyOptions) ApplyReport {
 	for _, f := range doc.Facts {
 		if a.isNew[f.ID] {
 			a.rep.FactsAdded = append(a.rep.FactsAdded, f.ID)
+			a.event(f, FactCreated, a.opt.CreatedReason)
 		}
 	}
 	return a.rep
+}
+
+// event records a change to f in the document's fact history.
+func (a *applier) event(f Fact, kind, reason string) {
+	a.doc.AddFactEvent(FactEvent{FactID: f.ID, Event: kind, At: a.now, Source: a.opt.Source, Reason: reason, Content: f.Content})
 }
 
 // applier carries one ApplyUpdate call.
@@ -144,6 +157,7 @@ func (a *applier) drop(f Fact, reason string) {
 	}
 	a.rep.FactsEvicted = append(a.rep.FactsEvicted, f.ID)
 	a.ignore("fact %s: %s", f.ID, reason)
+	a.event(f, FactRemoved, "evicted: "+reason)
 }
 
 // sectionByName returns the section of doc called name, or nil.
@@ -225,6 +239,11 @@ func (a *applier) remove(ids []string) {
 			bound, len(a.doc.Facts), strings.Join(excess, ", "))
 	}
 	if len(gone) > 0 {
+		for _, f := range a.doc.Facts {
+			if gone[f.ID] {
+				a.event(f, FactRemoved, "the model removed it while reading thread "+a.opt.Source+" (contradicted or outdated)")
+			}
+		}
 		a.doc.Facts = slices.DeleteFunc(a.doc.Facts, func(f Fact) bool { return gone[f.ID] })
 	}
 }
@@ -336,6 +355,9 @@ func (a *applier) scrub() {
 		default:
 			if scrubbed != f.Content {
 				a.ignore("fact %s: sentences about uploaded files removed", f.ID)
+				if !a.isNew[f.ID] {
+					a.event(Fact{ID: f.ID, Content: scrubbed}, FactUpdated, "upload scrub: sentences about uploaded files removed")
+				}
 			}
 			f.Content, f.SourceError = scrubbed, scrubUploads(f.SourceError)
 			keys[key] = true

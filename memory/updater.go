@@ -145,6 +145,7 @@ func (s *Service) updateBatch(ctx context.Context, scope Scope, thread string, b
 	if err != nil {
 		return ApplyReport{}, fmt.Errorf("save memory update: %w", err)
 	}
+	s.notifyChange(scope)
 	report.Ignored = append(upd.Notes, report.Ignored...)
 	if len(report.Ignored) > 0 {
 		s.log.Info("memory update ignored parts of the model reply", "scope", scope.Key(), "thread", thread, "notes", report.Ignored)

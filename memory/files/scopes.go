@@ -162,9 +162,14 @@ func (s *Store) removeTemps(scope memory.Scope, dir string) int {
 	return n
 }
 
-// isTempName reports whether name is one of our document temp files,
-// ".memory.json.<random>.tmp".
+// isTempName reports whether name is one of our document or turn log temp
+// files, ".memory.json.<random>.tmp" or ".turns.jsonl.<random>.tmp".
 func isTempName(name string) bool {
-	return len(name) > len(tempPrefix)+len(tempSuffix) &&
-		strings.HasPrefix(name, tempPrefix) && strings.HasSuffix(name, tempSuffix)
+	for _, prefix := range []string{tempPrefix, "." + turnsName + "."} {
+		if len(name) > len(prefix)+len(tempSuffix) &&
+			strings.HasPrefix(name, prefix) && strings.HasSuffix(name, tempSuffix) {
+			return true
+		}
+	}
+	return false
 }

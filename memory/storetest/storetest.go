@@ -56,6 +56,8 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		{"ConcurrentUpdate", testConcurrentUpdate},
 		{"DeleteScope", testDeleteScope},
 		{"Versions", testVersions},
+		{"DeleteTurns", testDeleteTurns},
+		{"ImportScope", testImportScope},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

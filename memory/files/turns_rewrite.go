@@ -1,0 +1,211 @@
+package files
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// pageVectorsName is the scope's page-embedding cache (vectors.bin); it is
+// removed with any turn, since it holds what the removed text embedded to.
+const pageVectorsName = "vectors.bin"
+
+// DeleteTurns rewrites the scope's turns.jsonl without the matching turns,
+// under the scope lock: the lines kept are written to a temp file, which
+// is fsynced and renamed over the log, and the directory is fsynced. The
+// log is replaced before the document: a process that sees the new
+// TurnLogEpoch re-reads a log that is already the new one. Checkpoints of
+// the old log and the open append handle are dropped (the new log is a
+// new file), and so is the scope's vectors.bin, a cache rebuilt on demand.
+// A torn last line (a write that never completed) is not kept.
+func (s *Store) DeleteTurns(ctx context.Context, scope memory.Scope, match func(memory.Turn) bool) ([]memory.Turn, error) {
+	st, err := s.state(scope)
+	if err != nil {
+		return nil, fmt.Errorf("delete turns: %w", err)
+	}
+	path := st.turnsPath
+	if match == nil {
+		return nil, fmt.Errorf("delete turns from %s: no match function", path)
+	}
+	if err := s.lock(ctx, st); err != nil {
+		return nil, fmt.Errorf("delete turns from %s: %w", path, err)
+	}
+	defer s.unlock(st)
+	removed, err := s.deleteTurnsLocked(ctx, st, match)
+	if err != nil {
+		return nil, fmt.Errorf("delete turns from %s: %w", path, err)
+	}
+	return removed, nil
+}
+
+func (s *Store) deleteTurnsLocked(ctx context.Context, st *scopeState, match func(memory.Turn) bool) ([]memory.Turn, error) {
+	all, err := s.readTurns(ctx, st, st.turnsPath, 0)
+	if err != nil {
+		return nil, err
+	}
+	var kept, removed []memory.Turn
+	for _, t := range all {
+		if match(t) {
+			removed = append(removed, t)
+		} else {
+			kept = append(kept, t)
+		}
+	}
+	if len(removed) == 0 {
+		return []memory.Turn{}, nil
+	}
+	raw, err := encodeTurns(kept)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	_, werr := writeAtomic(st.dir, turnsName, raw)
+	// Whatever happened, forget what this Store knew of the old file.
+	st.w.close()
+	st.w = logWriter{}
+	st.mu.Lock()
+	st.marks.reset()
+	st.tornLogged = false
+	st.mu.Unlock()
+	if werr != nil {
+		return nil, werr
+	}
+	if err := removeVectors(st.dir); err != nil {
+		s.log.Warn("remove page vectors after deleting turns", "scope", st.scope.Key(), "err", err)
+	}
+
+	var last int64
+	left := map[string]bool{}
+	for _, t := range kept {
+		last = t.Seq
+		left[t.ThreadID] = true
+	}
+	_, err = s.updateLocked(context.WithoutCancel(ctx), st, func(d *memory.Document) error {
+		d.TurnLogEpoch++
+		for thread, wm := range d.Watermarks {
+			switch {
+			case !left[thread]:
+				delete(d.Watermarks, thread)
+			case wm > last:
+				d.Watermarks[thread] = last
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("turns removed, but the memory document was not updated: %w", err)
+	}
+	return removed, nil
+}
+
+// removeVectors deletes the scope's page-vector cache, if any.
+func removeVectors(dir string) error {
+	err := os.Remove(filepath.Join(dir, pageVectorsName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// encodeTurns renders turns as turns.jsonl lines.
+func encodeTurns(turns []memory.Turn) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for i := range turns {
+		if err := enc.Encode(&turns[i]); err != nil {
+			return nil, fmt.Errorf("encode turn %s: %w", turns[i].ID, err)
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+// ImportScope writes doc as memory.json and turns as turns.jsonl of an
+// empty scope, under the scope lock and each atomically (turns first, so
+// a crash in between leaves turns whose watermarks are missing: they are
+// processed again, never lost). The document keeps its Revision,
+// LastUpdated and watermarks as given.
+func (s *Store) ImportScope(ctx context.Context, scope memory.Scope, doc *memory.Document, turns []memory.Turn) error {
+	st, err := s.state(scope)
+	if err != nil {
+		return fmt.Errorf("import scope: %w", err)
+	}
+	if doc == nil {
+		doc = memory.NewDocument()
+	}
+	if err := checkImport(doc, turns); err != nil {
+		return fmt.Errorf("import scope %s: %w", scope.Key(), err)
+	}
+	if err := s.lock(ctx, st); err != nil {
+		return fmt.Errorf("import scope %s: %w", scope.Key(), err)
+	}
+	defer s.unlock(st)
+	if hasData(st.dir) {
+		return fmt.Errorf("import scope %s: %w", scope.Key(), &memory.InputError{Field: "scope",
+			Message: fmt.Sprintf("%s already holds memory; import into an empty scope, or forget it first", scope.Key())})
+	}
+	if len(turns) > 0 {
+		raw, err := encodeTurns(turns)
+		if err != nil {
+			return fmt.Errorf("import scope %s: %w", scope.Key(), err)
+		}
+		_, err = writeAtomic(st.dir, turnsName, raw)
+		st.w.close()
+		st.w = logWriter{}
+		st.mu.Lock()
+		st.marks.reset()
+		st.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("import scope %s: write turns: %w", scope.Key(), err)
+		}
+	}
+	d := doc.Clone()
+	if d.Version == "" {
+		d.Version = memory.SchemaVersion
+	}
+	if d.Facts == nil {
+		d.Facts = []memory.Fact{}
+	}
+	raw, err := encodeDocument(d)
+	if err != nil {
+		return fmt.Errorf("import scope %s: %w", scope.Key(), err)
+	}
+	fi, err := writeAtomic(st.dir, docName, raw)
+	if fi != nil {
+		st.setDoc(&docCache{fi: fi, raw: raw, doc: d, racy: true})
+	}
+	if err != nil {
+		return fmt.Errorf("import scope %s: write memory: %w", scope.Key(), err)
+	}
+	return nil
+}
+
+// checkImport refuses a document this build could not load and turns that
+// are not in increasing Seq order or carry invalid meta_data.
+func checkImport(doc *memory.Document, turns []memory.Turn) error {
+	if doc.Version != "" {
+		if err := checkVersion(doc.Version); err != nil {
+			return &memory.InputError{Field: "version", Message: err.Error()}
+		}
+	}
+	var prev int64
+	for i, t := range turns {
+		switch {
+		case t.Seq <= prev:
+			return &memory.InputError{Field: "turns", Message: fmt.Sprintf("turn %d (%s) has seq %d, not above %d; seq must increase from 1", i, t.ID, t.Seq, prev)}
+		case len(t.MetaData) > 0 && !json.Valid(t.MetaData):
+			return &memory.InputError{Field: "meta_data", Message: fmt.Sprintf("turn %d (%s): not valid JSON", i, t.ID)}
+		}
+		prev = t.Seq
+	}
+	return nil
+}

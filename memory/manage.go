@@ -1,0 +1,497 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Managing memory directly: the host's model (or the command line) saves,
+// corrects and forgets facts and exchanges. Facts change through
+// ApplyUpdate like the updater's, so deduplication, upload scrubbing,
+// max_facts and the fact history follow the same rules.
+
+// ForgetEverything is the confirmation Forget needs to delete a whole scope.
+const ForgetEverything = "forget everything"
+
+// DefaultManualConfidence is the confidence of a saved fact that gives none.
+const DefaultManualConfidence = 0.9
+
+// WithChangeHook sets a function called after each change this Service
+// makes to a scope's memory document or turn log outside add (a saved,
+// updated or forgotten fact, forgotten turns or scope, an updater run).
+// It runs synchronously and must not block; the MCP server uses it to
+// send resource notifications.
+func WithChangeHook(fn func(Scope)) Option { return func(s *Service) { s.changed = fn } }
+
+// notifyChange calls the change hook, if any.
+func (s *Service) notifyChange(scope Scope) {
+	if s.changed != nil {
+		s.changed(scope)
+	}
+}
+
+// errNoChange aborts a document update that has nothing to save.
+var errNoChange = errors.New("no change")
+
+// manualSource checks the source of a manual change: SourceManual when
+// empty, else SourceManual or SourceCLI.
+func manualSource(src string) (string, error) {
+	switch src {
+	case "":
+		return SourceManual, nil
+	case SourceManual, SourceCLI:
+		return src, nil
+	}
+	return "", invalid("source", "%q is not a source of manual changes; use %q or %q", src, SourceManual, SourceCLI)
+}
+
+// manualReason says who made a manual change, for the fact history.
+func manualReason(source, verb string) string {
+	if source == SourceCLI {
+		return verb + " from the command line"
+	}
+	return verb + " by the assistant on request (" + source + ")"
+}
+
+// SaveFactRequest is one save_memory call: a fact to remember as given.
+type SaveFactRequest struct {
+	UserID    string
+	AgentName string
+	Content   string
+	// Category is one of Categories; empty means CategoryContext.
+	Category string
+	// Confidence is in (0, 1]; 0 means DefaultManualConfidence.
+	Confidence float64
+	// Source is SourceManual (the default) or SourceCLI.
+	Source string
+}
+
+// SaveFactResult is what SaveFact stored, or the fact that already said
+// the same thing.
+type SaveFactResult struct {
+	Scope Scope `json:"scope"`
+	Fact  Fact  `json:"fact"`
+	// Duplicate is true when a fact with the same content was already
+	// stored; Fact is that fact and nothing changed.
+	Duplicate bool `json:"duplicate"`
+	// Evicted are ids of facts dropped to stay within max_facts.
+	Evicted []string `json:"evicted,omitempty"`
+	// Notes say what was adjusted (for example upload sentences removed).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// checkFactContent trims content and checks it is worth storing as a fact.
+func checkFactContent(content string) (string, error) {
+	content = strings.TrimSpace(content)
+	switch {
+	case content == "":
+		return "", invalid("content", "is empty; state the fact as one short sentence, e.g. \"Prefers Go over Python\"")
+	case !utf8.ValidString(content):
+		return "", invalid("content", "must be valid UTF-8")
+	case utf8.RuneCountInString(content) > updateMaxContentRunes:
+		return "", invalid("content", "is %d characters long; keep a fact under %d characters", utf8.RuneCountInString(content), updateMaxContentRunes)
+	case scrubUploads(content) == "":
+		return "", invalid("content", "is only about an uploaded file; uploaded files are not remembered, state what was learned from it instead")
+	case foldFactContent(content) == "":
+		return "", invalid("content", "has no words; state the fact as a short sentence")
+	}
+	return content, nil
+}
+
+// checkCategory normalises a category; empty means def.
+func checkCategory(cat, def string) (string, error) {
+	cat = strings.ToLower(strings.TrimSpace(cat))
+	if cat == "" {
+		return def, nil
+	}
+	if !ValidCategory(cat) {
+		return "", invalid("category", "%q is not a category; use one of %s", cat, strings.Join(Categories, ", "))
+	}
+	return cat, nil
+}
+
+// checkConfidence checks a confidence in (0, 1]; 0 means def.
+func checkConfidence(c, def float64) (float64, error) {
+	switch {
+	case c == 0:
+		return def, nil
+	case math.IsNaN(c) || c < 0 || c > 1:
+		return 0, invalid("confidence", "%v is not between 0 and 1; use 0.9 for something the user stated plainly", c)
+	}
+	return c, nil
+}
+
+// SaveFact stores a fact as the host's model (or the command line) states
+// it, with source "manual" (or "cli"); no language model is needed. A fact
+// whose content matches a stored one (ignoring case, spacing and a final
+// full stop) is not stored again: the stored one is returned with
+// Duplicate set. max_facts is enforced as for extracted facts.
+func (s *Service) SaveFact(ctx context.Context, req SaveFactRequest) (*SaveFactResult, error) {
+	scope, err := s.resolveScope(req.UserID, req.AgentName)
+	if err != nil {
+		return nil, err
+	}
+	content, err := checkFactContent(req.Content)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := checkCategory(req.Category, CategoryContext)
+	if err != nil {
+		return nil, err
+	}
+	conf, err := checkConfidence(req.Confidence, DefaultManualConfidence)
+	if err != nil {
+		return nil, err
+	}
+	source, err := manualSource(req.Source)
+	if err != nil {
+		return nil, err
+	}
+	res := &SaveFactResult{Scope: scope}
+	key := foldFactContent(scrubUploads(content))
+	_, err = s.store.UpdateDocument(ctx, scope, func(d *Document) error {
+		res.Evicted, res.Notes = nil, nil
+		for _, f := range d.Facts {
+			if foldFactContent(f.Content) == key {
+				res.Fact, res.Duplicate = f, true
+				return errNoChange
+			}
+		}
+		rep := ApplyUpdate(d, &Update{NewFacts: []NewFact{{Content: content, Category: cat, Confidence: conf}}}, ApplyOptions{
+			Source:         source,
+			Now:            s.now().UTC(),
+			MaxFacts:       s.cfg.MaxFacts,
+			MaxRemoveShare: s.cfg.MaxRemoveShare,
+			NewID:          s.newFactID,
+			CreatedReason:  manualReason(source, "saved"),
+		})
+		if len(rep.FactsAdded) == 0 {
+			why := strings.Join(rep.Ignored, "; ")
+			if strings.Contains(why, "over the limit") {
+				return invalid("confidence", "the fact was not kept: memory holds the maximum of %d facts and none has a lower confidence than %v; raise confidence or forget a fact first",
+					s.cfg.MaxFacts, conf)
+			}
+			return invalid("content", "the fact was not kept: %s", why)
+		}
+		for _, f := range d.Facts {
+			if f.ID == rep.FactsAdded[0] {
+				res.Fact = f
+			}
+		}
+		res.Evicted, res.Notes = rep.FactsEvicted, rep.Ignored
+		return nil
+	})
+	switch {
+	case errors.Is(err, errNoChange):
+		return res, nil
+	case err != nil:
+		return nil, fmt.Errorf("save fact in %s: %w", scope.Key(), err)
+	}
+	s.log.Info("fact saved", "scope", scope.Key(), "fact", res.Fact.ID, "source", source)
+	s.notifyChange(scope)
+	return res, nil
+}
+
+// UpdateFactRequest is one update_memory call. Nil fields are left as
+// they are; at least one must be set.
+type UpdateFactRequest struct {
+	UserID     string
+	AgentName  string
+	ID         string
+	Content    *string
+	Category   *string
+	Confidence *float64
+	// Source is SourceManual (the default) or SourceCLI.
+	Source string
+}
+
+// UpdateFactResult is the fact after the change and what it was before.
+type UpdateFactResult struct {
+	Scope    Scope    `json:"scope"`
+	Fact     Fact     `json:"fact"`
+	Previous Fact     `json:"previous"`
+	Changed  []string `json:"changed"`
+}
+
+// UpdateFact changes a fact's content, category or confidence, keeping its
+// id, creation time and source, and records the change in the fact
+// history. A fact id the scope does not hold is an error wrapping
+// ErrNotFound.
+func (s *Service) UpdateFact(ctx context.Context, req UpdateFactRequest) (*UpdateFactResult, error) {
+	scope, err := s.resolveScope(req.UserID, req.AgentName)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(req.ID) == "" {
+		return nil, invalid("id", "is empty; pass the id of the fact to change (fact_…), as list_memories or retrieve_memory show it")
+	}
+	if req.Content == nil && req.Category == nil && req.Confidence == nil {
+		return nil, invalid("arguments", "nothing to change; set content, category or confidence")
+	}
+	var content, cat string
+	var conf float64
+	if req.Content != nil {
+		if content, err = checkFactContent(*req.Content); err != nil {
+			return nil, err
+		}
+	}
+	if req.Category != nil {
+		if strings.TrimSpace(*req.Category) == "" {
+			return nil, invalid("category", "is empty; use one of %s, or leave it out", strings.Join(Categories, ", "))
+		}
+		if cat, err = checkCategory(*req.Category, ""); err != nil {
+			return nil, err
+		}
+	}
+	if req.Confidence != nil {
+		if *req.Confidence == 0 {
+			return nil, invalid("confidence", "must be above 0 and at most 1; to remove the fact, forget it")
+		}
+		if conf, err = checkConfidence(*req.Confidence, 0); err != nil {
+			return nil, err
+		}
+	}
+	source, err := manualSource(req.Source)
+	if err != nil {
+		return nil, err
+	}
+	res := &UpdateFactResult{Scope: scope}
+	_, err = s.store.UpdateDocument(ctx, scope, func(d *Document) error {
+		i := slices.IndexFunc(d.Facts, func(f Fact) bool { return f.ID == req.ID })
+		if i < 0 {
+			return fmt.Errorf("%w: no fact %q in the memory of %s; list_memories lists the fact ids", ErrNotFound, req.ID, scope.Key())
+		}
+		f := d.Facts[i]
+		res.Previous, res.Changed = f, nil
+		if req.Content != nil && content != f.Content {
+			content = scrubUploads(content)
+			key := foldFactContent(content)
+			for _, o := range d.Facts {
+				if o.ID != f.ID && foldFactContent(o.Content) == key {
+					return invalid("content", "fact %s already says this; forget %s instead of making it a duplicate", o.ID, f.ID)
+				}
+			}
+			f.Content = content
+			res.Changed = append(res.Changed, "content")
+		}
+		if req.Category != nil && cat != f.Category {
+			f.Category = cat
+			if cat != CategoryCorrection {
+				f.SourceError = ""
+			}
+			res.Changed = append(res.Changed, "category")
+		}
+		if req.Confidence != nil && conf != f.Confidence {
+			f.Confidence = conf
+			res.Changed = append(res.Changed, "confidence")
+		}
+		res.Fact = f
+		if len(res.Changed) == 0 {
+			return errNoChange
+		}
+		d.Facts[i] = f
+		d.AddFactEvent(FactEvent{FactID: f.ID, Event: FactUpdated, At: s.now().UTC(), Source: source,
+			Reason: manualReason(source, "changed "+strings.Join(res.Changed, ", ")), Content: f.Content})
+		return nil
+	})
+	switch {
+	case errors.Is(err, errNoChange):
+		res.Changed = []string{}
+		return res, nil
+	case err != nil:
+		return nil, fmt.Errorf("update fact in %s: %w", scope.Key(), err)
+	}
+	s.log.Info("fact updated", "scope", scope.Key(), "fact", req.ID, "changed", res.Changed, "source", source)
+	s.notifyChange(scope)
+	return res, nil
+}
+
+// ForgetRequest is one forget_memory call: facts by id, exchanges by id or
+// whole thread, or — with AllOfScope and Confirm set to ForgetEverything
+// — the whole scope.
+type ForgetRequest struct {
+	UserID     string
+	AgentName  string
+	FactIDs    []string
+	TurnIDs    []string
+	ThreadID   string
+	AllOfScope bool
+	Confirm    string
+	// Source is SourceManual (the default) or SourceCLI.
+	Source string
+}
+
+// ForgottenTurn identifies a removed exchange.
+type ForgottenTurn struct {
+	ID       string    `json:"id"`
+	ThreadID string    `json:"thread_id"`
+	Time     time.Time `json:"timestamp"`
+}
+
+// ForgetResult is what Forget removed.
+type ForgetResult struct {
+	Scope        Scope           `json:"scope"`
+	FactsRemoved []Fact          `json:"facts_removed"`
+	TurnsRemoved []ForgottenTurn `json:"turns_removed"`
+	// NotFound are requested fact and turn ids the scope does not hold.
+	NotFound []string `json:"not_found,omitempty"`
+	// ScopeForgotten is true when the whole scope was deleted; for a
+	// user's shared memory, every agent memory of the user went with it.
+	ScopeForgotten bool `json:"scope_forgotten"`
+}
+
+// Forget deletes memory of one scope: the listed facts (from facts and
+// knowledge lists), the listed exchanges and every exchange of ThreadID —
+// from disk, indexes and caches, in this process and (through the turn
+// log epoch) in others — or the whole scope. It never touches another
+// scope. Ids the scope does not hold are reported in NotFound; when
+// nothing requested exists the error wraps ErrNotFound.
+func (s *Service) Forget(ctx context.Context, req ForgetRequest) (*ForgetResult, error) {
+	scope, err := s.resolveScope(req.UserID, req.AgentName)
+	if err != nil {
+		return nil, err
+	}
+	source, err := manualSource(req.Source)
+	if err != nil {
+		return nil, err
+	}
+	if req.ThreadID != "" {
+		if err := ValidateID("thread_id", req.ThreadID); err != nil {
+			return nil, err
+		}
+	}
+	some := len(req.FactIDs) > 0 || len(req.TurnIDs) > 0 || req.ThreadID != ""
+	switch {
+	case req.AllOfScope && some:
+		return nil, invalid("all", "forgets the whole scope; leave fact_ids, turn_ids and thread_id out, or do not set all")
+	case req.AllOfScope && req.Confirm != ForgetEverything:
+		return nil, invalid("confirm", "must be exactly %q to delete all memory of %s; ask the user first", ForgetEverything, scope.Key())
+	case !req.AllOfScope && req.Confirm != "":
+		return nil, invalid("confirm", "is only for forgetting a whole scope (all: true); leave it out")
+	case !req.AllOfScope && !some:
+		return nil, invalid("arguments", "nothing to forget; give fact_ids, turn_ids or thread_id (list_memories shows them), or all with confirm %q", ForgetEverything)
+	}
+	for i, id := range req.FactIDs {
+		if strings.TrimSpace(id) == "" {
+			return nil, invalid("fact_ids", "item %d is empty", i)
+		}
+	}
+	for i, id := range req.TurnIDs {
+		if strings.TrimSpace(id) == "" {
+			return nil, invalid("turn_ids", "item %d is empty", i)
+		}
+	}
+	res := &ForgetResult{Scope: scope, FactsRemoved: []Fact{}, TurnsRemoved: []ForgottenTurn{}}
+	if req.AllOfScope {
+		if err := s.ForgetScope(ctx, scope.UserID, scope.AgentName); err != nil {
+			return nil, err
+		}
+		res.ScopeForgotten = true
+		s.notifyChange(scope)
+		return res, nil
+	}
+	if len(req.FactIDs) > 0 {
+		if err := s.forgetFacts(ctx, scope, req.FactIDs, source, res); err != nil {
+			return nil, err
+		}
+	}
+	if len(req.TurnIDs) > 0 || req.ThreadID != "" {
+		if err := s.forgetTurns(ctx, scope, req, res); err != nil {
+			return nil, err
+		}
+	}
+	if len(res.FactsRemoved) == 0 && len(res.TurnsRemoved) == 0 {
+		what := strings.Join(res.NotFound, ", ")
+		if req.ThreadID != "" {
+			what = strings.TrimPrefix(what+", thread "+req.ThreadID, ", ")
+		}
+		return nil, fmt.Errorf("%w: nothing to forget in the memory of %s: no %s; list_memories shows what is stored", ErrNotFound, scope.Key(), what)
+	}
+	s.log.Info("memory forgotten", "scope", scope.Key(), "facts", len(res.FactsRemoved), "turns", len(res.TurnsRemoved), "source", source)
+	s.notifyChange(scope)
+	return res, nil
+}
+
+// forgetFacts removes facts by id from the facts and knowledge lists.
+func (s *Service) forgetFacts(ctx context.Context, scope Scope, ids []string, source string, res *ForgetResult) error {
+	var removed []Fact
+	var missing []string
+	_, err := s.store.UpdateDocument(ctx, scope, func(d *Document) error {
+		removed, missing = nil, nil
+		want := map[string]bool{}
+		for _, id := range ids {
+			want[id] = true
+		}
+		now := s.now().UTC()
+		drop := func(list []Fact) []Fact {
+			return slices.DeleteFunc(list, func(f Fact) bool {
+				if !want[f.ID] {
+					return false
+				}
+				delete(want, f.ID)
+				removed = append(removed, f)
+				d.AddFactEvent(FactEvent{FactID: f.ID, Event: FactRemoved, At: now, Source: source,
+					Reason: manualReason(source, "forgotten"), Content: f.Content})
+				return true
+			})
+		}
+		d.Facts = drop(d.Facts)
+		d.Knowledge = drop(d.Knowledge)
+		d.AssistantKnowledge = drop(d.AssistantKnowledge)
+		for _, id := range ids {
+			if want[id] && !slices.Contains(missing, id) {
+				missing = append(missing, id)
+			}
+		}
+		if len(removed) == 0 {
+			return errNoChange
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNoChange) {
+		return fmt.Errorf("forget facts in %s: %w", scope.Key(), err)
+	}
+	res.FactsRemoved = append(res.FactsRemoved, removed...)
+	res.NotFound = append(res.NotFound, missing...)
+	return nil
+}
+
+// forgetTurns removes exchanges by id or thread from the turn log. It
+// holds the scope's update lock, so that no update in flight saves
+// watermarks or facts of turns that are being removed.
+func (s *Service) forgetTurns(ctx context.Context, scope Scope, req ForgetRequest, res *ForgetResult) error {
+	lock := s.queue.scopeLock(scope)
+	select {
+	case lock <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("forget turns in %s: wait for running update: %w", scope.Key(), ctx.Err())
+	}
+	defer func() { <-lock }()
+	ids := map[string]bool{}
+	for _, id := range req.TurnIDs {
+		ids[id] = true
+	}
+	removed, err := s.store.DeleteTurns(context.WithoutCancel(ctx), scope, func(t Turn) bool {
+		return ids[t.ID] || req.ThreadID != "" && t.ThreadID == req.ThreadID
+	})
+	if err != nil {
+		return fmt.Errorf("forget turns in %s: %w", scope.Key(), err)
+	}
+	seen := map[string]bool{}
+	for _, t := range removed {
+		seen[t.ID] = true
+		res.TurnsRemoved = append(res.TurnsRemoved, ForgottenTurn{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time})
+	}
+	for _, id := range req.TurnIDs {
+		if !seen[id] && !slices.Contains(res.NotFound, id) {
+			res.NotFound = append(res.NotFound, id)
+		}
+	}
+	return nil
+}

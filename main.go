@@ -71,6 +71,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "serve", "demo":
 	case "rollback", "forget":
 		return runAdmin(ctx, cmd, rest, getenv, stdout, stderr)
+	case "bench":
+		return runBench(ctx, rest, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "mnemo", version())
 		return exitOK

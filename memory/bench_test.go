@@ -71,10 +71,31 @@ func fill(b *testing.B, svc *memory.Service, n int) {
 	}
 }
 
+// benchSizes are the stored exchanges of the scale benchmarks; 100,000 is
+// left out under -short.
+func benchSizes() []int {
+	if testing.Short() {
+		return []int{1000, 10000}
+	}
+	return []int{1000, 10000, 100000}
+}
+
+// benchQueries returns n distinct questions in the vocabulary, so that a
+// retrieval benchmark does not measure one query's warm caches.
+func benchQueries(n int) []string {
+	r := rand.New(rand.NewPCG(3, 3))
+	starts := []string{"When did", "What did", "Where is", "How was", "Why did", "Who was"}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s %s?", starts[i%len(starts)], benchText(r, 4+i%5))
+	}
+	return out
+}
+
 // BenchmarkAdd measures one add_memory (one exchange, fsynced) into a scope
 // that already holds n exchanges: the cost must stay flat as n grows.
 func BenchmarkAdd(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
+	for _, n := range benchSizes() {
 		b.Run(fmt.Sprintf("stored=%d", n), func(b *testing.B) {
 			svc := newBenchService(b, b.TempDir())
 			fill(b, svc, n)
@@ -90,23 +111,15 @@ func BenchmarkAdd(b *testing.B) {
 	}
 }
 
-// BenchmarkRetrieve measures one retrieve_memory (search, facts, recent
-// window and injection text) over n stored exchanges.
+// BenchmarkRetrieve measures one retrieve_memory (ranking, facts, recent
+// window and injection text) over n stored exchanges, cycling through
+// 1,000 distinct queries.
 func BenchmarkRetrieve(b *testing.B) {
-	sizes := []int{1000, 10000}
-	if !testing.Short() {
-		sizes = append(sizes, 100000)
-	}
-	for _, n := range sizes {
+	queries := benchQueries(1000)
+	for _, n := range benchSizes() {
 		b.Run(fmt.Sprintf("stored=%d", n), func(b *testing.B) {
 			svc := newBenchService(b, b.TempDir())
 			fill(b, svc, n)
-			queries := []string{
-				"When is my sister's wedding in Kyoto?",
-				"What did the manager say about the database migration deadline?",
-				"Which novel was I reading on the beach holiday?",
-				"how is the marathon training going",
-			}
 			i := 0
 			b.ResetTimer()
 			for b.Loop() {
@@ -123,7 +136,7 @@ func BenchmarkRetrieve(b *testing.B) {
 // BenchmarkRebuild measures what a restart costs: loading and indexing a
 // scope of n exchanges from its turn log on first use.
 func BenchmarkRebuild(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
+	for _, n := range benchSizes() {
 		b.Run(fmt.Sprintf("stored=%d", n), func(b *testing.B) {
 			dir := b.TempDir()
 			fill(b, newBenchService(b, dir), n)

@@ -316,8 +316,29 @@ Usage:
   mnemo forget --user U [--agent A] --yes
                           delete a user's memory (every agent's too, unless
                           --agent names one); run it while no server is up
+  mnemo show [--user U] [--agent A] [--json] [--facts|--profile|--threads]
+                          print a memory: profile, facts (with what to avoid
+                          for corrections), knowledge, threads and pending turns
+  mnemo search [--user U] [--agent A] [--thread T] [--limit N] [--max-tokens N]
+               [--json] [--injection] QUERY
+                          rank stored exchanges as retrieve_memory does; with
+                          --injection also print the <memory> text
+  mnemo export [--out FILE] [--user U [--agent A] | --all]
+                          write memory as versioned JSON (README "Export
+                          format"); a user includes the user's agents
+  mnemo import [--format mnemo|memoryos|deerflow] [--user U] [--agent A]
+               [--thread T] [--pending] PATH
+                          import a mnemo export, a DeerFlow memory.json or a
+                          MemoryOS data directory into empty scopes
+  mnemo doctor            check the configuration, the data directory, the
+                          token encoding and the LLM/embeddings endpoints (a
+                          real request); exit status 1 if something needs fixing
   mnemo version           print the version
   mnemo help              show this help
+
+The commands that read or write memory (show, search, export, import, forget,
+rollback, doctor) take the same settings as serve and use the data directory
+with the same locks; --user defaults to user_id.
 
 Settings: a flag beats its environment variable, which beats the JSON config
 file, which beats the default. Empty environment variables are ignored. A bad

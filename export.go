@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// The mnemo export format: one JSON object (see README "Export format").
+const (
+	exportFormat  = "mnemo-export"
+	exportVersion = 1
+)
+
+// exportFile is a whole export: the memory of one or more scopes.
+type exportFile struct {
+	Format     string        `json:"format"`
+	Version    int           `json:"version"`
+	ExportedAt time.Time     `json:"exported_at"`
+	Generator  string        `json:"generator,omitempty"`
+	Scopes     []exportScope `json:"scopes"`
+}
+
+// exportScope is one scope's memory: its document exactly as stored and
+// its whole turn log in Seq order.
+type exportScope struct {
+	Scope    memory.Scope     `json:"scope"`
+	Document *memory.Document `json:"document"`
+	Turns    []memory.Turn    `json:"turns"`
+}
+
+// runExport is "mnemo export [--out FILE] [--user U [--agent A] | --all]".
+func runExport(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	e, code, ok := loadCLI("export", args, map[string]bool{
+		"user": true, "agent": true, "all": false, "out": true,
+	}, getenv, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(e.args.positional) > 0 {
+		return e.fail(exitUsage, "unexpected argument %q; usage: mnemo export [--out FILE] [--user U [--agent A] | --all]", e.args.positional[0])
+	}
+	all := e.args.flag("all")
+	if all && (e.args.has("user") || e.args.has("agent")) {
+		return e.fail(exitUsage, "--all exports every user; leave out --user and --agent, or --all")
+	}
+	want, err := e.scope()
+	if err != nil {
+		return e.fail(exitUsage, "%v", err)
+	}
+	store, err := e.openStore()
+	if err != nil {
+		return e.fail(exitError, "%v", err)
+	}
+	defer store.Close()
+
+	stored, err := store.Scopes(ctx)
+	if err != nil {
+		return e.fail(exitError, "%v", err)
+	}
+	var scopes []memory.Scope
+	for _, sc := range stored {
+		// A user without --agent is the user's whole memory, agents included.
+		if all || sc == want || want.AgentName == "" && sc.UserID == want.UserID {
+			scopes = append(scopes, sc)
+		}
+	}
+	if len(scopes) == 0 {
+		return e.fail(exitError, "no memory is stored for %s in %s; nothing to export", want.Key(), e.cfg.DataDir)
+	}
+	file, err := exportScopes(ctx, store, scopes, time.Now())
+	if err != nil {
+		return e.fail(exitError, "%v", err)
+	}
+	data, err := json.MarshalIndent(file, "", "  ")
+	if err != nil {
+		return e.fail(exitError, "encode export: %v", err)
+	}
+	data = append(data, '\n')
+	turns, facts := 0, 0
+	for _, s := range file.Scopes {
+		turns += len(s.Turns)
+		facts += len(s.Document.Facts)
+	}
+	out := e.args.str("out")
+	if out == "" || out == "-" {
+		stdout.Write(data)
+		out = "stdout"
+	} else if err := writeFilePrivate(out, data); err != nil {
+		return e.fail(exitError, "%v", err)
+	}
+	fmt.Fprintf(stderr, "exported %d scope(s), %d turns, %d facts to %s\n", len(file.Scopes), turns, facts, out)
+	return exitOK
+}
+
+// exportScopes reads the memory of scopes. Reads take no lock, so a server
+// writing at the same time may leave a document and a turn log that are a
+// moment apart; export while no server runs for an exact copy.
+func exportScopes(ctx context.Context, store memory.Store, scopes []memory.Scope, now time.Time) (*exportFile, error) {
+	file := &exportFile{
+		Format:     exportFormat,
+		Version:    exportVersion,
+		ExportedAt: now.UTC(),
+		Generator:  "mnemo " + version(),
+		Scopes:     []exportScope{},
+	}
+	for _, sc := range scopes {
+		doc, err := store.LoadDocument(ctx, sc)
+		if err != nil {
+			return nil, fmt.Errorf("load memory of %s: %w", sc.Key(), err)
+		}
+		turns, err := store.ReadTurns(ctx, sc, 0)
+		if err != nil {
+			return nil, fmt.Errorf("read turns of %s: %w", sc.Key(), err)
+		}
+		if turns == nil {
+			turns = []memory.Turn{}
+		}
+		file.Scopes = append(file.Scopes, exportScope{Scope: sc, Document: doc, Turns: turns})
+	}
+	return file, nil
+}
+
+// writeFilePrivate writes data to path, readable by its owner only,
+// replacing the file atomically: temp file, fsync, rename.
+func writeFilePrivate(path string, data []byte) error {
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o600)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,449 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/files"
+)
+
+// This file holds "mnemo show" and what the data-directory commands (show,
+// search, export, import, doctor) share: their argument parsing and how
+// they open the configured data directory.
+
+// cliArgs are a command's own flags and positional arguments; the settings
+// flags (--data-dir DIR, ...) are left for loadConfig.
+type cliArgs struct {
+	values     map[string]string
+	positional []string
+}
+
+func (a cliArgs) has(name string) bool   { _, ok := a.values[name]; return ok }
+func (a cliArgs) str(name string) string { return a.values[name] }
+func (a cliArgs) flag(name string) bool  { return a.has(name) }
+func (a cliArgs) int(name string, def int) (int, error) {
+	v, ok := a.values[name]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("--%s %q is not a whole number", name, v)
+	}
+	return n, nil
+}
+
+// parseCLI takes the flags named in own out of args (true: the flag takes
+// a value) and the positional arguments; everything else is a settings flag
+// with its value, returned for loadConfig. Flags may be written -x, --x,
+// --x=v or --x v.
+func parseCLI(args []string, own map[string]bool) (cliArgs, []string, error) {
+	a := cliArgs{values: map[string]string{}}
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			a.positional = append(a.positional, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(arg, "-") || arg == "-" {
+			a.positional = append(a.positional, arg)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		takesValue, mine := own[name]
+		if !mine {
+			rest = append(rest, arg)
+			// Every setting flag takes a value; --help and -h do not.
+			if !hasValue && name != "help" && name != "h" && i+1 < len(args) {
+				i++
+				rest = append(rest, args[i])
+			}
+			continue
+		}
+		switch {
+		case !takesValue && hasValue:
+			return a, nil, fmt.Errorf("flag --%s takes no value", name)
+		case !takesValue:
+		case hasValue:
+		case i+1 < len(args):
+			i++
+			value = args[i]
+		default:
+			return a, nil, fmt.Errorf("flag --%s needs a value", name)
+		}
+		a.values[name] = value
+	}
+	return a, rest, nil
+}
+
+// cliEnv is what a data-directory command runs with.
+type cliEnv struct {
+	cmd    string
+	cfg    *Config
+	log    *slog.Logger
+	args   cliArgs
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// loadCLI parses a data-directory command's arguments and the settings.
+// When it returns ok false, the command is over with exit code code.
+func loadCLI(cmd string, args []string, own map[string]bool, getenv func(string) string, stdout, stderr io.Writer) (e *cliEnv, code int, ok bool) {
+	a, rest, err := parseCLI(args, own)
+	if err != nil {
+		fmt.Fprintf(stderr, "mnemo %s: %v\nRun 'mnemo help' for usage.\n", cmd, err)
+		return nil, exitUsage, false
+	}
+	cfg, err := loadConfig(rest, getenv, stderr)
+	switch {
+	case errors.Is(err, errHelp):
+		writeHelp(stdout)
+		return nil, exitOK, false
+	case errors.Is(err, errUsage):
+		return nil, exitUsage, false
+	case err != nil:
+		fmt.Fprintf(stderr, "mnemo %s: %v\n", cmd, err)
+		return nil, exitUsage, false
+	}
+	if cfg.DataDir == "" {
+		fmt.Fprintf(stderr, "mnemo %s: %v\n", cmd, errNoDataDir)
+		return nil, exitUsage, false
+	}
+	level := cfg.LogLevel
+	if _, set := cfg.origin["log_level"]; !set {
+		level = slog.LevelWarn // keep command output readable
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	return &cliEnv{cmd: cmd, cfg: cfg, log: log, args: a, stdout: stdout, stderr: stderr}, exitOK, true
+}
+
+// fail reports err on stderr and returns code.
+func (e *cliEnv) fail(code int, format string, args ...any) int {
+	fmt.Fprintf(e.stderr, "mnemo %s: %s\n", e.cmd, fmt.Sprintf(format, args...))
+	return code
+}
+
+// scope is the scope named by --user (default: the configured user_id)
+// and --agent.
+func (e *cliEnv) scope() (memory.Scope, error) {
+	sc := memory.Scope{UserID: e.args.str("user"), AgentName: e.args.str("agent")}
+	if sc.UserID == "" {
+		sc.UserID = e.cfg.Memory.UserID
+	}
+	return sc, sc.Validate()
+}
+
+// openStore opens the configured data directory with the same store and
+// locking as the server.
+func (e *cliEnv) openStore() (*files.Store, error) {
+	s, err := files.Open(e.cfg.DataDir, files.WithLogger(e.log), files.WithVersions(e.cfg.Memory.MemoryVersions))
+	if err != nil {
+		return nil, fmt.Errorf("open data dir %s: %w", e.cfg.DataDir, err)
+	}
+	return s, nil
+}
+
+// showOutput is what "mnemo show --json" prints. Its fields are stable:
+// new ones may be added, none renamed or removed. A part not asked for
+// (--facts, --profile, --threads) is left out; one asked for is always
+// present, as an empty list when there is nothing.
+type showOutput struct {
+	Scope        memory.Scope `json:"scope"`
+	Revision     int64        `json:"revision"`
+	LastUpdated  time.Time    `json:"last_updated,omitzero"`
+	StoredTurns  int          `json:"stored_turns"`
+	PendingTurns int          `json:"pending_turns"`
+	ThreadCount  int          `json:"thread_count"`
+
+	Profile            []memory.ProfileSection `json:"profile,omitzero"`
+	Facts              []memory.Fact           `json:"facts,omitzero"`
+	Knowledge          []memory.Fact           `json:"knowledge,omitzero"`
+	AssistantKnowledge []memory.Fact           `json:"assistant_knowledge,omitzero"`
+	Threads            []threadInfo            `json:"threads,omitzero"`
+}
+
+// threadInfo summarises one conversation of a scope.
+type threadInfo struct {
+	ThreadID string `json:"thread_id"`
+	Turns    int    `json:"turns"`
+	// Pending counts the turns not yet reflected in the memory document.
+	Pending int       `json:"pending"`
+	First   time.Time `json:"first"`
+	Last    time.Time `json:"last"`
+}
+
+// runShow is "mnemo show [--json] [--facts|--profile|--threads]".
+func runShow(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	e, code, ok := loadCLI("show", args, map[string]bool{
+		"user": true, "agent": true, "json": false, "facts": false, "profile": false, "threads": false,
+	}, getenv, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if len(e.args.positional) > 0 {
+		return e.fail(exitUsage, "unexpected argument %q; usage: mnemo show [--user U] [--agent A] [--json] [--facts|--profile|--threads]", e.args.positional[0])
+	}
+	scope, err := e.scope()
+	if err != nil {
+		return e.fail(exitUsage, "%v", err)
+	}
+	store, err := e.openStore()
+	if err != nil {
+		return e.fail(exitError, "%v", err)
+	}
+	defer store.Close()
+
+	out, err := loadShow(ctx, store, scope)
+	if err != nil {
+		return e.fail(exitError, "%v", err)
+	}
+	all := !e.args.flag("facts") && !e.args.flag("profile") && !e.args.flag("threads")
+	if !all && !e.args.flag("profile") {
+		out.Profile = nil
+	}
+	if !all && !e.args.flag("facts") {
+		out.Facts, out.Knowledge, out.AssistantKnowledge = nil, nil, nil
+	}
+	if !all && !e.args.flag("threads") {
+		out.Threads = nil
+	}
+	if e.args.flag("json") {
+		return writeJSON(e, out)
+	}
+	empty := out.Revision == 0 && out.StoredTurns == 0
+	if empty {
+		fmt.Fprintf(stdout, "No memory is stored for %s in %s.\n", scope.Key(), e.cfg.DataDir)
+		if scopes, err := store.Scopes(ctx); err == nil && len(scopes) > 0 {
+			keys := make([]string, len(scopes))
+			for i, sc := range scopes {
+				keys[i] = sc.Key()
+			}
+			fmt.Fprintf(stdout, "Stored: %s (choose with --user U [--agent A]).\n", strings.Join(keys, ", "))
+		}
+		return exitOK
+	}
+	writeShow(stdout, out)
+	return exitOK
+}
+
+// writeJSON prints v as indented JSON on stdout.
+func writeJSON(e *cliEnv, v any) int {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return e.fail(exitError, "encode JSON: %v", err)
+	}
+	e.stdout.Write(append(data, '\n'))
+	return exitOK
+}
+
+// loadShow reads a scope's document and turn log into a showOutput with
+// every part filled in.
+func loadShow(ctx context.Context, store memory.Store, scope memory.Scope) (*showOutput, error) {
+	doc, err := store.LoadDocument(ctx, scope)
+	if err != nil {
+		return nil, fmt.Errorf("load memory of %s: %w", scope.Key(), err)
+	}
+	turns, err := store.ReadTurns(ctx, scope, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read turns of %s: %w", scope.Key(), err)
+	}
+	out := &showOutput{
+		Scope:              scope,
+		Revision:           doc.Revision,
+		LastUpdated:        doc.LastUpdated,
+		StoredTurns:        len(turns),
+		Profile:            []memory.ProfileSection{},
+		Facts:              append([]memory.Fact{}, doc.Facts...),
+		Knowledge:          append([]memory.Fact{}, doc.Knowledge...),
+		AssistantKnowledge: append([]memory.Fact{}, doc.AssistantKnowledge...),
+		Threads:            []threadInfo{},
+	}
+	for _, ns := range doc.Sections() {
+		if strings.TrimSpace(ns.Section.Summary) != "" {
+			out.Profile = append(out.Profile, memory.ProfileSection{Name: ns.Name, Summary: ns.Section.Summary, UpdatedAt: ns.Section.UpdatedAt})
+		}
+	}
+	byThread := map[string]*threadInfo{}
+	for _, t := range turns {
+		ti := byThread[t.ThreadID]
+		if ti == nil {
+			ti = &threadInfo{ThreadID: t.ThreadID, First: t.Time, Last: t.Time}
+			byThread[t.ThreadID] = ti
+		}
+		ti.Turns++
+		if t.Seq > doc.Watermarks[t.ThreadID] {
+			ti.Pending++
+			out.PendingTurns++
+		}
+		if t.Time.Before(ti.First) {
+			ti.First = t.Time
+		}
+		if t.Time.After(ti.Last) {
+			ti.Last = t.Time
+		}
+	}
+	for _, ti := range byThread {
+		out.Threads = append(out.Threads, *ti)
+	}
+	out.ThreadCount = len(out.Threads)
+	// Most recent conversation first, as a terminal user looks for it.
+	slices.SortFunc(out.Threads, func(a, b threadInfo) int {
+		if c := b.Last.Compare(a.Last); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ThreadID, b.ThreadID)
+	})
+	return out, nil
+}
+
+// textWidth is the width the terminal output is wrapped to.
+const textWidth = 80
+
+// writeShow prints out for a terminal: aligned columns, long text wrapped.
+func writeShow(w io.Writer, out *showOutput) {
+	var b strings.Builder
+	if out.Revision == 0 {
+		fmt.Fprintf(&b, "Memory of %s: no long-term memory saved yet\n", out.Scope.Key())
+	} else {
+		fmt.Fprintf(&b, "Memory of %s: revision %d, saved %s\n", out.Scope.Key(), out.Revision, fmtTime(out.LastUpdated))
+	}
+	fmt.Fprintf(&b, "%s stored in %s, %d not yet reflected in memory\n", plural(out.StoredTurns, "turn"), plural(out.ThreadCount, "thread"), out.PendingTurns)
+	if out.Profile != nil {
+		b.WriteString("\nProfile\n")
+		if len(out.Profile) == 0 {
+			b.WriteString("  (empty)\n")
+		}
+		for _, p := range out.Profile {
+			head := "  " + p.Name
+			if !p.UpdatedAt.IsZero() {
+				head += " (updated " + fmtDate(p.UpdatedAt) + ")"
+			}
+			b.WriteString(head + "\n")
+			for _, line := range wrapParagraphs(p.Summary, textWidth-4) {
+				b.WriteString(strings.TrimRight("    "+line, " ") + "\n")
+			}
+		}
+	}
+	if out.Facts != nil {
+		writeFacts(&b, "Facts", out.Facts, true)
+		if len(out.Knowledge) > 0 {
+			writeFacts(&b, "User knowledge", out.Knowledge, false)
+		}
+		if len(out.AssistantKnowledge) > 0 {
+			writeFacts(&b, "Assistant knowledge", out.AssistantKnowledge, false)
+		}
+	}
+	if out.Threads != nil {
+		fmt.Fprintf(&b, "\nThreads (%d)\n", len(out.Threads))
+		rows := [][]string{{"THREAD", "TURNS", "PENDING", "FIRST", "LAST"}}
+		for _, t := range out.Threads {
+			rows = append(rows, []string{t.ThreadID, strconv.Itoa(t.Turns), strconv.Itoa(t.Pending), fmtMinute(t.First), fmtMinute(t.Last)})
+		}
+		writeTable(&b, rows, "  ")
+	}
+	io.WriteString(w, b.String())
+}
+
+// writeFacts prints a list of facts as a table whose last column, the
+// content, is wrapped; a correction's "avoid" note follows its content.
+func writeFacts(b *strings.Builder, title string, facts []memory.Fact, always bool) {
+	fmt.Fprintf(b, "\n%s (%d)\n", title, len(facts))
+	if len(facts) == 0 {
+		if always {
+			b.WriteString("  (none)\n")
+		}
+		return
+	}
+	writeFactTable(b, facts, nil)
+}
+
+// writeFactTable prints facts, with a leading score column when scores is
+// not nil.
+func writeFactTable(b *strings.Builder, facts []memory.Fact, scores []float64) {
+	idW, catW := len("ID"), len("CATEGORY")
+	for _, f := range facts {
+		idW = max(idW, len(f.ID))
+		catW = max(catW, len(f.Category))
+	}
+	lead, head := "  ", "  "
+	if scores != nil {
+		head += "SCORE   "
+	}
+	indent := len(lead) + len(head) - 2 + idW + 2 + catW + 2 + 4 + 2
+	width := max(textWidth-indent, 30)
+	pad := strings.Repeat(" ", indent)
+	fmt.Fprintf(b, "%s%-*s  %-*s  %-4s  %s\n", head, idW, "ID", catW, "CATEGORY", "CONF", "CONTENT")
+	for i, f := range facts {
+		lines := wrap(f.Content, width)
+		if f.SourceError != "" {
+			lines = append(lines, wrap("avoid: "+f.SourceError, width)...)
+		}
+		row := lead
+		if scores != nil {
+			row += fmt.Sprintf("%.4f  ", scores[i])
+		}
+		fmt.Fprintf(b, "%s%-*s  %-*s  %.2f  %s\n", row, idW, f.ID, catW, f.Category, f.Confidence, lines[0])
+		for _, l := range lines[1:] {
+			b.WriteString(pad + l + "\n")
+		}
+	}
+}
+
+// plural is "1 turn", "2 turns".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// writeTable prints rows with columns aligned by the widest cell.
+func writeTable(b *strings.Builder, rows [][]string, indent string) {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	for _, r := range rows {
+		line := indent
+		for i, c := range r {
+			if i < len(r)-1 {
+				c += strings.Repeat(" ", widths[i]-len([]rune(c))+2)
+			}
+			line += c
+		}
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+}
+
+// wrapParagraphs wraps text to width, keeping its line breaks.
+func wrapParagraphs(text string, width int) []string {
+	var out []string
+	for _, para := range strings.Split(strings.TrimSpace(text), "\n") {
+		out = append(out, wrap(para, width)...)
+	}
+	return out
+}
+
+func fmtDate(t time.Time) string { return t.UTC().Format("2006-01-02") }
+
+func fmtMinute(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}

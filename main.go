@@ -11,6 +11,14 @@
 //	                        list or restore earlier versions of a memory
 //	mnemo forget --user U [--agent A] --yes
 //	                        delete a user's (or one agent's) memory
+//	mnemo show [--user U] [--agent A] [--json] [--facts|--profile|--threads]
+//	                        print what a memory holds
+//	mnemo search [--limit N] [--json] [--injection] QUERY
+//	                        run retrieve_memory's search from the terminal
+//	mnemo export [--out FILE] [--user U [--agent A] | --all]
+//	mnemo import [--format mnemo|memoryos|deerflow] [--user U] [--agent A] PATH
+//	                        move memory between data directories and systems
+//	mnemo doctor            check the configuration, data directory and endpoints
 //	mnemo version           print the version
 //	mnemo help              list every flag, environment variable and default
 //
@@ -73,6 +81,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runAdmin(ctx, cmd, rest, getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, stdout, stderr)
+	case "show":
+		return runShow(ctx, rest, getenv, stdout, stderr)
+	case "search":
+		return runSearch(ctx, rest, getenv, stdout, stderr)
+	case "export":
+		return runExport(ctx, rest, getenv, stdout, stderr)
+	case "import":
+		return runImport(ctx, rest, getenv, stdout, stderr)
+	case "doctor":
+		return runDoctor(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "mnemo", version())
 		return exitOK

@@ -27,12 +27,27 @@ const DefaultManualConfidence = 0.9
 // updated or forgotten fact, forgotten turns or scope, an updater run).
 // It runs synchronously and must not block; the MCP server uses it to
 // send resource notifications.
-func WithChangeHook(fn func(Scope)) Option { return func(s *Service) { s.changed = fn } }
+func WithChangeHook(fn func(Scope)) Option { return func(s *Service) { s.OnChange(fn) } }
 
-// notifyChange calls the change hook, if any.
+// OnChange adds fn to the functions called after each change, as
+// WithChangeHook does, for a listener created after the Service (the MCP
+// server).
+func (s *Service) OnChange(fn func(Scope)) {
+	if fn == nil {
+		return
+	}
+	s.mu.Lock()
+	s.changed = append(s.changed, fn)
+	s.mu.Unlock()
+}
+
+// notifyChange calls the change hooks.
 func (s *Service) notifyChange(scope Scope) {
-	if s.changed != nil {
-		s.changed(scope)
+	s.mu.Lock()
+	hooks := s.changed
+	s.mu.Unlock()
+	for _, fn := range hooks {
+		fn(scope)
 	}
 }
 
@@ -56,7 +71,7 @@ func manualReason(source, verb string) string {
 	if source == SourceCLI {
 		return verb + " from the command line"
 	}
-	return verb + " by the assistant on request (" + source + ")"
+	return verb + " manually (by the assistant's tool call)"
 }
 
 // SaveFactRequest is one save_memory call: a fact to remember as given.

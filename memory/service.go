@@ -39,7 +39,7 @@ type Service struct {
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
 
-	changed func(Scope) // WithChangeHook
+	changed []func(Scope) // WithChangeHook, OnChange; guarded by mu
 
 	mu     sync.Mutex
 	scopes map[string]*scopeState

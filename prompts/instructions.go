@@ -10,6 +10,12 @@ type ToolNames struct {
 	RetrieveMemory string
 	GetUserProfile string
 	FlushMemory    string
+	// The tools that manage memory directly; empty when not offered.
+	SaveMemory    string
+	UpdateMemory  string
+	ForgetMemory  string
+	ListMemories  string
+	MemoryHistory string
 }
 
 // InstructionsData is what the server instructions depend on.

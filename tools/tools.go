@@ -28,16 +28,45 @@ type Memory interface {
 	Flush(ctx context.Context, req memory.FlushRequest) (*memory.FlushResult, error)
 }
 
+// Manager is the part of the memory service that manages memory directly
+// (save, correct, forget, browse, explain); *memory.Service implements it.
+// Errors follow the same contract as Memory's.
+type Manager interface {
+	SaveFact(ctx context.Context, req memory.SaveFactRequest) (*memory.SaveFactResult, error)
+	UpdateFact(ctx context.Context, req memory.UpdateFactRequest) (*memory.UpdateFactResult, error)
+	Forget(ctx context.Context, req memory.ForgetRequest) (*memory.ForgetResult, error)
+	List(ctx context.Context, req memory.ListRequest) (*memory.ListResult, error)
+	FactHistory(ctx context.Context, req memory.HistoryRequest) (*memory.HistoryResult, error)
+}
+
 // serverName is the name the server reports at initialize.
 const serverName = "mnemo"
 
-// All returns every tool over m, in the order they are listed.
+// All returns every tool over m, in the order they are listed: the four
+// core tools, and the tools that manage memory when m is also a Manager
+// (or nil, for listing the tools without a service).
 func All(m Memory) []server.ServerTool {
-	return []server.ServerTool{
+	tools := []server.ServerTool{
 		AddMemory(m),
 		RetrieveMemory(m),
 		GetUserProfile(m),
 		FlushMemory(m),
+	}
+	mm, ok := m.(Manager)
+	if ok || m == nil {
+		tools = append(tools, ManageTools(mm)...)
+	}
+	return tools
+}
+
+// ManageTools returns the tools that manage memory directly over m.
+func ManageTools(m Manager) []server.ServerTool {
+	return []server.ServerTool{
+		SaveMemory(m),
+		UpdateMemory(m),
+		ForgetMemory(m),
+		ListMemories(m),
+		MemoryHistory(m),
 	}
 }
 
@@ -69,7 +98,9 @@ func WithServerOptions(opts ...server.ServerOption) Option {
 }
 
 // NewServer returns the MCP server "mnemo" with every tool registered over
-// m and the server instructions rendered from package prompts. Each tool
+// m, the memory resources (resources.go), the memory_guide prompt when m
+// is also a Manager, and the server instructions rendered from package
+// prompts. Each tool
 // checks its arguments against its input schema before its handler runs
 // (see args.go); server.WithInputSchemaValidation is deliberately not used,
 // because its messages print validator internals instead of naming the
@@ -83,25 +114,37 @@ func NewServer(m Memory, version string, opts ...Option) *server.MCPServer {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	names := prompts.ToolNames{
+		AddMemory:      nameAddMemory,
+		RetrieveMemory: nameRetrieveMemory,
+		GetUserProfile: nameGetUserProfile,
+		FlushMemory:    nameFlushMemory,
+	}
+	_, manage := m.(Manager)
+	if manage {
+		names.SaveMemory, names.UpdateMemory, names.ForgetMemory = nameSaveMemory, nameUpdateMemory, nameForgetMemory
+		names.ListMemories, names.MemoryHistory = nameListMemories, nameMemoryHistory
+	}
 	instructions, err := prompts.Instructions(prompts.InstructionsData{
 		LLMConfigured: cfg.llm,
 		DefaultUser:   cfg.defaultUser,
-		Tools: prompts.ToolNames{
-			AddMemory:      nameAddMemory,
-			RetrieveMemory: nameRetrieveMemory,
-			GetUserProfile: nameGetUserProfile,
-			FlushMemory:    nameFlushMemory,
-		},
+		Tools:         names,
 	})
 	if err != nil {
 		panic(fmt.Sprintf("tools: %v", err))
 	}
 	s := server.NewMCPServer(serverName, version, append([]server.ServerOption{
 		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(true, true),
+		server.WithPromptCapabilities(false),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 	}, cfg.extra...)...)
 	s.AddTools(All(m)...)
+	addResources(s, m, cfg.defaultUser)
+	if manage {
+		addPrompts(s, cfg, names)
+	}
 	return s
 }
 

@@ -1,0 +1,90 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+const nameForgetMemory = "forget_memory"
+
+// forgetArgs are the arguments of forget_memory.
+type forgetArgs struct {
+	FactIDs   []string `json:"fact_ids,omitempty" jsonschema:"Ids of facts to delete (fact_…), as list_memories shows them."`
+	TurnIDs   []string `json:"turn_ids,omitempty" jsonschema:"Ids of stored exchanges to delete (turn_…), as list_memories with kind turns shows them."`
+	ThreadID  string   `json:"thread_id,omitempty" jsonschema:"Delete every stored exchange of this conversation."`
+	All       bool     `json:"all,omitempty" jsonschema:"Delete everything remembered in this scope: profile, facts and every exchange (for the user's shared memory, every agent's memory of the user too). Needs confirm."`
+	Confirm   string   `json:"confirm,omitempty" jsonschema:"Only with all: the exact phrase 'forget everything', after the user confirmed."`
+	UserID    string   `json:"user_id,omitempty" jsonschema:"Whose memory to delete from. Leave empty for the configured user."`
+	AgentName string   `json:"agent_name,omitempty" jsonschema:"Delete from this agent's own memory instead of the user's shared memory."`
+}
+
+// ForgetMemory returns the forget_memory tool: it deletes facts, stored
+// exchanges or a whole scope, for good.
+func ForgetMemory(m Manager) server.ServerTool {
+	tool := mcp.NewTool(nameForgetMemory,
+		mcp.WithDescription("Permanently delete what memory holds: facts by id, stored exchanges by id, every exchange of one conversation (thread_id), "+
+			"or — with all and confirm 'forget everything' — the whole memory of the user. "+
+			"Call it only when the user asks you to forget something; look the ids up with list_memories first, and ask before deleting everything. "+
+			"Deleted data leaves disk, search indexes and caches and cannot be recovered with this tool. Only the named user's memory is touched. "+
+			"Returns what was deleted and which ids were not found."),
+		inputSchema[forgetArgs](func(root schemaNode) {
+			set(root, schemaNode{"maxItems": 1000}, "fact_ids")
+			set(root, schemaNode{"minLength": 1, "maxLength": 64}, "fact_ids", "[]")
+			set(root, schemaNode{"maxItems": 1000}, "turn_ids")
+			set(root, schemaNode{"minLength": 1, "maxLength": 128}, "turn_ids", "[]")
+			set(root, schemaNode{"enum": []string{memory.ForgetEverything}}, "confirm")
+			for _, id := range []string{"thread_id", "user_id", "agent_name"} {
+				set(root, idSchema(), id)
+			}
+		}),
+		outputSchema[memory.ForgetResult](nil),
+		annotate("Forget memory", false, true, true),
+	)
+	return typed(tool, func(ctx context.Context, _ mcp.CallToolRequest, args forgetArgs) (*mcp.CallToolResult, error) {
+		res, err := m.Forget(ctx, memory.ForgetRequest{
+			UserID:     args.UserID,
+			AgentName:  args.AgentName,
+			FactIDs:    args.FactIDs,
+			TurnIDs:    args.TurnIDs,
+			ThreadID:   args.ThreadID,
+			AllOfScope: args.All,
+			Confirm:    args.Confirm,
+		})
+		if err != nil {
+			return toolError(ctx, nameForgetMemory, err)
+		}
+		return mcp.NewToolResultStructured(res, forgetSummary(res)), nil
+	})
+}
+
+// forgetSummary is the text of a forget_memory result.
+func forgetSummary(r *memory.ForgetResult) string {
+	if r.ScopeForgotten {
+		if r.Scope.AgentName == "" {
+			return "Forgot everything remembered about " + scopeText(r.Scope) + ", including every agent's memory of them."
+		}
+		return "Forgot everything in the memory of " + scopeText(r.Scope) + "."
+	}
+	var parts []string
+	if n := len(r.FactsRemoved); n > 0 {
+		ids := make([]string, n)
+		for i, f := range r.FactsRemoved {
+			ids[i] = f.ID
+		}
+		parts = append(parts, count(n, "fact")+" ("+strings.Join(ids, ", ")+")")
+	}
+	if n := len(r.TurnsRemoved); n > 0 {
+		parts = append(parts, count(n, "stored exchange"))
+	}
+	text := fmt.Sprintf("Forgot %s from %s", strings.Join(parts, " and "), scopeText(r.Scope))
+	if len(r.NotFound) > 0 {
+		text += "; not found: " + strings.Join(r.NotFound, ", ")
+	}
+	return text + "."
+}

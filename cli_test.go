@@ -487,6 +487,25 @@ func TestDoctorCommand(t *testing.T) {
 		}
 		checkGolden(t, "doctor_broken", normalize(out, dir, srv.URL))
 	})
+	t.Run("missing data dir", func(t *testing.T) {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "a", "b")
+		code, out, _ := runEnv(t, dataEnv(dir), "doctor")
+		if code != exitOK || !strings.Contains(out, "does not exist yet") {
+			t.Errorf("doctor with a missing data dir = %d\n%s", code, out)
+		}
+		if _, err := os.Stat(filepath.Join(parent, "a")); !os.IsNotExist(err) {
+			t.Errorf("doctor left the directories it created to check (err %v)", err)
+		}
+		ro := filepath.Join(parent, "ro")
+		os.Mkdir(ro, 0o500)
+		if os.Geteuid() != 0 {
+			code, out, _ = runEnv(t, dataEnv(filepath.Join(ro, "data")), "doctor")
+			if code != exitError || !strings.Contains(out, "cannot be created") {
+				t.Errorf("doctor with an uncreatable data dir = %d\n%s", code, out)
+			}
+		}
+	})
 	t.Run("bad config", func(t *testing.T) {
 		code, out, _ := runEnv(t, env{"MNEMO_DATA_DIR": t.TempDir(), "MNEMO_MAX_FACTS": "0"}, "doctor")
 		if code != exitError || !strings.Contains(out, "max_facts") || !strings.Contains(out, "MNEMO_MAX_FACTS") {

@@ -155,12 +155,23 @@ func (d *doctor) checkDataDir(ctx context.Context, cfg *Config) {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		// Create the missing directories to prove it can be done, then
+		// remove exactly those (os.Remove leaves any that are not empty).
+		var created []string
+		for p := dir; ; p = filepath.Dir(p) {
+			if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) || filepath.Dir(p) == p {
+				break
+			}
+			created = append(created, p)
+		}
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			d.fail("create it, or point --data-dir / MNEMO_DATA_DIR at a directory you can write", "%s does not exist and cannot be created: %v", dir, err)
 			return
 		}
-		os.Remove(dir)
-		d.ok("%s does not exist yet; it can be created and will be at the first start", dir)
+		for _, p := range created {
+			os.Remove(p)
+		}
+		d.ok("%s does not exist yet; it can be created, and will be at the first start", dir)
 		return
 	case err != nil:
 		d.fail("check the path and its permissions", "%s: %v", dir, err)

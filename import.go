@@ -191,6 +191,11 @@ func readMnemoExport(path string, opt *importOptions) ([]importedScope, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseMnemoExport(data, opt)
+}
+
+// parseMnemoExport converts the content of a mnemo export.
+func parseMnemoExport(data []byte, opt *importOptions) ([]importedScope, error) {
 	var file exportFile
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&file); err != nil {

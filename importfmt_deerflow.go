@@ -47,6 +47,11 @@ func readDeerFlow(path string, opt *importOptions) ([]importedScope, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseDeerFlow(data, opt)
+}
+
+// parseDeerFlow converts the content of a DeerFlow memory.json.
+func parseDeerFlow(data []byte, opt *importOptions) ([]importedScope, error) {
 	var m deerFlowMemory
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("not a DeerFlow memory.json: %w", err)

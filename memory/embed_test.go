@@ -158,12 +158,12 @@ func TestEmbeddingsPersistAndModelChangeInvalidates(t *testing.T) {
 		for _, tc := range tests {
 			e := &fakeEmbedder{model: tc.model}
 			s := newTestService(t, store, WithEmbedder(e, vectors))
-			got := retrieveUsers(t, s, "hound") // loads the scope; the query is embedded
+			retrieveUsers(t, s, "hound") // loads the scope; the query is embedded
 			synctest.Wait()
 			if _, texts := e.stats(); texts-1 != tc.wantTexts {
 				t.Errorf("%s: embedded %d page texts, want %d", tc.name, texts-1, tc.wantTexts)
 			}
-			if got = retrieveUsers(t, s, "hound"); len(got) == 0 || got[0] != "We adopted a puppy" {
+			if got := retrieveUsers(t, s, "hound"); len(got) == 0 || got[0] != "We adopted a puppy" {
 				t.Errorf("%s: pages = %q, want the puppy page first", tc.name, got)
 			}
 			s.Close(context.Background())

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -147,5 +146,5 @@ func TestHostileInput(t *testing.T) {
 	if n := len(tests); n < 40 || refused < 30 {
 		t.Errorf("suite has %d cases (%d refusals), want at least 40", n, refused)
 	}
-	t.Log(fmt.Sprintf("%d hostile cases, %d refused", len(tests), refused))
+	t.Logf("%d hostile cases, %d refused", len(tests), refused)
 }

@@ -76,11 +76,10 @@ func readMemoryOS(path string, opt *importOptions) ([]importedScope, error) {
 		return nil, err
 	}
 	userID := filepath.Base(userDir)
-	fallback := userID
-	if memory.ValidateID("user_id", userID) != nil {
-		fallback = ""
+	if err := memory.ValidateID("user_id", userID); err != nil && opt.user == "" {
+		return nil, fmt.Errorf("MemoryOS user %q cannot be a mnemo user id (%v); name the target user with --user", userID, err)
 	}
-	scope, err := opt.targetScope(fallback)
+	scope, err := opt.targetScope(userID)
 	if err != nil {
 		return nil, err
 	}

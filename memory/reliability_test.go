@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -149,4 +150,31 @@ type llmFunc func() (string, error)
 func (f llmFunc) Complete(context.Context, CompletionRequest) (Completion, error) {
 	text, err := f()
 	return Completion{Text: text}, err
+}
+
+// TestScopeDeletedByOtherService: when another process deletes a scope
+// whose memory document had been saved, this process notices (the
+// revision went down) and stops serving the deleted turns and facts.
+func TestScopeDeletedByOtherService(t *testing.T) {
+	store := newMemStore()
+	a := newTestService(t, store)
+	b := newTestService(t, store)
+	ctx := t.Context()
+	addPair(t, a, "t", "my secret word is zebra", "ok")
+	if _, err := a.SaveFact(ctx, SaveFactRequest{Content: "The user's secret word is zebra", Category: CategoryContext, Confidence: 0.9}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := b.Retrieve(ctx, RetrieveRequest{Query: "secret word"}); len(got.Pages) != 1 || len(got.Facts) != 1 {
+		t.Fatalf("before delete: %d pages, %d facts; want 1 and 1", len(got.Pages), len(got.Facts))
+	}
+	if err := a.ForgetScope(ctx, DefaultUserID, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Retrieve(ctx, RetrieveRequest{Query: "secret word"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Pages) != 0 || len(got.Facts) != 0 || strings.Contains(got.Injection, "zebra") {
+		t.Errorf("after delete in another service: %d pages, %d facts, injection %q; want nothing", len(got.Pages), len(got.Facts), got.Injection)
+	}
 }

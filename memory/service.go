@@ -209,7 +209,10 @@ func (s *Service) sync(ctx context.Context, st *scopeState) error {
 	if err != nil {
 		return fmt.Errorf("load memory of %s: %w", st.scope.Key(), err)
 	}
-	if st.docReady && doc.TurnLogEpoch != st.logEpoch {
+	// A new epoch means turns were removed; a lower revision means the
+	// scope was deleted (or replaced) by another process. Either way the
+	// in-memory turns no longer match the store.
+	if st.docReady && (doc.TurnLogEpoch != st.logEpoch || doc.Revision < st.docRev) {
 		return errLogRewritten
 	}
 	if !st.docReady || doc.Revision != st.docRev {

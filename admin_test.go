@@ -10,6 +10,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 	"github.com/mnemo-mcp/mnemo/memory/storetest"
+	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 )
 
 // runCmd runs the program in-process with only MNEMO_DATA_DIR set.
@@ -149,5 +150,65 @@ func TestForgetCommand(t *testing.T) {
 	}
 	if code, _, errOut := runCmd(t, dir, "forget", "--yes"); code != exitUsage || !strings.Contains(errOut, "--user") {
 		t.Errorf("forget without --user = %d %s, want a usage error naming --user", code, errOut)
+	}
+}
+
+// TestForgetPartsCommand deletes one fact and one thread through the CLI and
+// leaves everything else of the scope in place.
+func TestForgetPartsCommand(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	store, err := files.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter, err := tiktoken.New("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := memory.NewService(memory.DefaultConfig(), store, counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep, err := svc.SaveFact(ctx, memory.SaveFactRequest{UserID: "ana", Content: "Ana keeps bees", Category: memory.CategoryContext, Confidence: 0.9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop, err := svc.SaveFact(ctx, memory.SaveFactRequest{UserID: "ana", Content: "Ana's PIN is 1234", Category: memory.CategoryContext, Confidence: 0.9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, thread := range []string{"keep", "secret", "secret"} {
+		if _, err := svc.Add(ctx, memory.AddRequest{UserID: "ana", ThreadID: thread, UserInput: "thread " + thread, AgentResponse: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store.Close()
+
+	if code, out, errOut := runCmd(t, dir, "forget", "--user", "ana", "--fact", drop.Fact.ID, "--thread", "secret"); code == exitOK || !strings.Contains(errOut, "--yes") {
+		t.Fatalf("forget parts without --yes = %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut := runCmd(t, dir, "forget", "--user", "ana", "--fact", drop.Fact.ID, "--thread", "secret", "--yes")
+	if code != exitOK || !strings.Contains(out, "deleted 1 fact(s) and 2 exchange(s)") {
+		t.Fatalf("forget parts = %d\n%s%s", code, out, errOut)
+	}
+	store, err = files.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	doc, err := store.LoadDocument(ctx, memory.Scope{UserID: "ana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Facts) != 1 || doc.Facts[0].ID != keep.Fact.ID {
+		t.Errorf("facts after forget = %+v, want only %s", doc.Facts, keep.Fact.ID)
+	}
+	turns, err := store.ReadTurns(ctx, memory.Scope{UserID: "ana"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(turns) != 1 || turns[0].ThreadID != "keep" {
+		t.Errorf("turns after forget = %+v, want only thread keep", turns)
 	}
 }

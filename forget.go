@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,6 +10,54 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 )
+
+// forgetParts deletes single facts, exchanges or a whole thread of one
+// scope through the same Service.Forget the forget_memory tool uses; without
+// --yes it only says what it would delete.
+func forgetParts(ctx context.Context, cfg *Config, store memory.Store, scope memory.Scope, a adminArgs, stdout, stderr io.Writer, log *slog.Logger) int {
+	if !a.yes {
+		fmt.Fprintf(stdout, "would delete from %s: facts %v, exchanges %v", scope.Key(), a.facts, a.turns)
+		if a.thread != "" {
+			fmt.Fprintf(stdout, ", every exchange of thread %s", a.thread)
+		}
+		fmt.Fprintln(stdout)
+		fmt.Fprintln(stderr, "mnemo forget: this cannot be undone; run again with --yes to delete it")
+		return exitUsage
+	}
+	tokens, err := tiktoken.NewLazy(cfg.Memory.TokenEncoding)
+	if err != nil {
+		fmt.Fprintf(stderr, "mnemo forget: %v\n", err)
+		return exitError
+	}
+	svc, err := memory.NewService(cfg.Memory, store, tokens, memory.WithLogger(log))
+	if err != nil {
+		fmt.Fprintf(stderr, "mnemo forget: %v\n", err)
+		return exitError
+	}
+	defer svc.Close(ctx)
+	res, err := svc.Forget(ctx, memory.ForgetRequest{
+		UserID: scope.UserID, AgentName: scope.AgentName,
+		FactIDs: a.facts, TurnIDs: a.turns, ThreadID: a.thread, Source: memory.SourceCLI,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "mnemo forget: %v\n", err)
+		if errors.Is(err, memory.ErrInvalidInput) || errors.Is(err, memory.ErrNotFound) {
+			return exitUsage
+		}
+		return exitError
+	}
+	for _, f := range res.FactsRemoved {
+		fmt.Fprintf(stdout, "deleted fact %s: %s\n", f.ID, f.Content)
+	}
+	for _, t := range res.TurnsRemoved {
+		fmt.Fprintf(stdout, "deleted exchange %s (thread %s, %s)\n", t.ID, t.ThreadID, t.Time.Format("2006-01-02 15:04"))
+	}
+	for _, id := range res.NotFound {
+		fmt.Fprintf(stdout, "not found: %s\n", id)
+	}
+	fmt.Fprintf(stdout, "deleted %d fact(s) and %d exchange(s) of %s\n", len(res.FactsRemoved), len(res.TurnsRemoved), scope.Key())
+	return exitOK
+}
 
 // forget deletes a user's memory (every agent's too) or one agent's, after
 // showing what it will delete; without --yes it only shows.

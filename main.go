@@ -10,6 +10,7 @@
 //	mnemo rollback [--user U] [--agent A] [--list | --to N]
 //	                        list or restore earlier versions of a memory
 //	mnemo forget --user U [--agent A] --yes
+//	mnemo forget --user U [--agent A] [--fact ID]... [--turn ID]... [--thread T] --yes
 //	                        delete a user's (or one agent's) memory
 //	mnemo show [--user U] [--agent A] [--json] [--facts|--profile|--threads]
 //	                        print what a memory holds

@@ -22,6 +22,10 @@ type adminArgs struct {
 	list, yes   bool
 	to          int64
 	toSet       bool
+	// forget only: single facts, exchanges or a whole thread instead of
+	// the whole scope.
+	facts, turns []string
+	thread       string
 }
 
 // splitAdminArgs takes the command's own flags out of args and leaves the
@@ -55,6 +59,18 @@ func splitAdminArgs(args []string) (adminArgs, []string, error) {
 			a.list = true
 		case "yes":
 			a.yes = true
+		case "fact":
+			var v string
+			if v, err = takeValue(); err == nil {
+				a.facts = append(a.facts, v)
+			}
+		case "turn":
+			var v string
+			if v, err = takeValue(); err == nil {
+				a.turns = append(a.turns, v)
+			}
+		case "thread":
+			a.thread, err = takeValue()
 		case "to":
 			var v string
 			if v, err = takeValue(); err == nil {
@@ -118,6 +134,9 @@ func runAdmin(ctx context.Context, cmd string, args []string, getenv func(string
 	}
 	defer store.Close()
 	if cmd == "forget" {
+		if len(a.facts) > 0 || len(a.turns) > 0 || a.thread != "" {
+			return forgetParts(ctx, cfg, store, scope, a, stdout, stderr, log)
+		}
 		return forget(ctx, cfg, store, scope, a.yes, stdout, stderr, log)
 	}
 	if a.toSet {

@@ -314,6 +314,7 @@ Usage:
                           list the kept versions of a memory, or restore
                           revision N (the restore is itself undoable)
   mnemo forget --user U [--agent A] --yes
+  mnemo forget --user U [--agent A] [--fact ID]... [--turn ID]... [--thread T] --yes
                           delete a user's memory (every agent's too, unless
                           --agent names one); run it while no server is up
   mnemo show [--user U] [--agent A] [--json] [--facts|--profile|--threads]

@@ -39,6 +39,9 @@ type VectorStore interface {
 	// SaveVectors adds vecs to scope's stored vectors under model; vectors
 	// stored under another model are dropped first.
 	SaveVectors(ctx context.Context, scope Scope, model string, vecs []PageVector) error
+	// ReplaceVectors stores exactly vecs for scope under model, dropping
+	// every other stored vector (those of forgotten turns).
+	ReplaceVectors(ctx context.Context, scope Scope, model string, vecs []PageVector) error
 }
 
 // WithEmbedder turns on vector retrieval: pages are embedded in the
@@ -174,8 +177,14 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 			}
 		}
 		st.mu.Lock()
-		st.vec.load(st.turns, stored)
+		kept := st.vec.load(st.turns, stored)
 		st.mu.Unlock()
+		if len(kept) < len(stored) {
+			// Vectors of forgotten turns must not outlive them on disk.
+			if err := e.store.ReplaceVectors(ctx, st.scope, model, kept); err != nil {
+				s.log.Warn("cannot drop the vectors of forgotten turns", "scope", st.scope.Key(), "err", err)
+			}
+		}
 	}
 	for {
 		st.mu.Lock()
@@ -230,21 +239,30 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 
 var errVectorCount = errors.New("the embedding endpoint returned a different number of vectors than texts")
 
-// load places stored vectors at the positions of their turns.
-func (v *pageVectors) load(turns []*Turn, stored []PageVector) {
+// load places stored vectors at the positions of their turns and returns
+// those that belong to a stored turn.
+func (v *pageVectors) load(turns []*Turn, stored []PageVector) []PageVector {
 	v.grow(len(turns))
-	if len(stored) > 0 {
-		byID := make(map[string][]float32, len(stored))
-		for _, pv := range stored {
-			byID[pv.TurnID] = pv.Vector
+	v.loaded = true
+	if len(stored) == 0 {
+		return nil
+	}
+	byID := make(map[string][]float32, len(stored))
+	for _, pv := range stored {
+		byID[pv.TurnID] = pv.Vector
+	}
+	kept := make([]PageVector, 0, len(turns))
+	for p, t := range turns {
+		vec, ok := byID[t.ID]
+		if !ok {
+			continue
 		}
-		for p, t := range turns {
-			if u := unit(byID[t.ID]); u != nil && v.vecs[p] == nil {
-				v.set(p, u)
-			}
+		kept = append(kept, PageVector{TurnID: t.ID, Vector: vec})
+		if u := unit(vec); u != nil && v.vecs[p] == nil {
+			v.set(p, u)
 		}
 	}
-	v.loaded = true
+	return kept
 }
 
 func (v *pageVectors) grow(n int) {

@@ -88,6 +88,48 @@ func (m *memVectors) SaveVectors(_ context.Context, sc Scope, model string, vecs
 	return nil
 }
 
+func (m *memVectors) ReplaceVectors(_ context.Context, sc Scope, model string, vecs []PageVector) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.model[sc.Key()], m.vecs[sc.Key()] = model, append([]PageVector(nil), vecs...)
+	return nil
+}
+
+func (m *memVectors) ids(sc Scope) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, v := range m.vecs[sc.Key()] {
+		out = append(out, v.TurnID)
+	}
+	return out
+}
+
+func TestStoredVectorsOfForgottenTurnsAreDropped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store, vectors := newMemStore(), newMemVectors()
+		s := newTestService(t, store, WithEmbedder(&fakeEmbedder{model: "fake/4"}, vectors))
+		addPair(t, s, "t", "We adopted a puppy", "Congratulations")
+		synctest.Wait()
+		s.Close(context.Background())
+		sc := Scope{UserID: DefaultUserID}
+		kept := vectors.ids(sc)
+		if len(kept) != 1 {
+			t.Fatalf("stored vectors = %q, want one", kept)
+		}
+		// A turn forgotten since: its vector is still in the store.
+		vectors.SaveVectors(t.Context(), sc, "fake/4", []PageVector{{TurnID: "turn_forgotten", Vector: []float32{1, 0, 0, 0}}})
+
+		s = newTestService(t, store, WithEmbedder(&fakeEmbedder{model: "fake/4"}, vectors))
+		defer s.Close(context.Background())
+		retrieveUsers(t, s, "puppy")
+		synctest.Wait()
+		if got := vectors.ids(sc); strings.Join(got, ",") != strings.Join(kept, ",") {
+			t.Errorf("stored vectors after reload = %q, want %q", got, kept)
+		}
+	})
+}
+
 func retrieveUsers(t *testing.T, s *Service, query string) []string {
 	t.Helper()
 	res, err := s.Retrieve(t.Context(), RetrieveRequest{Query: query, MaxResults: 10})

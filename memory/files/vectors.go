@@ -86,23 +86,48 @@ func (s *Store) SaveVectors(ctx context.Context, scope memory.Scope, model strin
 	mu := vectorLock(path)
 	mu.Lock()
 	defer mu.Unlock()
+	if !sameModel(path, model) {
+		return writeVectors(dir, path, model, vecs)
+	}
 	var rec bytes.Buffer
 	for _, v := range vecs {
 		appendVector(&rec, v)
 	}
-	if sameModel(path, model) {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			return fmt.Errorf("open vectors %s: %w", path, err)
-		}
-		_, err = f.Write(rec.Bytes())
-		return errors.Join(wrapErr("append vectors", path, err), wrapErr("close vectors", path, f.Close()))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open vectors %s: %w", path, err)
 	}
+	_, err = f.Write(rec.Bytes())
+	return errors.Join(wrapErr("append vectors", path, err), wrapErr("close vectors", path, f.Close()))
+}
+
+// ReplaceVectors rewrites scope's vectors file to hold exactly vecs.
+func (s *Store) ReplaceVectors(ctx context.Context, scope memory.Scope, model string, vecs []memory.PageVector) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dir, err := s.scopeDir(scope)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, vectorsName)
+	mu := vectorLock(path)
+	mu.Lock()
+	defer mu.Unlock()
+	return writeVectors(dir, path, model, vecs)
+}
+
+// writeVectors replaces the vectors file at path, in dir, atomically.
+func writeVectors(dir, path, model string, vecs []memory.PageVector) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	data := append([]byte(vectorsMagic+model+"\n"), rec.Bytes()...)
-	if _, err := writeAtomic(dir, vectorsName, data); err != nil {
+	var b bytes.Buffer
+	b.WriteString(vectorsMagic + model + "\n")
+	for _, v := range vecs {
+		appendVector(&b, v)
+	}
+	if _, err := writeAtomic(dir, vectorsName, b.Bytes()); err != nil {
 		return fmt.Errorf("write vectors %s: %w", path, err)
 	}
 	return nil

@@ -86,3 +86,20 @@ func TestVectorsTornTail(t *testing.T) {
 		t.Errorf("vectors file mode = %v, %v; want 0600", fi.Mode().Perm(), err)
 	}
 }
+
+func TestReplaceVectors(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	sc := memory.Scope{UserID: "u1"}
+	old := []memory.PageVector{{TurnID: "t1", Vector: []float32{1}}, {TurnID: "t2", Vector: []float32{2}}}
+	if err := s.SaveVectors(t.Context(), sc, "m", old); err != nil {
+		t.Fatalf("SaveVectors() = %v", err)
+	}
+	keep := old[1:]
+	if err := s.ReplaceVectors(t.Context(), sc, "m", keep); err != nil {
+		t.Fatalf("ReplaceVectors() = %v", err)
+	}
+	got, err := s.LoadVectors(t.Context(), sc, "m")
+	if err != nil || !reflect.DeepEqual(got, keep) {
+		t.Errorf("LoadVectors() = %v, %v; want %v", got, err, keep)
+	}
+}

@@ -37,6 +37,16 @@ type Config struct {
 	RetrievalQueueCapacity int
 	// MidTermHeatThreshold is the heat at which a session is analysed.
 	MidTermHeatThreshold float64
+	// MidTermSimilarityThreshold is the similarity (semantic plus keyword
+	// Jaccard, so up to 2) a page needs to join an existing session.
+	MidTermSimilarityThreshold float64
+	// MidTermHeatAlpha, MidTermHeatBeta and MidTermHeatGamma weigh visits,
+	// interactions and recency in a session's heat; recency decays as
+	// exp(−Δt/MidTermHeatTau).
+	MidTermHeatAlpha float64
+	MidTermHeatBeta  float64
+	MidTermHeatGamma float64
+	MidTermHeatTau   time.Duration
 	// TokenEncoding names the tiktoken encoding used to count tokens.
 	TokenEncoding string
 	// ShutdownGrace bounds the time spent finishing pending work on exit.
@@ -61,29 +71,34 @@ type Config struct {
 // DefaultConfig returns the documented defaults (DESIGN §4).
 func DefaultConfig() Config {
 	return Config{
-		UserID:                    DefaultUserID,
-		DebounceSeconds:           30,
-		MaxFacts:                  100,
-		FactConfidenceThreshold:   0.7,
-		MaxInjectionTokens:        2000,
-		MaxContextTurns:           3,
-		SimilarityWeight:          0.6,
-		ConfidenceWeight:          0.4,
-		ShortTermCapacity:         10,
-		MidTermCapacity:           2000,
-		LongTermKnowledgeCapacity: 100,
-		RetrievalQueueCapacity:    7,
-		MidTermHeatThreshold:      5.0,
-		TokenEncoding:             "cl100k_base",
-		ShutdownGrace:             10 * time.Second,
-		MaxRemoveShare:            0.25,
-		UpdateConcurrency:         2,
-		FlushTimeout:              2 * time.Minute,
-		MaxMessageBytes:           64 << 10,
-		MaxMessages:               200,
-		MaxMetaDataBytes:          16 << 10,
-		MaxQueryBytes:             8 << 10,
-		MemoryVersions:            5,
+		UserID:                     DefaultUserID,
+		DebounceSeconds:            30,
+		MaxFacts:                   100,
+		FactConfidenceThreshold:    0.7,
+		MaxInjectionTokens:         2000,
+		MaxContextTurns:            3,
+		SimilarityWeight:           0.6,
+		ConfidenceWeight:           0.4,
+		ShortTermCapacity:          10,
+		MidTermCapacity:            2000,
+		LongTermKnowledgeCapacity:  100,
+		RetrievalQueueCapacity:     7,
+		MidTermHeatThreshold:       5.0,
+		MidTermSimilarityThreshold: 0.6,
+		MidTermHeatAlpha:           1,
+		MidTermHeatBeta:            1,
+		MidTermHeatGamma:           1,
+		MidTermHeatTau:             24 * time.Hour,
+		TokenEncoding:              "cl100k_base",
+		ShutdownGrace:              10 * time.Second,
+		MaxRemoveShare:             0.25,
+		UpdateConcurrency:          2,
+		FlushTimeout:               2 * time.Minute,
+		MaxMessageBytes:            64 << 10,
+		MaxMessages:                200,
+		MaxMetaDataBytes:           16 << 10,
+		MaxQueryBytes:              8 << 10,
+		MemoryVersions:             5,
 	}
 }
 
@@ -128,6 +143,10 @@ func (c Config) Validate() error {
 		{"confidence_weight", c.ConfidenceWeight, 0, 1},
 		{"mid_term_heat_threshold", c.MidTermHeatThreshold, 0.1, 1000},
 		{"max_remove_share", c.MaxRemoveShare, 0, 1},
+		{"mid_term_similarity_threshold", c.MidTermSimilarityThreshold, 0, 2},
+		{"mid_term_heat_alpha", c.MidTermHeatAlpha, 0, 100},
+		{"mid_term_heat_beta", c.MidTermHeatBeta, 0, 100},
+		{"mid_term_heat_gamma", c.MidTermHeatGamma, 0, 100},
 	}
 	for _, s := range floats {
 		if !(s.v >= s.min && s.v <= s.max) { // also rejects NaN
@@ -141,6 +160,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownGrace < 0 || c.ShutdownGrace > 10*time.Minute {
 		return fmt.Errorf("setting shutdown_grace = %s is out of range [0s, 10m]", c.ShutdownGrace)
+	}
+	if c.MidTermHeatTau < time.Minute || c.MidTermHeatTau > 365*24*time.Hour {
+		return fmt.Errorf("setting mid_term_heat_tau = %s is out of range [1m, 8760h]", c.MidTermHeatTau)
 	}
 	if c.FlushTimeout < time.Second || c.FlushTimeout > 30*time.Minute {
 		return fmt.Errorf("setting flush_timeout = %s is out of range [1s, 30m]", c.FlushTimeout)

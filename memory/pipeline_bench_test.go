@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -129,8 +130,12 @@ var arrivalPatterns = []struct {
 
 // llmCallCount is what one simulated arrival pattern cost.
 type llmCallCount struct {
+	// Calls are the memory updater's calls, which the debounce bounds.
 	Calls        int `json:"calls"`
 	PromptTokens int `json:"prompt_tokens"`
+	// TierCalls are the mid-term session summaries and long-term session
+	// analyses, counted apart (their prompt tokens are in PromptTokens).
+	TierCalls int `json:"tier_calls"`
 }
 
 // TestLLMCallsPer100Turns feeds 100 turns to the queue in fake time and
@@ -150,7 +155,7 @@ func TestLLMCallsPer100Turns(t *testing.T) {
 				t.Errorf("%s: %d LLM calls for 100 turns, want %d", tt.name, got.Calls, tt.wantCalls)
 			}
 			results[tt.name] = got
-			t.Logf("%s: %d calls, %d prompt tokens per 100 turns", tt.name, got.Calls, got.PromptTokens)
+			t.Logf("%s: %d update calls + %d tier calls, %d prompt tokens per 100 turns", tt.name, got.Calls, got.TierCalls, got.PromptTokens)
 		})
 	}
 	if *llmCallsOut != "" {
@@ -165,13 +170,20 @@ func TestLLMCallsPer100Turns(t *testing.T) {
 // synctest bubble, with a model that answers at once.
 func simulateArrivals(t *testing.T, counter memory.TokenCounter, at func(i int) time.Duration) llmCallCount {
 	var mu sync.Mutex
-	calls := 0
+	calls, tierCalls := 0, 0
 	llm := funcLLM{complete: func(_ context.Context, req memory.CompletionRequest) (memory.Completion, error) {
 		mu.Lock()
 		calls++
 		n := calls
+		tier := strings.Contains(req.Prompt, "<current_profile>") || strings.Contains(req.Prompt, "mid-term memory of an AI assistant")
+		if tier {
+			tierCalls++
+		}
 		mu.Unlock()
 		reply := fmt.Sprintf(`{"newFacts":[{"content":"Fact learned in update %d","category":"context","confidence":0.9}],"factsToRemove":[]}`, n)
+		if tier {
+			reply = fmt.Sprintf(`{"summary":"Topic %d","keywords":["topic"],"userKnowledge":[],"assistantKnowledge":[]}`, n)
+		}
 		return memory.Completion{Text: reply, PromptTokens: len(req.Prompt) / 4, CompletionTokens: len(reply) / 4}, nil
 	}}
 	store, err := files.Open(t.TempDir())
@@ -211,7 +223,7 @@ func simulateArrivals(t *testing.T, counter memory.TokenCounter, at func(i int) 
 	if usage.Calls != calls {
 		t.Errorf("LLMUsage().Calls = %d, the model saw %d", usage.Calls, calls)
 	}
-	return llmCallCount{Calls: usage.Calls, PromptTokens: usage.PromptTokens}
+	return llmCallCount{Calls: usage.Calls - tierCalls, PromptTokens: usage.PromptTokens, TierCalls: tierCalls}
 }
 
 // BenchmarkLLMCallsPer100Turns reports how many model calls and prompt
@@ -240,6 +252,7 @@ func BenchmarkLLMCallsPer100Turns(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(got[tt.name].Calls), "llm_calls/100turns")
+			b.ReportMetric(float64(got[tt.name].TierCalls), "tier_llm_calls/100turns")
 			b.ReportMetric(float64(got[tt.name].PromptTokens), "prompt_tokens/100turns")
 		})
 	}

@@ -201,6 +201,9 @@ func (q *queue) run(ctx context.Context, scope Scope, thread string, bounded boo
 		defer func() { <-q.sem }()
 	}
 	rep, err := q.svc.updateThread(ctx, scope, thread)
+	if err == nil {
+		q.svc.runTiers(ctx, scope)
+	}
 	q.mu.Lock()
 	if err == nil {
 		delete(q.lastErrors, queueKey{scope.Key(), thread})

@@ -45,6 +45,8 @@ type Service struct {
 	scopes map[string]*scopeState
 
 	emb embedding // page vectors, when an embedder is configured
+
+	midStore MidTermStore // mid-term sessions, when the store keeps them
 }
 
 // llmStats counts model usage, for reports and benchmarks.
@@ -111,6 +113,9 @@ func NewService(cfg Config, store Store, tokens TokenCounter, opts ...Option) (*
 
 		newFactID: NewFactID,
 	}
+	if ms, ok := store.(MidTermStore); ok {
+		s.midStore = ms
+	}
 	for _, o := range opts {
 		o(s)
 	}
@@ -154,6 +159,7 @@ func (s *Service) Close(ctx context.Context) {
 	if s.llm != nil {
 		s.queue.close(ctx)
 	}
+	s.flushMidTerm(context.WithoutCancel(ctx))
 	s.bgCancel()
 }
 
@@ -171,6 +177,7 @@ type scopeState struct {
 	threads map[string][]int // thread id → positions in turns, in order
 	links   pageLinks        // session neighbours of pages, for ranking
 	vec     pageVectors      // page embeddings, when configured
+	mid     *midTerm         // mid-term sessions; nil until the first sync
 
 	doc      *Document
 	factIdx  *lexical.Index // over doc.Facts, rebuilt when doc.Revision changes
@@ -224,6 +231,7 @@ func (s *Service) sync(ctx context.Context, st *scopeState) error {
 	}
 	st.addTurns(turns)
 	s.noteNewPages(st)
+	s.syncMidTerm(ctx, st)
 	return nil
 }
 

@@ -35,6 +35,9 @@ type ApplyOptions struct {
 	// CreatedReason is the reason recorded in the fact history for the
 	// facts added; "extracted from thread <Source>" when empty.
 	CreatedReason string
+	// MaxKnowledge bounds each knowledge list (long_term_knowledge_capacity);
+	// 0 means no bound. See addKnowledge for what is evicted.
+	MaxKnowledge int
 }
 
 // ApplyReport says what ApplyUpdate changed and what it left out.
@@ -118,6 +121,7 @@ func ApplyUpdate(doc *Document, u *Update, opt ApplyOptions) ApplyReport {
 	a.sections(u.Sections)
 	a.remove(u.FactsToRemove)
 	a.add(u.NewFacts)
+	a.knowledge(u)
 	a.scrub()
 	a.enforceMax()
 	for _, f := range doc.Facts {

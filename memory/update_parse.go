@@ -59,6 +59,12 @@ type Update struct {
 	// FactsToRemove are fact ids, deduplicated, in the order given; they are
 	// not yet checked against the memory.
 	FactsToRemove []string
+	// UserKnowledge and AssistantKnowledge are MemoryOS knowledge entries
+	// (from the analysis of a hot mid-term session); Category is
+	// "knowledge", or "correction" for an entry that corrects earlier
+	// knowledge. They are not yet checked against the memory.
+	UserKnowledge      []NewFact
+	AssistantKnowledge []NewFact
 	// Notes say what was dropped or mapped, and why.
 	Notes []string
 }

@@ -1,0 +1,386 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/mnemo-mcp/mnemo/prompts"
+)
+
+// Tier work bounds for one background run.
+const (
+	// maxSummariesPerRun bounds the sessions summarised by the language
+	// model in one run; the rest wait for the next.
+	maxSummariesPerRun = 8
+	// summaryPages is how many of a session's latest pages its summary
+	// prompt shows.
+	summaryPages = 20
+	// maxPromotionsPerRun bounds the hot sessions analysed in one run.
+	maxPromotionsPerRun = 4
+	// minSummaryPages is the size at which a session is first summarised
+	// by the model: below it, the extractive summary (the words of the
+	// exchanges themselves) is as good, and most sessions stay that small,
+	// so this keeps the model calls per exchange low.
+	minSummaryPages = 4
+)
+
+// runTiers does the mid-term and long-term work that needs the language
+// model, for one scope: summaries and keywords of sessions that are new
+// enough (minSummaryPages) or have doubled since they were summarised, then the analysis of hot
+// sessions into the profile and knowledge. The update queue runs it after
+// a thread's update, so it is debounced, bounded and drained on Close like
+// the updates. Failures are logged and retried by the next run.
+func (s *Service) runTiers(ctx context.Context, scope Scope) {
+	if s.llm == nil {
+		return
+	}
+	if err := s.summarizeSessions(ctx, scope); err != nil {
+		s.log.Warn("mid-term session summary failed; the extractive summary stays", "scope", scope.Key(), "err", err)
+	}
+	for range maxPromotionsPerRun {
+		done, err := s.promoteHot(ctx, scope)
+		if err != nil {
+			s.log.Warn("long-term analysis of a hot session failed; it is retried on the next update", "scope", scope.Key(), "err", err)
+			return
+		}
+		if !done {
+			return
+		}
+	}
+}
+
+// summaryJob is one session to summarise, snapshotted under the lock.
+type summaryJob struct {
+	num, pages   int
+	id, dialogue string
+}
+
+// summarizeSessions asks the language model for the summary and keywords
+// of the sessions that need them.
+func (s *Service) summarizeSessions(ctx context.Context, scope Scope) error {
+	st, err := s.loadedState(ctx, scope)
+	if err != nil {
+		return err
+	}
+	var jobs []summaryJob
+	if st.mid != nil {
+		nums := make([]int, 0, len(st.mid.sessions))
+		for num, ses := range st.mid.sessions {
+			if len(ses.Pages) >= max(minSummaryPages, 2*ses.SummarizedPages) {
+				nums = append(nums, num)
+			}
+		}
+		slices.Sort(nums)
+		for _, num := range nums[:min(len(nums), maxSummariesPerRun)] {
+			ses := st.mid.sessions[num]
+			from := max(0, len(ses.Pages)-summaryPages)
+			turns := make([]Turn, 0, len(ses.Pages)-from)
+			for _, pg := range ses.Pages[from:] {
+				turns = append(turns, *st.turns[pg.pos])
+			}
+			jobs = append(jobs, summaryJob{num: num, pages: len(ses.Pages), id: ses.ID, dialogue: conversationForPrompt(turns)})
+		}
+	}
+	st.mu.Unlock()
+
+	for _, j := range jobs {
+		prompt, err := prompts.SessionSummary(prompts.SessionSummaryData{Conversation: j.dialogue, MaxKeywords: midKeywords})
+		if err != nil {
+			return err
+		}
+		reply, err := s.llm.Complete(ctx, CompletionRequest{Prompt: prompt, JSON: true})
+		if err != nil {
+			return fmt.Errorf("ask llm for session summary: %w", err)
+		}
+		s.stats.addCall(reply.PromptTokens, reply.CompletionTokens)
+		summary, keywords, perr := parseSessionSummary(reply.Text)
+		st, err := s.loadedState(ctx, scope)
+		if err != nil {
+			return err
+		}
+		if st.mid != nil {
+			if ses := st.mid.sessions[j.num]; ses != nil && ses.ID == j.id {
+				// An unusable reply is not asked again until the session
+				// doubles; the extractive summary stays meanwhile.
+				ses.SummarizedPages = j.pages
+				if perr == nil {
+					ses.Summary = clipRunes(summary, 4*midSummaryRunes)
+					ses.setKeywords(keywords)
+					ses.LLMSummary = true
+					st.mid.reindex(ses)
+				}
+				st.mid.dirty = true
+			}
+		}
+		st.mu.Unlock()
+		if perr != nil {
+			return perr
+		}
+	}
+	return nil
+}
+
+// parseSessionSummary reads {"summary": "...", "keywords": [...]} from a
+// reply that may wrap it in prose or code fences.
+func parseSessionSummary(reply string) (string, []string, error) {
+	obj, err := findObject(reply, "summary")
+	if err != nil {
+		return "", nil, err
+	}
+	var summary string
+	var keywords []string
+	if json.Unmarshal(obj["summary"], &summary) != nil || strings.TrimSpace(summary) == "" {
+		return "", nil, fmt.Errorf("parse session summary: no summary text: %w", ErrBadReply)
+	}
+	_ = json.Unmarshal(obj["keywords"], &keywords) // keywords are optional
+	out := make([]string, 0, len(keywords))
+	for _, k := range keywords {
+		k = strings.Join(strings.Fields(k), " ")
+		if k != "" && len(out) < midKeywords && !slices.Contains(out, k) {
+			out = append(out, clipRunes(k, 60))
+		}
+	}
+	return strings.Join(strings.Fields(summary), " "), out, nil
+}
+
+// findObject returns the first JSON object in reply (reasoning traces
+// removed) that has one of keys.
+func findObject(reply string, keys ...string) (map[string]json.RawMessage, error) {
+	if len(reply) > updateMaxReplyBytes {
+		return nil, fmt.Errorf("parse reply: %d bytes is over the limit: %w", len(reply), ErrBadReply)
+	}
+	s := stripThinking(reply)
+	for i, tries := strings.IndexByte(s, '{'), 0; i >= 0 && tries < updateMaxCandidates; tries++ {
+		var obj map[string]json.RawMessage
+		err := json.NewDecoder(strings.NewReader(s[i:])).Decode(&obj)
+		if err == nil && slices.ContainsFunc(keys, func(k string) bool { _, ok := obj[k]; return ok }) {
+			return obj, nil
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		next := strings.IndexByte(s[i+1:], '{')
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return nil, fmt.Errorf("parse reply: no JSON object with %s: %w", strings.Join(keys, " or "), ErrBadReply)
+}
+
+// promoteHot analyses the unanalysed pages of the hottest session when
+// its heat has reached mid_term_heat_threshold: the language model reads
+// them for profile sections, user knowledge and assistant knowledge, which
+// are applied through ApplyUpdate and Store.UpdateDocument, the one way
+// long-term memory changes. Then the pages are marked analysed and the
+// session's heat contributors reset: visits and interactions to zero, last
+// visit to now. It reports whether a session was analysed.
+func (s *Service) promoteHot(ctx context.Context, scope Scope) (bool, error) {
+	st, err := s.loadedState(ctx, scope)
+	if err != nil {
+		return false, err
+	}
+	var (
+		ses   *MidSession
+		heat  float64
+		batch []Turn
+		doc   *Document
+	)
+	if st.mid != nil {
+		ses, heat = st.mid.hottest(s.now(), s.heatWeights())
+	}
+	if ses == nil || heat < s.cfg.MidTermHeatThreshold {
+		st.mu.Unlock()
+		return false, nil
+	}
+	num, id := ses.num, ses.ID
+	for _, pg := range ses.Pages {
+		if !pg.Analyzed && len(batch) < maxBatchTurns {
+			batch = append(batch, *st.turns[pg.pos])
+		}
+	}
+	doc = st.doc.Clone()
+	st.mu.Unlock()
+
+	prompt, err := prompts.SessionAnalysis(prompts.SessionAnalysisData{
+		CurrentProfile:          profileForPrompt(doc),
+		Conversation:            conversationForPrompt(batch),
+		KnownUserKnowledge:      knowledgeLines(doc.Knowledge),
+		KnownAssistantKnowledge: knowledgeLines(doc.AssistantKnowledge),
+	})
+	if err != nil {
+		return false, err
+	}
+	reply, err := s.llm.Complete(ctx, CompletionRequest{Prompt: prompt, JSON: true})
+	if err != nil {
+		return false, fmt.Errorf("ask llm to analyse session %s: %w", id, err)
+	}
+	s.stats.addCall(reply.PromptTokens, reply.CompletionTokens)
+	upd, err := parseAnalysis(reply.Text)
+	if err != nil {
+		return false, err
+	}
+	_, err = s.store.UpdateDocument(context.WithoutCancel(ctx), scope, func(d *Document) error {
+		ApplyUpdate(d, upd, ApplyOptions{
+			Source:              "mid-term " + id,
+			CreatedReason:       "analysed from mid-term session " + id,
+			Now:                 s.now().UTC(),
+			ConfidenceThreshold: s.cfg.FactConfidenceThreshold,
+			MaxFacts:            s.cfg.MaxFacts,
+			MaxRemoveShare:      s.cfg.MaxRemoveShare,
+			NewID:               s.newFactID,
+			MaxKnowledge:        s.cfg.LongTermKnowledgeCapacity,
+		})
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("save session analysis: %w", err)
+	}
+	s.notifyChange(scope)
+
+	st, err = s.loadedState(ctx, scope)
+	if err != nil {
+		return true, err
+	}
+	defer st.mu.Unlock()
+	if cur := st.mid.sessions[num]; cur != nil && cur.ID == id {
+		done := make(map[string]bool, len(batch))
+		for _, t := range batch {
+			done[t.ID] = true
+		}
+		for i := range cur.Pages {
+			if done[cur.Pages[i].TurnID] {
+				cur.Pages[i].Analyzed = true
+			}
+		}
+		cur.Visits, cur.Interactions = 0, 0
+		cur.LastVisit = s.now()
+		st.mid.dirty = true
+		s.saveMidTerm(ctx, st)
+	}
+	s.log.Info("mid-term session analysed into long-term memory", "scope", scope.Key(), "session", id,
+		"heat", round4(heat), "pages", len(batch), "user_knowledge", len(upd.UserKnowledge), "assistant_knowledge", len(upd.AssistantKnowledge))
+	return true, nil
+}
+
+// profileForPrompt renders the profile and history sections as JSON.
+func profileForPrompt(d *Document) string {
+	view := map[string]string{}
+	for _, ns := range d.Sections() {
+		view[ns.Name] = ns.Section.Summary
+	}
+	b, _ := json.MarshalIndent(view, "", "  ")
+	return string(b)
+}
+
+func knowledgeLines(list []Fact) string {
+	var b strings.Builder
+	for _, f := range list {
+		b.WriteString("- " + f.Content + "\n")
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// parseAnalysis reads a session analysis reply: profile sections as in a
+// memory update, plus userKnowledge and assistantKnowledge lists whose
+// entries are strings or {"content", "correction"} objects. Facts in the
+// reply are ignored: the analysis changes the profile and knowledge only.
+func parseAnalysis(reply string) (*Update, error) {
+	obj, err := findObject(reply, "user", "history", "userKnowledge", "assistantKnowledge")
+	if err != nil {
+		return nil, err
+	}
+	p := &updateParser{}
+	p.sections(obj)
+	p.u.UserKnowledge = parseKnowledge(obj["userKnowledge"], &p.u.Notes)
+	p.u.AssistantKnowledge = parseKnowledge(obj["assistantKnowledge"], &p.u.Notes)
+	return &p.u, nil
+}
+
+func parseKnowledge(raw json.RawMessage, notes *[]string) []NewFact {
+	if len(raw) == 0 || isJSONNull(raw) {
+		return nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		*notes = append(*notes, "knowledge list is not a JSON array")
+		return nil
+	}
+	var out []NewFact
+	for _, it := range items[:min(len(items), updateMaxNewFacts)] {
+		var e struct {
+			Content    string `json:"content"`
+			Correction bool   `json:"correction"`
+		}
+		if json.Unmarshal(it, &e.Content) != nil && json.Unmarshal(it, &e) != nil {
+			continue
+		}
+		c := strings.Join(strings.Fields(e.Content), " ")
+		if c == "" || strings.EqualFold(strings.Trim(c, "-. "), "none") {
+			continue
+		}
+		cat := CategoryKnowledge
+		if e.Correction {
+			cat = CategoryCorrection
+		}
+		out = append(out, NewFact{Content: clipRunes(c, updateMaxContentRunes), Category: cat, Confidence: 1})
+	}
+	return out
+}
+
+// knowledge adds the update's knowledge entries to the document's user
+// and assistant knowledge lists. An entry whose content is already in its
+// list is skipped. Over MaxKnowledge, entries are evicted oldest first,
+// passing over corrections: a correction is evicted only when every entry
+// of the list is a correction (then the oldest one). Evictions are noted
+// in the report.
+func (a *applier) knowledge(u *Update) {
+	for _, f := range slices.Concat(a.doc.Knowledge, a.doc.AssistantKnowledge) {
+		a.taken[f.ID] = true
+	}
+	a.doc.Knowledge = a.addKnowledge("user knowledge", a.doc.Knowledge, u.UserKnowledge)
+	a.doc.AssistantKnowledge = a.addKnowledge("assistant knowledge", a.doc.AssistantKnowledge, u.AssistantKnowledge)
+}
+
+func (a *applier) addKnowledge(name string, list []Fact, add []NewFact) []Fact {
+	for _, nf := range add {
+		key := foldFactContent(nf.Content)
+		if key == "" || slices.ContainsFunc(list, func(f Fact) bool { return foldFactContent(f.Content) == key }) {
+			continue
+		}
+		list = append(list, Fact{ID: a.newID(), Content: nf.Content, Category: nf.Category, Confidence: nf.Confidence, CreatedAt: a.now, Source: a.opt.Source})
+	}
+	return evictKnowledge(list, a.opt.MaxKnowledge, func(f Fact) {
+		a.ignore("%s over capacity %d: evicted %q", name, a.opt.MaxKnowledge, f.Content)
+	})
+}
+
+// evictKnowledge cuts list to capacity entries (0 means no bound): the oldest
+// non-correction entry goes first; corrections go, oldest first, only when
+// nothing else is left. The order of the entries kept is unchanged.
+func evictKnowledge(list []Fact, capacity int, evicted func(Fact)) []Fact {
+	for capacity > 0 && len(list) > capacity {
+		victim := -1
+		for i, f := range list {
+			if f.Category != CategoryCorrection && (victim < 0 || f.CreatedAt.Before(list[victim].CreatedAt)) {
+				victim = i
+			}
+		}
+		if victim < 0 {
+			victim = 0
+			for i, f := range list {
+				if f.CreatedAt.Before(list[victim].CreatedAt) {
+					victim = i
+				}
+			}
+		}
+		evicted(list[victim])
+		list = slices.Delete(list, victim, victim+1)
+	}
+	return list
+}

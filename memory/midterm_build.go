@@ -1,0 +1,370 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mnemo-mcp/mnemo/memory/lexical"
+)
+
+// Mid-term tunables that are not settings.
+const (
+	// midKeywords is how many keywords a page or session keeps.
+	midKeywords = 8
+	// midCandidates is how many sessions, found through the session
+	// index, a page is compared with.
+	midCandidates = 8
+	// midSummaryRunes bounds an extractive summary.
+	midSummaryRunes = 240
+	// midSummaryWindow is how many of a session's latest pages the
+	// extractive summary is chosen from.
+	midSummaryWindow = 32
+	// midSaveEvery is the least time between two saves of a scope's
+	// mid-term state by the add and retrieve path; Close saves the rest.
+	midSaveEvery = 2 * time.Second
+)
+
+// syncMidTerm moves the pages that have left their thread's short-term
+// window (the last short_term_capacity exchanges) into mid-term sessions,
+// evicts over mid_term_capacity and saves the state when due. It loads
+// the saved state, or rebuilds it from the turn log, on first use. The
+// caller holds st.mu for writing.
+func (s *Service) syncMidTerm(ctx context.Context, st *scopeState) {
+	if st.mid == nil {
+		st.mid = s.loadMidTerm(ctx, st)
+	}
+	m := st.mid
+	capacity := s.cfg.ShortTermCapacity
+	var threads []string
+	for thread, positions := range st.threads {
+		if n := len(positions) - capacity; n > 0 && st.turns[positions[n-1]].Seq > m.moved[thread] {
+			threads = append(threads, thread)
+		}
+	}
+	sort.Strings(threads)
+	for _, thread := range threads {
+		positions := st.threads[thread]
+		out := positions[:len(positions)-capacity]
+		i := sort.Search(len(out), func(i int) bool { return st.turns[out[i]].Seq > m.moved[thread] })
+		for _, p := range out[i:] {
+			s.placePage(st, p)
+			m.moved[thread] = st.turns[p].Seq
+		}
+		m.dirty = true
+	}
+	m.evict(s.cfg.MidTermCapacity)
+	if m.dirty && time.Since(m.saved) >= midSaveEvery {
+		s.saveMidTerm(ctx, st)
+	}
+}
+
+// saveMidTerm writes st's mid-term state when a MidTermStore is set. The
+// caller holds st.mu.
+func (s *Service) saveMidTerm(ctx context.Context, st *scopeState) {
+	if s.midStore == nil || st.mid == nil {
+		return
+	}
+	if err := s.midStore.SaveMidTerm(ctx, st.scope, st.mid.state()); err != nil {
+		s.log.Warn("cannot save mid-term memory; it will be rebuilt from the turn log if lost", "scope", st.scope.Key(), "err", err)
+		return
+	}
+	st.mid.dirty = false
+	st.mid.saved = time.Now()
+}
+
+// flushMidTerm saves every scope whose mid-term state changed since its
+// last save; Close calls it.
+func (s *Service) flushMidTerm(ctx context.Context) {
+	s.mu.Lock()
+	states := make([]*scopeState, 0, len(s.scopes))
+	for _, st := range s.scopes {
+		states = append(states, st)
+	}
+	s.mu.Unlock()
+	for _, st := range states {
+		st.mu.Lock()
+		if st.mid != nil && st.mid.dirty {
+			s.saveMidTerm(ctx, st)
+		}
+		st.mu.Unlock()
+	}
+}
+
+// loadMidTerm reads the saved state and fits it to the turns in st: pages
+// whose turns are gone (forgotten) are dropped, and so are sessions left
+// empty. Nothing saved, or a state that cannot be read, starts empty, and
+// syncMidTerm then rebuilds the sessions from the turn log.
+func (s *Service) loadMidTerm(ctx context.Context, st *scopeState) *midTerm {
+	m := newMidTerm()
+	if s.midStore == nil {
+		return m
+	}
+	saved, err := s.midStore.LoadMidTerm(ctx, st.scope)
+	if err != nil {
+		s.log.Warn("mid-term memory unreadable; rebuilding it from the turn log", "scope", st.scope.Key(), "err", err)
+		m.dirty = true
+		return m
+	}
+	if saved == nil || saved.Version != midTermVersion {
+		return m
+	}
+	pos := make(map[string]int, len(st.turns))
+	for p, t := range st.turns {
+		pos[t.ID] = p
+	}
+	for thread, seq := range saved.Moved {
+		m.moved[thread] = seq
+	}
+	seen := make(map[string]bool)
+	for _, ses := range saved.Sessions {
+		if ses == nil {
+			continue
+		}
+		pages := ses.Pages[:0]
+		for _, pg := range ses.Pages {
+			if _, ok := pos[pg.TurnID]; ok && !seen[pg.TurnID] {
+				seen[pg.TurnID] = true
+				pages = append(pages, pg)
+			}
+		}
+		if len(pages) == 0 {
+			m.dirty = true
+			continue
+		}
+		ses.Pages = pages
+		ses.terms = make(map[string]int)
+		for i := range pages {
+			pages[i].pos = pos[pages[i].TurnID]
+			ses.addTerms(lexical.Tokenize(st.turns[pages[i].pos].Text()))
+		}
+		ses.setKeywords(ses.Keywords)
+		m.addSession(ses)
+	}
+	m.nextID = max(m.nextID, saved.NextID)
+	m.saved = time.Now()
+	return m
+}
+
+// placePage puts the page at position p into the most similar session
+// when the similarity reaches mid_term_similarity_threshold, else into a
+// new session. Similarity is semantic (cosine of the page and session
+// vectors when both are embedded, else the cosine of their term counts)
+// plus the Jaccard index of their keywords (MemoryOS). The session of the
+// page's predecessor in its thread is always a candidate, so a thread that
+// stays on one topic stays in one session.
+func (s *Service) placePage(st *scopeState, p int) {
+	m := st.mid
+	t := st.turns[p]
+	text := t.Text()
+	toks := lexical.Tokenize(text)
+	tf := make(map[string]int, len(toks))
+	for _, tok := range toks {
+		tf[tok]++
+	}
+	kw := topTerms(tf, st.pages, midKeywords)
+	var vec []float32
+	if p < len(st.vec.vecs) {
+		vec = st.vec.vecs[p]
+	}
+
+	cands := make([]int, 0, midCandidates+1)
+	for _, h := range m.idx.Search(strings.Join(kw, " "), midCandidates, nil) {
+		cands = append(cands, h.ID)
+	}
+	if prev := prevInThread(st, t); prev != "" {
+		if num, ok := m.byPage[prev]; ok && !slices.Contains(cands, num) {
+			cands = append(cands, num)
+		}
+	}
+	var best *MidSession
+	bestScore := math.Inf(-1)
+	for _, num := range cands {
+		ses := m.sessions[num]
+		if ses == nil {
+			continue
+		}
+		sem := termCosine(tf, ses)
+		if vec != nil && ses.centroid != nil {
+			sem = vecCosine(vec, ses.centroid)
+		}
+		score := sem + jaccard(kw, ses.kwToks)
+		if score > bestScore || score == bestScore && best != nil && num < best.num {
+			best, bestScore = ses, score
+		}
+	}
+	now := s.now()
+	if best == nil || bestScore < s.cfg.MidTermSimilarityThreshold {
+		best = &MidSession{Created: now, LastVisit: now, terms: make(map[string]int)}
+		m.addSession(best)
+	}
+	best.Pages = append(best.Pages, MidPage{TurnID: t.ID, pos: p})
+	best.Interactions++
+	best.Uses++
+	best.LastVisit = now
+	m.byPage[t.ID] = best.num
+	best.addTerms(toks)
+	if vec != nil {
+		if best.centroid == nil {
+			best.centroid = make([]float32, len(vec))
+		}
+		if len(best.centroid) == len(vec) {
+			for i, x := range vec {
+				best.centroid[i] += x
+			}
+		}
+	}
+	best.dirtyKW++
+	if !best.LLMSummary && (len(best.Pages) <= midKeywords || best.dirtyKW*4 >= len(best.Pages)) {
+		s.refreshExtractive(st, best)
+		m.reindex(best)
+	}
+}
+
+// prevInThread returns the id of the turn before t in its thread, or "".
+func prevInThread(st *scopeState, t *Turn) string {
+	positions := st.threads[t.ThreadID]
+	i := sort.Search(len(positions), func(i int) bool { return st.turns[positions[i]].Seq >= t.Seq })
+	if i == 0 || i > len(positions) {
+		return ""
+	}
+	return st.turns[positions[i-1]].ID
+}
+
+// PageNeighbours returns the turn ids before and after the page in its
+// thread (page continuity links); "" where there is none. The caller
+// holds st.mu.
+func pageNeighbours(st *scopeState, p int) (prev, next string) {
+	t := st.turns[p]
+	positions := st.threads[t.ThreadID]
+	i := sort.Search(len(positions), func(i int) bool { return st.turns[positions[i]].Seq >= t.Seq })
+	if i > 0 {
+		prev = st.turns[positions[i-1]].ID
+	}
+	if i+1 < len(positions) {
+		next = st.turns[positions[i+1]].ID
+	}
+	return prev, next
+}
+
+// refreshExtractive sets the session's keywords to its most distinctive
+// terms (count × IDF over all pages) and its summary to the opening of the
+// recent page that covers most of them.
+func (s *Service) refreshExtractive(st *scopeState, ses *MidSession) {
+	ses.dirtyKW = 0
+	ses.setKeywords(topTerms(ses.terms, st.pages, midKeywords))
+	from := max(0, len(ses.Pages)-midSummaryWindow)
+	bestText, bestCover := "", -1
+	for _, pg := range ses.Pages[from:] {
+		t := st.turns[pg.pos]
+		text := t.User
+		if text == "" {
+			text = t.Reply
+		}
+		toks := lexical.Tokenize(text)
+		cover := 0
+		for _, k := range ses.Keywords {
+			if slices.Contains(toks, k) {
+				cover++
+			}
+		}
+		if cover > bestCover {
+			bestText, bestCover = text, cover
+		}
+	}
+	ses.Summary = clipRunes(firstSentence(bestText), midSummaryRunes)
+}
+
+// topTerms returns the n terms with the highest count × IDF, ties broken
+// alphabetically so the result is deterministic.
+func topTerms(tf map[string]int, ix *lexical.Index, n int) []string {
+	type tw struct {
+		term string
+		w    float64
+	}
+	all := make([]tw, 0, len(tf))
+	for term, c := range tf {
+		idf := ix.IDF(term)
+		if idf == 0 {
+			idf = 1
+		}
+		all = append(all, tw{term, float64(c) * idf})
+	}
+	slices.SortFunc(all, func(a, b tw) int {
+		if a.w != b.w {
+			return cmp.Compare(b.w, a.w)
+		}
+		return strings.Compare(a.term, b.term)
+	})
+	out := make([]string, 0, min(n, len(all)))
+	for _, x := range all[:min(n, len(all))] {
+		out = append(out, x.term)
+	}
+	return out
+}
+
+// termCosine is the cosine of the page's term counts and the session's.
+func termCosine(tf map[string]int, ses *MidSession) float64 {
+	if len(tf) == 0 || ses.termsSq == 0 {
+		return 0
+	}
+	var dot, na float64
+	for t, x := range tf {
+		na += float64(x * x)
+		dot += float64(x * ses.terms[t])
+	}
+	return dot / math.Sqrt(na*ses.termsSq)
+}
+
+func vecCosine(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+func jaccard(a, b []string) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	inter := 0
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter)
+}
+
+// firstSentence returns s up to the end of its first sentence.
+func firstSentence(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	for i, r := range s {
+		if (r == '.' || r == '?' || r == '!' || r == '。' || r == '？' || r == '！') && i > 20 {
+			return s[:i+utf8.RuneLen(r)]
+		}
+	}
+	return s
+}
+
+func clipRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n-1])) + "…"
+}

@@ -1,0 +1,511 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// tierLLM is a fake model: complete answers each request; every prompt is
+// recorded.
+type tierLLM struct {
+	complete func(prompt string) (string, error)
+
+	mu      sync.Mutex
+	prompts []string
+}
+
+func (f *tierLLM) Complete(_ context.Context, req CompletionRequest) (Completion, error) {
+	f.mu.Lock()
+	f.prompts = append(f.prompts, req.Prompt)
+	f.mu.Unlock()
+	text, err := f.complete(req.Prompt)
+	return Completion{Text: text}, err
+}
+
+func (f *tierLLM) sent() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.prompts)
+}
+
+// Prompt kinds, told apart by their data blocks.
+func isUpdatePrompt(p string) bool   { return strings.Contains(p, "<current_memory>") }
+func isSummaryPrompt(p string) bool  { return strings.Contains(p, "mid-term memory of an AI assistant") }
+func isAnalysisPrompt(p string) bool { return strings.Contains(p, "<current_profile>") }
+
+// updatePrompts keeps the memory updater's prompts.
+func updatePrompts(prompts []string) []string {
+	var out []string
+	for _, p := range prompts {
+		if isUpdatePrompt(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// fakeClock is a settable clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func newTierService(tb testing.TB, cfg Config, opts ...Option) (*Service, *fakeClock) {
+	tb.Helper()
+	clock := &fakeClock{t: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}
+	n := 0
+	opts = append([]Option{WithClock(clock.now), WithFactIDs(func() string { n++; return fmt.Sprintf("fact_%08x", n) })}, opts...)
+	s, err := NewService(cfg, newMemStore(), mustCounter(tb), opts...)
+	if err != nil {
+		tb.Fatalf("NewService() = %v", err)
+	}
+	tb.Cleanup(func() { s.Close(context.Background()) })
+	return s, clock
+}
+
+func TestSessionHeat(t *testing.T) {
+	base := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+	def := HeatWeights{1, 1, 1, 24 * time.Hour}
+	tests := []struct {
+		name                 string
+		visits, interactions int
+		since                time.Duration
+		w                    HeatWeights
+		want                 float64
+	}{
+		{"new session", 0, 1, 0, def, 2},
+		{"visits and pages", 3, 4, 0, def, 8},
+		{"one tau later", 0, 0, 24 * time.Hour, def, math.Exp(-1)},
+		{"two tau later", 2, 0, 48 * time.Hour, def, 2 + math.Exp(-2)},
+		{"weights", 2, 3, 12 * time.Hour, HeatWeights{0.5, 2, 4, 24 * time.Hour}, 1 + 6 + 4*math.Exp(-0.5)},
+		{"clock behind last visit", 1, 1, -time.Hour, def, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ses := &MidSession{Visits: tt.visits, Interactions: tt.interactions, LastVisit: base}
+			if got := ses.Heat(base.Add(tt.since), tt.w); math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("Heat() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRecencyDecaysMonotonically(t *testing.T) {
+	base := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+	ses := &MidSession{LastVisit: base}
+	w := HeatWeights{1, 1, 1, time.Hour}
+	prev := math.Inf(1)
+	for h := range 10 {
+		got := ses.Heat(base.Add(time.Duration(h)*30*time.Minute), w)
+		if got >= prev || got <= 0 {
+			t.Fatalf("Heat() after %d half hours = %v, previous %v: want strictly decreasing and positive", h, got, prev)
+		}
+		prev = got
+	}
+}
+
+func TestLFUEvictionOrder(t *testing.T) {
+	base := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+	m := newMidTerm()
+	sessions := []struct {
+		uses int
+		last time.Duration
+	}{
+		{5, 0},         // session_1
+		{1, time.Hour}, // session_2
+		{1, 0},         // session_3: same uses as 2, visited earlier
+		{3, 0},         // session_4
+		{1, 0},         // session_5: ties with 3, numbered later
+	}
+	for i, sp := range sessions {
+		m.addSession(&MidSession{Uses: sp.uses, LastVisit: base.Add(sp.last), Pages: []MidPage{{TurnID: fmt.Sprintf("turn_%d", i)}}})
+	}
+	tests := []struct {
+		capacity int
+		want     []string
+	}{
+		{5, nil},
+		{4, []string{"session_3"}},
+		{2, []string{"session_5", "session_2"}},
+		{1, []string{"session_4"}},
+	}
+	for _, tt := range tests {
+		got := m.evict(tt.capacity)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("evict(%d) = %v, want %v", tt.capacity, got, tt.want)
+		}
+	}
+	if len(m.sessions) != 1 || m.sessions[1] == nil || len(m.byPage) != 1 {
+		t.Errorf("left %d sessions, %d indexed pages; want session_1 with its page", len(m.sessions), len(m.byPage))
+	}
+}
+
+func TestKnowledgeEvictionNeverDropsCorrectionFirst(t *testing.T) {
+	base := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+	k := func(id, cat string, age int) Fact {
+		return Fact{ID: id, Content: id, Category: cat, CreatedAt: base.Add(time.Duration(age) * time.Hour)}
+	}
+	tests := []struct {
+		name     string
+		list     []Fact
+		capacity int
+		want     []string // ids kept
+		evicted  []string
+	}{
+		{"under capacity", []Fact{k("a", CategoryKnowledge, 0)}, 2, []string{"a"}, nil},
+		{"oldest correction kept", []Fact{k("c", CategoryCorrection, 0), k("a", CategoryKnowledge, 1), k("b", CategoryKnowledge, 2)}, 2, []string{"c", "b"}, []string{"a"}},
+		{"oldest plain goes", []Fact{k("a", CategoryKnowledge, 3), k("b", CategoryKnowledge, 1), k("c", CategoryCorrection, 2)}, 2, []string{"a", "c"}, []string{"b"}},
+		{"corrections only when nothing else", []Fact{k("c1", CategoryCorrection, 1), k("a", CategoryKnowledge, 5), k("c0", CategoryCorrection, 0)}, 1, []string{"c1"}, []string{"a", "c0"}},
+		{"no bound", []Fact{k("a", CategoryKnowledge, 0), k("b", CategoryKnowledge, 1)}, 0, []string{"a", "b"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var evicted []string
+			got := evictKnowledge(slices.Clone(tt.list), tt.capacity, func(f Fact) { evicted = append(evicted, f.ID) })
+			var ids []string
+			for _, f := range got {
+				ids = append(ids, f.ID)
+			}
+			if !slices.Equal(ids, tt.want) || !slices.Equal(evicted, tt.evicted) {
+				t.Errorf("evictKnowledge() kept %v evicted %v, want kept %v evicted %v", ids, evicted, tt.want, tt.evicted)
+			}
+		})
+	}
+}
+
+func TestApplyUpdateKnowledge(t *testing.T) {
+	doc := NewDocument()
+	doc.Knowledge = []Fact{{ID: "fact_00000001", Content: "Lives in Lisbon", Category: CategoryKnowledge}}
+	upd := &Update{
+		UserKnowledge:      []NewFact{{Content: "lives in lisbon.", Category: CategoryKnowledge}, {Content: "Uses Go 1.26, not 1.22", Category: CategoryCorrection}, {Content: "Has a cat", Category: CategoryKnowledge}},
+		AssistantKnowledge: []NewFact{{Content: "The assistant recommended Alfama", Category: CategoryKnowledge}},
+	}
+	n := 1
+	rep := ApplyUpdate(doc, upd, ApplyOptions{MaxKnowledge: 2, NewID: func() string { n++; return fmt.Sprintf("fact_%08x", n) }, Now: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)})
+	var got []string
+	for _, f := range doc.Knowledge {
+		got = append(got, f.Content)
+	}
+	if want := []string{"Uses Go 1.26, not 1.22", "Has a cat"}; !slices.Equal(got, want) {
+		t.Errorf("Knowledge = %v, want %v (duplicate skipped, oldest plain entry evicted)", got, want)
+	}
+	if len(doc.AssistantKnowledge) != 1 || doc.AssistantKnowledge[0].ID == "" {
+		t.Errorf("AssistantKnowledge = %+v, want the one entry with an id", doc.AssistantKnowledge)
+	}
+	if len(rep.Ignored) != 1 || !strings.Contains(rep.Ignored[0], "Lives in Lisbon") {
+		t.Errorf("Ignored = %v, want the eviction noted", rep.Ignored)
+	}
+}
+
+func TestParseAnalysis(t *testing.T) {
+	reply := "Sure:\n```json\n" + `{"user":{"workContext":{"summary":"Backend engineer.","shouldUpdate":true}},"userKnowledge":["Lives in Lisbon",{"content":"Uses Go 1.26, not 1.22","correction":true},"None",""],"assistantKnowledge":[{"content":"Recommended Alfama"}],"newFacts":[{"content":"x","category":"context","confidence":1}]}` + "\n```"
+	upd, err := parseAnalysis(reply)
+	if err != nil {
+		t.Fatalf("parseAnalysis() = %v", err)
+	}
+	if len(upd.Sections) != 1 || upd.Sections[0].Name != "workContext" {
+		t.Errorf("Sections = %+v", upd.Sections)
+	}
+	want := []NewFact{{Content: "Lives in Lisbon", Category: CategoryKnowledge, Confidence: 1}, {Content: "Uses Go 1.26, not 1.22", Category: CategoryCorrection, Confidence: 1}}
+	if !slices.Equal(upd.UserKnowledge, want) {
+		t.Errorf("UserKnowledge = %+v, want %+v", upd.UserKnowledge, want)
+	}
+	if len(upd.AssistantKnowledge) != 1 || len(upd.NewFacts) != 0 {
+		t.Errorf("AssistantKnowledge = %+v NewFacts = %+v, want one entry and no facts", upd.AssistantKnowledge, upd.NewFacts)
+	}
+	if _, err := parseAnalysis("no json here"); err == nil {
+		t.Error("parseAnalysis(prose) = nil error, want ErrBadReply")
+	}
+}
+
+// tierTopics are distinct vocabularies, so exchanges group by topic.
+var tierTopics = [][]string{
+	strings.Fields("kyoto trip april cherry blossom hotel train temple ryokan"),
+	strings.Fields("postgres index vacuum query planner replica migration schema"),
+	strings.Fields("marathon training pace tempo run interval shoes mileage"),
+	strings.Fields("sourdough starter flour hydration oven crust proofing loaf"),
+}
+
+func topicText(r *rand.Rand, topic, n int) string {
+	w := tierTopics[topic%len(tierTopics)]
+	out := make([]string, n)
+	for i := range out {
+		out[i] = w[r.IntN(len(w))]
+	}
+	return strings.Join(out, " ")
+}
+
+// TestShortToMidBoundaryLosesNothing sends 1,000 exchanges through a
+// capacity-10 window: afterwards each is in exactly one place, the
+// short-term window or one mid-term session.
+func TestShortToMidBoundaryLosesNothing(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ShortTermCapacity = 10
+	s, clock := newTierService(t, cfg)
+	r := rand.New(rand.NewPCG(1, 4))
+	var ids []string
+	for i := range 1000 {
+		res, err := s.Add(t.Context(), AddRequest{ThreadID: "t", UserInput: fmt.Sprintf("%s (%d)", topicText(r, i/7, 8), i), AgentResponse: topicText(r, i/7, 6)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.TurnIDs...)
+		clock.add(time.Minute)
+	}
+	got, err := s.Retrieve(t.Context(), RetrieveRequest{ThreadID: "t", Query: "postgres vacuum"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	place := map[string]int{}
+	for _, e := range got.Recent {
+		place[e.ID]++
+	}
+	if len(got.Recent) != 10 {
+		t.Fatalf("short-term window holds %d exchanges, want 10", len(got.Recent))
+	}
+	view, err := s.MidTerm(t.Context(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ses := range view.Sessions {
+		for _, p := range ses.Pages {
+			place[p.ID]++
+		}
+	}
+	for i, id := range ids {
+		if place[id] != 1 {
+			t.Errorf("exchange %d is in %d places, want exactly 1", i, place[id])
+		}
+	}
+	if len(place) != len(ids) {
+		t.Errorf("%d exchanges placed, %d added", len(place), len(ids))
+	}
+	if n := len(view.Sessions); n < 2 || n > 990 {
+		t.Errorf("%d sessions, want topics grouped into several sessions", n)
+	}
+	t.Logf("1,000 exchanges: %d in short-term, %d mid-term sessions", len(got.Recent), len(view.Sessions))
+}
+
+func TestExtractiveSessionsWithoutLLM(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ShortTermCapacity = 2
+	s, _ := newTierService(t, cfg)
+	r := rand.New(rand.NewPCG(2, 2))
+	for i := range 24 {
+		addPair(t, s, "t", "Tell me about "+topicText(r, i/6, 10), topicText(r, i/6, 8))
+	}
+	view, err := s.MidTerm(t.Context(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(view.Sessions) < 3 {
+		t.Fatalf("%d sessions from four topics, want at least 3", len(view.Sessions))
+	}
+	for _, ses := range view.Sessions {
+		if ses.Summary == "" || len(ses.Keywords) == 0 {
+			t.Errorf("session %s has summary %q keywords %v, want both", ses.ID, ses.Summary, ses.Keywords)
+		}
+	}
+	res, err := s.Retrieve(t.Context(), RetrieveRequest{ThreadID: "t", Query: "sourdough hydration"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pages) == 0 || !strings.Contains(res.Pages[0].User+res.Pages[0].Reply, "sourdough") && !strings.Contains(res.Pages[0].User+res.Pages[0].Reply, "hydration") {
+		t.Errorf("Retrieve() pages = %+v, want a sourdough exchange first", res.Pages)
+	}
+}
+
+func TestSimilarPagesJoinOneSession(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ShortTermCapacity = 1
+	s, _ := newTierService(t, cfg)
+	for i := range 5 {
+		addPair(t, s, "t", fmt.Sprintf("kyoto trip cherry blossom temple day %d", i), "kyoto temple cherry blossom")
+	}
+	addPair(t, s, "t", "postgres vacuum replica planner", "postgres vacuum schema")
+	addPair(t, s, "t", "last", "one")
+	view, err := s.MidTerm(t.Context(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[int]int{}
+	for _, ses := range view.Sessions {
+		sizes[len(ses.Pages)]++
+	}
+	if len(view.Sessions) != 2 || sizes[5] != 1 || sizes[1] != 1 {
+		t.Errorf("sessions = %+v, want the five Kyoto exchanges together and the Postgres one apart", view.Sessions)
+	}
+}
+
+// hotSession builds a service whose one mid-term session holds three
+// pages (heat 0 + 3 + 1 = 4 at the default weights).
+func hotSession(t *testing.T, llm LLM) (*Service, *fakeClock) {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.ShortTermCapacity = 1
+	cfg.LongTermKnowledgeCapacity = 2
+	s, clock := newTierService(t, cfg, WithLLM(llm))
+	for i := range 4 {
+		addPair(t, s, "t", fmt.Sprintf("kyoto trip cherry blossom temple plan %d", i), "kyoto temple cherry blossom")
+	}
+	return s, clock
+}
+
+func sessionView(t *testing.T, s *Service) MidTermSessionView {
+	t.Helper()
+	view, err := s.MidTerm(t.Context(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(view.Sessions) != 1 {
+		t.Fatalf("%d sessions, want 1", len(view.Sessions))
+	}
+	return view.Sessions[0]
+}
+
+func TestPromotionAtThresholdAndHeatReset(t *testing.T) {
+	llm := &tierLLM{complete: func(p string) (string, error) {
+		switch {
+		case isAnalysisPrompt(p):
+			return `{"user":{"topOfMind":{"summary":"Planning a Kyoto trip in April.","shouldUpdate":true}},"userKnowledge":["Is planning a Kyoto trip","Likes temples",{"content":"Travels in April, not May","correction":true}],"assistantKnowledge":["The assistant suggested booking early"]}`, nil
+		case isSummaryPrompt(p):
+			return `{"summary":"Kyoto trip planning.","keywords":["Kyoto","cherry blossom"]}`, nil
+		}
+		return `{"newFacts":[]}`, nil
+	}}
+	s, clock := hotSession(t, llm)
+	ctx := t.Context()
+	scope := Scope{UserID: DefaultUserID}
+
+	if v := sessionView(t, s); v.Heat != 4 || v.Interactions != 3 {
+		t.Fatalf("session = %+v, want heat 4 from three pages", v)
+	}
+	if done, err := s.promoteHot(ctx, scope); done || err != nil {
+		t.Fatalf("promoteHot() below threshold = %v, %v; want nothing done", done, err)
+	}
+	if n := len(llm.sent()); n != 0 {
+		t.Fatalf("%d prompts sent below the threshold, want 0", n)
+	}
+
+	// A retrieval hit is a visit: heat 1 + 3 + 1 = 5 reaches the threshold.
+	st, err := s.loadedState(ctx, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := s.visitPages(st, []string{st.turns[0].ID, st.turns[1].ID})
+	st.mu.Unlock()
+	if len(hits) != 1 || hits[0].Heat != 5 || len(hits[0].PageIDs) != 2 {
+		t.Fatalf("visitPages() = %+v, want one session at heat 5 with both pages", hits)
+	}
+	done, err := s.promoteHot(ctx, scope)
+	if !done || err != nil {
+		t.Fatalf("promoteHot() at threshold = %v, %v; want the session analysed", done, err)
+	}
+	sent := llm.sent()
+	if len(sent) != 1 || !isAnalysisPrompt(sent[0]) {
+		t.Fatalf("prompts = %d, want one analysis prompt", len(sent))
+	}
+	for i := range 3 {
+		if !strings.Contains(sent[0], fmt.Sprintf("plan %d", i)) {
+			t.Errorf("analysis prompt lacks page %d", i)
+		}
+	}
+	if strings.Contains(sent[0], "plan 3") {
+		t.Error("analysis prompt holds the exchange still in short-term memory")
+	}
+
+	prof, err := s.Profile(ctx, ProfileRequest{IncludeKnowledge: true, IncludeAssistantKnowledge: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var know []string
+	for _, f := range prof.Knowledge {
+		know = append(know, f.Content)
+	}
+	// Capacity 2: the oldest plain entry goes, the correction stays.
+	if want := []string{"Likes temples", "Travels in April, not May"}; !slices.Equal(know, want) {
+		t.Errorf("Knowledge = %v, want %v", know, want)
+	}
+	if len(prof.AssistantKnowledge) != 1 || prof.User.TopOfMind.Summary != "Planning a Kyoto trip in April." {
+		t.Errorf("profile = %+v, want the analysis applied", prof)
+	}
+	if p, _ := s.Profile(ctx, ProfileRequest{}); len(p.Knowledge) != 0 || len(p.AssistantKnowledge) != 0 {
+		t.Error("Profile() without include_knowledge lists knowledge")
+	}
+
+	v := sessionView(t, s)
+	if v.Visits != 0 || v.Interactions != 0 || v.Heat != 1 || v.Analyzed != 3 {
+		t.Errorf("after analysis session = %+v, want visits and interactions reset, heat 1, three pages analysed", v)
+	}
+	if done, _ := s.promoteHot(ctx, scope); done {
+		t.Error("promoteHot() analysed the session again with nothing new")
+	}
+	clock.add(24 * time.Hour)
+	if v := sessionView(t, s); math.Abs(v.Heat-math.Exp(-1)) > 1e-9 {
+		t.Errorf("heat a day later = %v, want e^-1", v.Heat)
+	}
+}
+
+func TestTierWorkRunsAfterFlush(t *testing.T) {
+	llm := &tierLLM{complete: func(p string) (string, error) {
+		switch {
+		case isAnalysisPrompt(p):
+			return `{"userKnowledge":["Is planning a Kyoto trip"],"assistantKnowledge":[]}`, nil
+		case isSummaryPrompt(p):
+			return `{"summary":"Kyoto trip planning in spring.","keywords":["Kyoto","cherry blossom","temples"]}`, nil
+		}
+		return `{"newFacts":[{"content":"Plans a trip","category":"goal","confidence":0.9}],"factsToRemove":[]}`, nil
+	}}
+	s, _ := hotSession(t, llm)
+	addPair(t, s, "t", "kyoto trip cherry blossom temple plan 4", "kyoto temple cherry blossom")
+	if _, err := s.Flush(t.Context(), FlushRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, p := range llm.sent() {
+		switch {
+		case isUpdatePrompt(p):
+			kinds = append(kinds, "update")
+		case isSummaryPrompt(p):
+			kinds = append(kinds, "summary")
+			if !strings.Contains(p, "User: kyoto trip cherry blossom temple plan 0") {
+				t.Errorf("summary prompt lacks the session's first exchange:\n%s", p)
+			}
+		case isAnalysisPrompt(p):
+			kinds = append(kinds, "analysis")
+		}
+	}
+	if want := []string{"update", "summary", "analysis"}; !slices.Equal(kinds, want) {
+		t.Errorf("prompts sent = %v, want %v", kinds, want)
+	}
+	v := sessionView(t, s)
+	if v.Summary != "Kyoto trip planning in spring." || !slices.Equal(v.Keywords, []string{"Kyoto", "cherry blossom", "temples"}) {
+		t.Errorf("session = %+v, want the model's summary and keywords", v)
+	}
+	prof, err := s.Profile(t.Context(), ProfileRequest{IncludeKnowledge: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prof.Knowledge) != 1 || prof.Knowledge[0].Content != "Is planning a Kyoto trip" {
+		t.Errorf("Knowledge = %+v, want the analysed entry", prof.Knowledge)
+	}
+}

@@ -42,7 +42,12 @@ type AddResult struct {
 // PendingInfo says how much background work waits for the updater.
 type PendingInfo struct {
 	Turns   int            `json:"turns"`
+	// Threads maps a thread id to its pending turns: the thread of the
+	// call and otherwise the maxPendingThreads busiest ones.
 	Threads map[string]int `json:"threads,omitempty"`
+	// OtherThreads counts the threads with pending turns left out of
+	// Threads, so an answer stays small however many threads a user has.
+	OtherThreads int `json:"other_threads,omitempty"`
 	// LLM is "not configured" or the state of the configured model.
 	LLM string `json:"llm"`
 }
@@ -242,13 +247,41 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (*AddResult, error) {
 		return nil, err
 	}
 	defer st.mu.Unlock()
-	res.Pending = s.pendingInfo(st)
+	res.Pending = s.pendingInfo(st, thread)
 	return res, nil
 }
 
-// pendingInfo reports the scope's pending work. The caller holds st.mu.
-func (s *Service) pendingInfo(st *scopeState) PendingInfo {
-	total, byThread := st.pending()
+// maxPendingThreads bounds the threads listed in PendingInfo.
+const maxPendingThreads = 10
+
+// pendingInfo reports the scope's pending work, listing thread (when it
+// has pending turns) and the busiest other threads. The caller holds st.mu.
+func (s *Service) pendingInfo(st *scopeState, thread string) PendingInfo {
+	total, all := st.pending()
+	byThread := all
+	other := 0
+	if len(all) > maxPendingThreads {
+		ids := make([]string, 0, len(all))
+		for id := range all {
+			if id != thread {
+				ids = append(ids, id)
+			}
+		}
+		sort.Slice(ids, func(i, j int) bool {
+			if all[ids[i]] != all[ids[j]] {
+				return all[ids[i]] > all[ids[j]]
+			}
+			return ids[i] < ids[j]
+		})
+		byThread = make(map[string]int, maxPendingThreads+1)
+		if n, ok := all[thread]; ok {
+			byThread[thread] = n
+		}
+		for _, id := range ids[:maxPendingThreads] {
+			byThread[id] = all[id]
+		}
+		other = len(all) - len(byThread)
+	}
 	llm := "not configured: turns are stored and searchable; extraction waits for an LLM"
 	if s.llm != nil {
 		llm = fmt.Sprintf("configured: pending turns are processed after %ds of quiet per thread, or now by flush_memory", s.cfg.DebounceSeconds)
@@ -261,5 +294,5 @@ func (s *Service) pendingInfo(st *scopeState) PendingInfo {
 			llm = "configured, but the last update failed and is retried in the background with backoff — " + strings.Join(parts, "; ")
 		}
 	}
-	return PendingInfo{Turns: total, Threads: byThread, LLM: llm}
+	return PendingInfo{Turns: total, Threads: byThread, OtherThreads: other, LLM: llm}
 }

@@ -110,7 +110,7 @@ func (s *Service) finishFlush(ctx context.Context, res *FlushResult, scope Scope
 	if err != nil {
 		return nil, err
 	}
-	res.Pending = s.pendingInfo(st)
+	res.Pending = s.pendingInfo(st, thread)
 	st.mu.Unlock()
 	pending := res.Pending.Turns
 	if thread != "" {

@@ -50,7 +50,7 @@ func (s *Service) Profile(ctx context.Context, req ProfileRequest) (*ProfileResu
 		History:     d.History,
 		Facts:       append([]Fact{}, d.Facts...),
 		StoredTurns: len(st.turns),
-		Pending:     s.pendingInfo(st),
+		Pending:     s.pendingInfo(st, ""),
 	}
 	if !d.LastUpdated.IsZero() {
 		res.LastUpdated = d.LastUpdated.Format("2006-01-02T15:04:05Z07:00")

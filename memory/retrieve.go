@@ -130,7 +130,7 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 	res.Recent = s.recent(st, thread)
 	res.Facts = s.rankFacts(st, req.Query, thread)
 	res.Profile = profileSections(st.doc)
-	res.Pending = s.pendingInfo(st)
+	res.Pending = s.pendingInfo(st, thread)
 	res.Injection, res.InjectionTokens = s.buildInjection(st, injectionInput{
 		Relationship: req.RelationshipWithUser,
 		StyleHint:    req.StyleHint,

@@ -158,3 +158,18 @@ func TestRecentIsShortTermWindow(t *testing.T) {
 		t.Errorf("recent = %+v, want messages 5..14", got.Recent)
 	}
 }
+
+func TestPendingInfoStaysSmall(t *testing.T) {
+	s := newTestService(t, newMemStore())
+	for i := range 30 {
+		addPair(t, s, fmt.Sprintf("t%02d", i), "hello", "hi")
+	}
+	res, err := s.Add(t.Context(), AddRequest{ThreadID: "t00", UserInput: "again", AgentResponse: "ok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Pending
+	if p.Turns != 31 || len(p.Threads) > maxPendingThreads+1 || p.Threads["t00"] != 2 || len(p.Threads)+p.OtherThreads != 30 {
+		t.Errorf("Pending = %+v, want 31 turns, t00 listed with 2, at most %d threads listed, the rest counted", p, maxPendingThreads+1)
+	}
+}

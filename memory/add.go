@@ -41,7 +41,7 @@ type AddResult struct {
 
 // PendingInfo says how much background work waits for the updater.
 type PendingInfo struct {
-	Turns   int            `json:"turns"`
+	Turns int `json:"turns"`
 	// Threads maps a thread id to its pending turns: the thread of the
 	// call and otherwise the maxPendingThreads busiest ones.
 	Threads map[string]int `json:"threads,omitempty"`

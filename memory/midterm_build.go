@@ -27,7 +27,7 @@ const (
 	midSummaryWindow = 32
 	// midSaveEvery is the least time between two saves of a scope's
 	// mid-term state by the add and retrieve path; Close saves the rest.
-	midSaveEvery = 2 * time.Second
+	midSaveEvery = 10 * time.Second
 )
 
 // syncMidTerm moves the pages that have left their thread's short-term

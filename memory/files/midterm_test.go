@@ -105,3 +105,26 @@ func TestMidTermPersistsAndRebuilds(t *testing.T) {
 		})
 	}
 }
+
+func TestForgottenPagesLeaveMidTerm(t *testing.T) {
+	s := newTierService(t, t.TempDir())
+	defer s.Close(context.Background())
+	var ids []string
+	for i := range 12 {
+		res, err := s.Add(t.Context(), memory.AddRequest{ThreadID: "t", UserInput: fmt.Sprintf("kyoto trip cherry blossom temple %d", i), AgentResponse: "kyoto temple"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.TurnIDs...)
+	}
+	if got := placements(t, s); got[ids[4]] == "" || len(got) != 9 {
+		t.Fatalf("placements = %v, want 9 pages including exchange 4", got)
+	}
+	if _, err := s.Forget(t.Context(), memory.ForgetRequest{TurnIDs: []string{ids[4]}}); err != nil {
+		t.Fatal(err)
+	}
+	got := placements(t, s)
+	if _, ok := got[ids[4]]; ok || len(got) != 8 {
+		t.Errorf("after forgetting exchange 4: placements = %v, want the other 8", got)
+	}
+}

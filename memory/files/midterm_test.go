@@ -128,3 +128,25 @@ func TestForgottenPagesLeaveMidTerm(t *testing.T) {
 		t.Errorf("after forgetting exchange 4: placements = %v, want the other 8", got)
 	}
 }
+
+func TestOpenRemovesStaleMidTermTemp(t *testing.T) {
+	dir := t.TempDir()
+	s := newTierService(t, dir)
+	if _, err := s.Add(t.Context(), memory.AddRequest{UserInput: "hello there", AgentResponse: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close(context.Background())
+	scopeDir := filepath.Join(dir, "users", memory.DefaultUserID)
+	stale := filepath.Join(scopeDir, ".midterm.json.crashed.tmp")
+	if err := os.WriteFile(stale, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store, err := files.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale mid-term temp file left after Open: %v", err)
+	}
+}

@@ -162,10 +162,11 @@ func (s *Store) removeTemps(scope memory.Scope, dir string) int {
 	return n
 }
 
-// isTempName reports whether name is one of our document or turn log temp
-// files, ".memory.json.<random>.tmp" or ".turns.jsonl.<random>.tmp".
+// isTempName reports whether name is one of our document, turn log or
+// mid-term temp files, ".memory.json.<random>.tmp",
+// ".turns.jsonl.<random>.tmp" or ".midterm.json.<random>.tmp".
 func isTempName(name string) bool {
-	for _, prefix := range []string{tempPrefix, "." + turnsName + "."} {
+	for _, prefix := range []string{tempPrefix, "." + turnsName + ".", "." + midTermName + "."} {
 		if len(name) > len(prefix)+len(tempSuffix) &&
 			strings.HasPrefix(name, prefix) && strings.HasSuffix(name, tempSuffix) {
 			return true

@@ -270,7 +270,14 @@ func (s *Service) dropState(st *scopeState) {
 }
 
 // addTurns indexes turns that follow st.lastSeq; older ones are ignored.
+// Many turns (a scope read from the start) are indexed a batch at a time,
+// tokenized in parallel.
 func (st *scopeState) addTurns(turns []Turn) {
+	const batch = 4096
+	var (
+		ids   = make([]int, 0, min(len(turns), batch))
+		texts = make([]string, 0, min(len(turns), batch))
+	)
 	for i := range turns {
 		t := turns[i]
 		if t.Seq <= st.lastSeq {
@@ -279,9 +286,14 @@ func (st *scopeState) addTurns(turns []Turn) {
 		pos := len(st.turns)
 		st.turns = append(st.turns, &t)
 		st.lastSeq = t.Seq
-		st.pages.Add(pos, t.Text())
+		ids, texts = append(ids, pos), append(texts, t.Text())
+		if len(ids) == batch {
+			st.pages.AddBatch(ids, texts)
+			ids, texts = ids[:0], texts[:0]
+		}
 		st.threads[t.ThreadID] = append(st.threads[t.ThreadID], pos)
 	}
+	st.pages.AddBatch(ids, texts)
 }
 
 func (st *scopeState) setDocument(doc *Document) {

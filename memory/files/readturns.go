@@ -2,7 +2,7 @@ package files
 
 import (
 	"bufio"
-	"cmp"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,8 +10,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"slices"
-	"sort"
+	"sync"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 )
@@ -23,7 +24,8 @@ import (
 // costs one stat. A final line without a newline (a write in progress, or
 // one that was interrupted) is skipped; a line that does not parse, or
 // whose Seq does not increase, is an error wrapping memory.ErrCorrupt that
-// names the file and line.
+// names the file and line. A long stretch of the log is decoded on every
+// CPU, with the same results and errors.
 func (s *Store) ReadTurns(ctx context.Context, scope memory.Scope, after int64) ([]memory.Turn, error) {
 	st, err := s.state(scope)
 	if err != nil {
@@ -87,10 +89,36 @@ func (s *Store) readTurns(ctx context.Context, st *scopeState, path string, afte
 
 	var (
 		out    []memory.Turn
-		cur    = from
+		cur    checkpoint
 		before checkpoint // the last line with Seq <= after, if read
-		lines  = newLineReader(io.NewSectionReader(f, from.off, fi.Size()-from.off))
 	)
+	if from.seq >= after {
+		// Every line is wanted whole (Seqs must increase past from.seq),
+		// so lines can be decoded in any order, and in parallel.
+		out, cur, err = s.readAll(ctx, st, path, f, from, fi.Size(), readBlock, decodeChunk)
+	} else {
+		out, cur, before, err = s.readFrom(ctx, st, path, f, from, fi.Size(), after)
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	st.mu.Lock()
+	if before.line > 0 {
+		st.marks.add(fi, before)
+	}
+	st.marks.add(fi, cur)
+	st.mu.Unlock()
+	return out, nil
+}
+
+// readFrom reads the log from checkpoint from to size, one line at a time,
+// decoding only the Seq of lines at or before after. It returns the turns
+// after after, the position after the last complete line and the position
+// after the last line at or before after (zero if none was read).
+func (s *Store) readFrom(ctx context.Context, st *scopeState, path string, f *os.File, from checkpoint, size, after int64) (out []memory.Turn, cur, before checkpoint, err error) {
+	cur = from
+	lines := newLineReader(io.NewSectionReader(f, from.off, size-from.off))
 	for {
 		line, err := lines.next()
 		if err == io.EOF {
@@ -100,11 +128,11 @@ func (s *Store) readTurns(ctx context.Context, st *scopeState, path string, afte
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, cur, before, err
 		}
 		if cur.line%256 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, cur, before, err
 			}
 		}
 		next := checkpoint{off: cur.off + int64(len(line)), line: cur.line + 1}
@@ -115,17 +143,17 @@ func (s *Store) readTurns(ctx context.Context, st *scopeState, path string, afte
 				Seq int64 `json:"seq"`
 			}
 			if err := json.Unmarshal(line, &head); err != nil {
-				return nil, fmt.Errorf("line %d: %w: %w", next.line, memory.ErrCorrupt, err)
+				return nil, cur, before, fmt.Errorf("line %d: %w: %w", next.line, memory.ErrCorrupt, err)
 			}
 			t.Seq = head.Seq
 		}
 		if t.Seq == 0 || t.Seq > after {
-			if err := json.Unmarshal(line, &t); err != nil {
-				return nil, fmt.Errorf("line %d: %w: %w", next.line, memory.ErrCorrupt, err)
+			if err := decodeTurn(line, &t); err != nil {
+				return nil, cur, before, fmt.Errorf("line %d: %w: %w", next.line, memory.ErrCorrupt, err)
 			}
 		}
 		if t.Seq <= cur.seq {
-			return nil, fmt.Errorf("line %d: %w: seq %d does not follow %d", next.line, memory.ErrCorrupt, t.Seq, cur.seq)
+			return nil, cur, before, fmt.Errorf("line %d: %w: seq %d does not follow %d", next.line, memory.ErrCorrupt, t.Seq, cur.seq)
 		}
 		next.seq = t.Seq
 		if t.Seq <= after {
@@ -135,13 +163,155 @@ func (s *Store) readTurns(ctx context.Context, st *scopeState, path string, afte
 		}
 		cur = next
 	}
+	return out, cur, before, nil
+}
 
-	st.mu.Lock()
-	if before.line > 0 {
-		st.marks.add(fi, before)
+// readBlock is how much of the log readAll holds at a time (more when a
+// line is longer), and decodeChunk the least it hands to one goroutine.
+const (
+	readBlock   = 4 << 20
+	decodeChunk = 128 << 10
+)
+
+// readAll reads every line of the log from checkpoint from to size. It
+// reads a block at a time, splits each block at line ends into a chunk
+// per CPU, decodes the chunks in parallel and then checks, in order, that
+// the Seqs increase, so that an error names the first bad line, as a
+// line-by-line read would. It returns the turns and the position after
+// the last complete line.
+func (s *Store) readAll(ctx context.Context, st *scopeState, path string, f *os.File, from checkpoint, size int64, block, chunk int) ([]memory.Turn, checkpoint, error) {
+	var (
+		out  []memory.Turn
+		cur  = from
+		buf  = make([]byte, min(int64(block), size-from.off))
+		held int // bytes of buf holding an incomplete line carried over
+		off  = from.off
+	)
+	for {
+		// Bytes appended since the stat are left to the next read.
+		n, err := f.ReadAt(buf[held:held+int(min(int64(len(buf)-held), size-off))], off)
+		off += int64(n)
+		if err != nil && err != io.EOF {
+			return nil, cur, err
+		}
+		data := buf[:held+n]
+		end := bytes.LastIndexByte(data, '\n') + 1
+		if end == 0 && len(data) == len(buf) && off < size {
+			// One line longer than the buffer: make room for more of it.
+			buf = slices.Grow(buf, len(buf))[:2*len(buf)]
+			held = len(data)
+			continue
+		}
+		if end > 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, cur, err
+			}
+			turns, err := decodeLines(ctx, data[:end], cur.line, chunk)
+			out = slices.Grow(out, len(turns))
+			for i, d := range turns {
+				if d.err != nil {
+					return nil, cur, d.err
+				}
+				if d.t.Seq <= cur.seq {
+					return nil, cur, fmt.Errorf("line %d: %w: seq %d does not follow %d", cur.line+1, memory.ErrCorrupt, d.t.Seq, cur.seq)
+				}
+				cur.seq = d.t.Seq
+				cur.line++
+				out = append(out, d.t)
+				turns[i] = decoded{}
+			}
+			if err != nil {
+				return nil, cur, err
+			}
+			cur.off += int64(end)
+		}
+		held = copy(buf, data[end:])
+		if n == 0 || off >= size {
+			break
+		}
 	}
-	st.marks.add(fi, cur)
-	st.mu.Unlock()
+	if held > 0 {
+		s.logTorn(st, path, cur.off, held)
+	}
+	return out, cur, nil
+}
+
+// decoded is one decoded line, or why it could not be decoded.
+type decoded struct {
+	t   memory.Turn
+	err error
+}
+
+// decodeLines decodes lines (each ending in '\n'; the first is line
+// first+1 of the log) in chunks of at least chunk bytes, one goroutine
+// each, no more chunks than CPUs. A chunk stops at its
+// first bad line, whose entry carries the error; an error returned means
+// the context ended.
+func decodeLines(ctx context.Context, lines []byte, first, chunk int) ([]decoded, error) {
+	var chunks [][]byte
+	parts := max(1, min(runtime.GOMAXPROCS(0), len(lines)/chunk))
+	for rest := lines; len(rest) > 0; parts-- {
+		end := len(rest)
+		if parts > 1 {
+			end = len(rest) / parts
+			end += bytes.IndexByte(rest[end:], '\n') + 1
+		}
+		chunks = append(chunks, rest[:end])
+		rest = rest[end:]
+	}
+	results := make([][]decoded, len(chunks))
+	errs := make([]error, len(chunks))
+	decode := func(i int) {
+		results[i], errs[i] = decodeChunkLines(ctx, chunks[i])
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < len(chunks); i++ {
+		wg.Go(func() { decode(i) })
+	}
+	decode(0)
+	wg.Wait()
+
+	var out []decoded
+	line := first
+	for i, r := range results {
+		for j := range r {
+			line++
+			if err := r[j].err; err != nil {
+				r[j].err = fmt.Errorf("line %d: %w: %w", line, memory.ErrCorrupt, err)
+			}
+		}
+		if out == nil {
+			out = r
+		} else {
+			out = append(out, r...)
+		}
+		if len(r) > 0 && r[len(r)-1].err != nil {
+			return out, nil
+		}
+		if errs[i] != nil {
+			return out, errs[i]
+		}
+	}
+	return out, nil
+}
+
+// decodeChunkLines decodes lines up to the first one that does not parse.
+func decodeChunkLines(ctx context.Context, lines []byte) ([]decoded, error) {
+	out := make([]decoded, 0, bytes.Count(lines, []byte{'\n'}))
+	for len(lines) > 0 {
+		if len(out)%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+		}
+		end := bytes.IndexByte(lines, '\n') + 1
+		out = append(out, decoded{})
+		d := &out[len(out)-1]
+		if d.err = decodeTurn(lines[:end], &d.t); d.err != nil {
+			return out, nil
+		}
+		lines = lines[end:]
+	}
 	return out, nil
 }
 
@@ -184,76 +354,5 @@ func (l *lineReader) next() ([]byte, error) {
 			l.long = b
 		}
 		return b, err
-	}
-}
-
-// checkpoint is a position in a turn log just after a complete line: the
-// line's Seq, the byte offset after its '\n' and its line number. The zero
-// value is the start of the log.
-type checkpoint struct {
-	seq  int64
-	off  int64
-	line int
-	used uint64
-}
-
-// maxCheckpoints bounds the positions remembered per scope; one per
-// distinct reader position (for example a per-thread watermark) is enough.
-const maxCheckpoints = 32
-
-// checkpoints are the positions earlier reads of one log file ended at,
-// sorted by seq.
-type checkpoints struct {
-	fi   os.FileInfo // the file they belong to
-	list []checkpoint
-	tick uint64
-}
-
-// start returns the last checkpoint with seq <= after in the file fi,
-// forgetting checkpoints of a replaced file or beyond a shrunk one.
-func (c *checkpoints) start(fi os.FileInfo, after int64) checkpoint {
-	if c.fi == nil || !os.SameFile(c.fi, fi) {
-		c.list = c.list[:0]
-	}
-	c.fi = fi
-	c.list = slices.DeleteFunc(c.list, func(p checkpoint) bool { return p.off > fi.Size() })
-	i := sort.Search(len(c.list), func(i int) bool { return c.list[i].seq > after })
-	if i == 0 {
-		return checkpoint{}
-	}
-	c.tick++
-	c.list[i-1].used = c.tick
-	return c.list[i-1]
-}
-
-// reset forgets every checkpoint of the current file.
-func (c *checkpoints) reset() {
-	c.list = c.list[:0]
-}
-
-// add remembers p for the file fi, evicting the least recently used
-// checkpoint when full.
-func (c *checkpoints) add(fi os.FileInfo, p checkpoint) {
-	if p.line == 0 || c.fi == nil || !os.SameFile(c.fi, fi) {
-		return
-	}
-	c.tick++
-	p.used = c.tick
-	i, found := slices.BinarySearchFunc(c.list, p.seq, func(q checkpoint, seq int64) int {
-		return cmp.Compare(q.seq, seq)
-	})
-	if found {
-		c.list[i] = p
-		return
-	}
-	c.list = slices.Insert(c.list, i, p)
-	if len(c.list) > maxCheckpoints {
-		lru := 0
-		for j := range c.list {
-			if c.list[j].used < c.list[lru].used {
-				lru = j
-			}
-		}
-		c.list = slices.Delete(c.list, lru, lru+1)
 	}
 }

@@ -151,3 +151,27 @@ func BenchmarkTokenize(b *testing.B) {
 		Tokenize(doc)
 	}
 }
+
+// BenchmarkAddBatch indexes 10,000 documents in one AddBatch, against
+// BenchmarkAddSequential's 10,000 calls to Add.
+func BenchmarkAddBatch(b *testing.B) {
+	docs := benchCorpus(10000)
+	ids := make([]int, len(docs))
+	for i := range ids {
+		ids[i] = i
+	}
+	for b.Loop() {
+		New(Options{}).AddBatch(ids, docs)
+	}
+}
+
+// BenchmarkAddSequential is BenchmarkAddBatch's baseline.
+func BenchmarkAddSequential(b *testing.B) {
+	docs := benchCorpus(10000)
+	for b.Loop() {
+		ix := New(Options{})
+		for i, d := range docs {
+			ix.Add(i, d)
+		}
+	}
+}

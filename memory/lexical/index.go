@@ -48,6 +48,7 @@ type Index struct {
 	removed []int32          // documents whose postings are stale
 	tok     tokenizer        // Add's, guarded by mu
 	ids     []int32          // Add's term ids, guarded by mu
+	freed   uint64           // terms freed so far, to expire AddBatch's caches
 
 	scratch sync.Pool // *scratch, for Search
 }
@@ -101,12 +102,32 @@ func (ix *Index) Len() int {
 // under id, if any. Ids are expected to be small and dense; Add panics if id
 // is negative or does not fit in an int32.
 func (ix *Index) Add(id int, text string) {
+	checkID(id)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.clear(id)
+	ids := ix.ids[:0]
+	ix.tok.reset(text)
+	for tok, ok := ix.tok.next(); ok; tok, ok = ix.tok.next() {
+		tid, ok := ix.terms[string(tok)]
+		if !ok {
+			tid = ix.newTerm(string(tok))
+		}
+		ids = append(ids, tid)
+	}
+	ix.ids = ids
+	ix.link(id, ids)
+}
+
+// checkID panics unless id can be a document id.
+func checkID(id int) {
 	if id < 0 || id >= math.MaxInt32 {
 		panic(fmt.Sprintf("lexical: document id %d out of range", id))
 	}
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
+}
 
+// clear makes room for document id and drops what is indexed under it.
+func (ix *Index) clear(id int) {
 	if id >= len(ix.docs) {
 		n := id + 1
 		ix.docs = slices.Grow(ix.docs, n-len(ix.docs))[:n]
@@ -120,19 +141,12 @@ func (ix *Index) Add(id int, text string) {
 		ix.stale -= len(ix.docs[id].terms)
 		ix.purge(id)
 	}
+}
 
-	ids := ix.ids[:0]
-	ix.tok.reset(text)
-	for tok, ok := ix.tok.next(); ok; tok, ok = ix.tok.next() {
-		tid, ok := ix.terms[string(tok)]
-		if !ok {
-			tid = ix.newTerm(string(tok))
-		}
-		ids = append(ids, tid)
-	}
-	ix.ids = ids
+// link indexes cleared document id as the terms ids, in text order; it
+// sorts ids.
+func (ix *Index) link(id int, ids []int32) {
 	slices.Sort(ids)
-
 	terms := make([]int32, 0, distinct(ids))
 	for i := 0; i < len(ids); {
 		j := i + 1
@@ -251,6 +265,7 @@ func (ix *Index) freeTerm(tid int32) {
 	delete(ix.terms, ix.lists[tid].term)
 	ix.lists[tid] = postings{}
 	ix.free = append(ix.free, tid)
+	ix.freed++
 }
 
 // find returns the position of doc in l, or where it would be inserted.

@@ -38,6 +38,18 @@ var lexicon = func() map[string]uint8 {
 	return m
 }()
 
+// lexiconShape[n] has bit i set when a word of n bytes starting with the
+// letter 'a'+i is in lexicon: most words need no map lookup.
+var lexiconShape = func() (shape [16]uint32) {
+	for w := range lexicon {
+		if len(w) >= len(shape) || w[0] < 'a' || w[0] > 'z' {
+			panic("lexical: lexicon word " + w + " does not fit lexiconShape")
+		}
+		shape[len(w)] |= 1 << (w[0] - 'a')
+	}
+	return shape
+}()
+
 // stem strips common English inflections from a lowercase ASCII word, in
 // place. It is deliberately light, in the spirit of the S-stemmer and
 // Porter's first step: plurals (-s, -es, -ies), -ing, -ed, -ly and -ness,

@@ -55,6 +55,13 @@ func (t *tokenizer) next() ([]byte, bool) {
 			return t.nextCJK(), true
 		}
 		for t.pos < len(t.text) {
+			if c := t.text[t.pos]; c < utf8.RuneSelf {
+				if asciiWord[c] != 0 {
+					break
+				}
+				t.pos++
+				continue
+			}
 			r, size := utf8.DecodeRuneInString(t.text[t.pos:])
 			if isWordRune(r) {
 				break
@@ -64,9 +71,11 @@ func (t *tokenizer) next() ([]byte, bool) {
 		if t.pos >= len(t.text) {
 			return nil, false
 		}
-		if r, _ := utf8.DecodeRuneInString(t.text[t.pos:]); isCJK(r) {
-			t.scanCJK()
-			continue
+		if t.text[t.pos] >= utf8.RuneSelf {
+			if r, _ := utf8.DecodeRuneInString(t.text[t.pos:]); isCJK(r) {
+				t.scanCJK()
+				continue
+			}
 		}
 		start := t.pos
 		if tok, ok := t.scanWord(); ok {
@@ -116,6 +125,19 @@ func (t *tokenizer) scanWord() ([]byte, bool) {
 	last := other
 	plain := true // only ASCII letters: eligible for stemming
 	for t.pos < len(t.text) {
+		if c := asciiWord[t.text[t.pos]&0x7f]; c != 0 && t.text[t.pos] < utf8.RuneSelf {
+			// The common case, an ASCII letter or digit, without decoding.
+			if c <= '9' {
+				last, plain = digit, false
+			} else {
+				last = letter
+			}
+			if len(w) < maxTokenBytes {
+				w = append(w, c)
+			}
+			t.pos++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(t.text[t.pos:])
 		n := len(w)
 		switch {
@@ -172,7 +194,11 @@ func (t *tokenizer) finish(w []byte, plain bool) ([]byte, bool) {
 			return t.word, true
 		}
 	}
-	switch lexicon[string(w)] {
+	var class uint8
+	if len(w) < len(lexiconShape) && 'a' <= w[0] && w[0] <= 'z' && lexiconShape[len(w)]&(1<<(w[0]-'a')) != 0 {
+		class = lexicon[string(w)]
+	}
+	switch class {
 	case stopWord:
 		return nil, false
 	case noStem:
@@ -213,6 +239,18 @@ func isWordRune(r rune) bool {
 }
 
 func isASCIIDigit(r rune) bool { return '0' <= r && r <= '9' }
+
+// asciiWord maps ASCII letters and digits to their lowercase form, and
+// every other ASCII byte to 0.
+var asciiWord = func() (t [utf8.RuneSelf]byte) {
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c
+	}
+	for c := byte('a'); c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = c, c
+	}
+	return t
+}()
 
 // isFoldedMark reports whether the combining mark r is dropped from words:
 // diacritics that decorate Latin, Greek and Cyrillic letters, and the

@@ -180,7 +180,6 @@ func (t *refTokenizer) followedBy(i int, f func(rune) bool) bool {
 	return f(r)
 }
 
-
 // refTokenize is Tokenize with refTokenizer.
 func refTokenize(text string) []string {
 	var t refTokenizer

@@ -126,6 +126,7 @@ func (s *Service) loadMidTerm(ctx context.Context, st *scopeState) *midTerm {
 		if ses == nil {
 			continue
 		}
+		had := len(ses.Pages)
 		pages := ses.Pages[:0]
 		for _, pg := range ses.Pages {
 			if _, ok := pos[pg.TurnID]; ok && !seen[pg.TurnID] {
@@ -144,6 +145,13 @@ func (s *Service) loadMidTerm(ctx context.Context, st *scopeState) *midTerm {
 			ses.addTerms(lexical.Tokenize(st.turns[pages[i].pos].Text()))
 		}
 		ses.setKeywords(ses.Keywords)
+		if len(pages) < had {
+			// The summary may quote a forgotten exchange: make it again
+			// from what is left.
+			ses.LLMSummary, ses.SummarizedPages = false, 0
+			s.refreshExtractive(st, ses)
+			m.dirty = true
+		}
 		m.addSession(ses)
 	}
 	m.nextID = max(m.nextID, saved.NextID)

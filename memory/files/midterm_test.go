@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,11 +108,15 @@ func TestMidTermPersistsAndRebuilds(t *testing.T) {
 }
 
 func TestForgottenPagesLeaveMidTerm(t *testing.T) {
-	s := newTierService(t, t.TempDir())
-	defer s.Close(context.Background())
+	dir := t.TempDir()
+	s := newTierService(t, dir)
 	var ids []string
 	for i := range 12 {
-		res, err := s.Add(t.Context(), memory.AddRequest{ThreadID: "t", UserInput: fmt.Sprintf("kyoto trip cherry blossom temple %d", i), AgentResponse: "kyoto temple"})
+		user := fmt.Sprintf("kyoto trip cherry blossom temple %d", i)
+		if i == 4 {
+			user = "zanzibar kyoto trip cherry blossom temple secret"
+		}
+		res, err := s.Add(t.Context(), memory.AddRequest{ThreadID: "t", UserInput: user, AgentResponse: "kyoto temple"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,6 +131,14 @@ func TestForgottenPagesLeaveMidTerm(t *testing.T) {
 	got := placements(t, s)
 	if _, ok := got[ids[4]]; ok || len(got) != 8 {
 		t.Errorf("after forgetting exchange 4: placements = %v, want the other 8", got)
+	}
+	s.Close(context.Background())
+	data, err := os.ReadFile(filepath.Join(dir, "users", memory.DefaultUserID, "midterm.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "zanzibar") {
+		t.Errorf("midterm.json still quotes the forgotten exchange: %s", data)
 	}
 }
 

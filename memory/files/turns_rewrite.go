@@ -23,7 +23,8 @@ const pageVectorsName = "vectors.bin"
 // log is replaced before the document: a process that sees the new
 // TurnLogEpoch re-reads a log that is already the new one. Checkpoints of
 // the old log and the open append handle are dropped (the new log is a
-// new file), and so is the scope's vectors.bin, a cache rebuilt on demand.
+// new file), and so are the scope's vectors.bin and midterm.json, caches
+// rebuilt on demand.
 // A torn last line (a write that never completed) is not kept.
 func (s *Store) DeleteTurns(ctx context.Context, scope memory.Scope, match func(memory.Turn) bool) ([]memory.Turn, error) {
 	st, err := s.state(scope)
@@ -79,8 +80,8 @@ func (s *Store) deleteTurnsLocked(ctx context.Context, st *scopeState, match fun
 	if werr != nil {
 		return nil, werr
 	}
-	if err := removeVectors(st.dir); err != nil {
-		s.log.Warn("remove page vectors after deleting turns", "scope", st.scope.Key(), "err", err)
+	if err := removeCaches(st.dir); err != nil {
+		s.log.Warn("remove page vectors and mid-term sessions after deleting turns", "scope", st.scope.Key(), "err", err)
 	}
 
 	var last int64
@@ -107,13 +108,16 @@ func (s *Store) deleteTurnsLocked(ctx context.Context, st *scopeState, match fun
 	return removed, nil
 }
 
-// removeVectors deletes the scope's page-vector cache, if any.
-func removeVectors(dir string) error {
-	err := os.Remove(filepath.Join(dir, pageVectorsName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+// removeCaches deletes the scope's page-vector cache and mid-term sessions
+// (whose summaries may quote the removed text), if any.
+func removeCaches(dir string) error {
+	var errs []error
+	for _, name := range []string{pageVectorsName, midTermName} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
-	return err
+	return errors.Join(errs...)
 }
 
 // encodeTurns renders turns as turns.jsonl lines.

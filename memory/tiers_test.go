@@ -255,54 +255,76 @@ func topicText(r *rand.Rand, topic, n int) string {
 }
 
 // TestShortToMidBoundaryLosesNothing sends 1,000 exchanges through a
-// capacity-10 window: afterwards each is in exactly one place, the
-// short-term window or one mid-term session.
+// capacity-10 window: afterwards each is in exactly one place, its
+// thread's short-term window or one mid-term session.
 func TestShortToMidBoundaryLosesNothing(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.ShortTermCapacity = 10
-	s, clock := newTierService(t, cfg)
-	r := rand.New(rand.NewPCG(1, 4))
-	var ids []string
-	for i := range 1000 {
-		res, err := s.Add(t.Context(), AddRequest{ThreadID: "t", UserInput: fmt.Sprintf("%s (%d)", topicText(r, i/7, 8), i), AgentResponse: topicText(r, i/7, 6)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, res.TurnIDs...)
-		clock.add(time.Minute)
+	tests := []struct {
+		name    string
+		threads int
+		batch   int // exchanges per add_memory call
+	}{
+		{"one thread", 1, 1},
+		{"three threads interleaved", 3, 1},
+		{"batches of seven", 2, 7},
 	}
-	got, err := s.Retrieve(t.Context(), RetrieveRequest{ThreadID: "t", Query: "postgres vacuum"})
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.ShortTermCapacity = 10
+			s, clock := newTierService(t, cfg)
+			r := rand.New(rand.NewPCG(1, 4))
+			var ids []string
+			for i := 0; i < 1000; i += tt.batch {
+				var msgs []Message
+				for j := i; j < min(1000, i+tt.batch); j++ {
+					msgs = append(msgs, Message{Role: RoleUser, Content: fmt.Sprintf("%s (%d)", topicText(r, j/7, 8), j)}, Message{Role: RoleAssistant, Content: topicText(r, j/7, 6)})
+				}
+				res, err := s.Add(t.Context(), AddRequest{ThreadID: fmt.Sprintf("t%d", (i/tt.batch)%tt.threads), Messages: msgs})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, res.TurnIDs...)
+				clock.add(time.Minute)
+			}
+			place := map[string]int{}
+			for th := range tt.threads {
+				got, err := s.Retrieve(t.Context(), RetrieveRequest{ThreadID: fmt.Sprintf("t%d", th), Query: "postgres vacuum"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got.Recent) != 10 {
+					t.Fatalf("thread t%d: short-term window holds %d exchanges, want 10", th, len(got.Recent))
+				}
+				for _, e := range got.Recent {
+					place[e.ID]++
+				}
+			}
+			view, err := s.MidTerm(t.Context(), "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ses := range view.Sessions {
+				for _, p := range ses.Pages {
+					place[p.ID]++
+				}
+			}
+			if len(ids) != 1000 {
+				t.Fatalf("%d exchanges stored, want 1000", len(ids))
+			}
+			for i, id := range ids {
+				if place[id] != 1 {
+					t.Errorf("exchange %d is in %d places, want exactly 1", i, place[id])
+				}
+			}
+			if len(place) != len(ids) {
+				t.Errorf("%d exchanges placed, %d added", len(place), len(ids))
+			}
+			if n := len(view.Sessions); n < 2 || n > 990 {
+				t.Errorf("%d sessions, want topics grouped into several sessions", n)
+			}
+			t.Logf("1,000 exchanges: %d mid-term sessions", len(view.Sessions))
+		})
 	}
-	place := map[string]int{}
-	for _, e := range got.Recent {
-		place[e.ID]++
-	}
-	if len(got.Recent) != 10 {
-		t.Fatalf("short-term window holds %d exchanges, want 10", len(got.Recent))
-	}
-	view, err := s.MidTerm(t.Context(), "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ses := range view.Sessions {
-		for _, p := range ses.Pages {
-			place[p.ID]++
-		}
-	}
-	for i, id := range ids {
-		if place[id] != 1 {
-			t.Errorf("exchange %d is in %d places, want exactly 1", i, place[id])
-		}
-	}
-	if len(place) != len(ids) {
-		t.Errorf("%d exchanges placed, %d added", len(place), len(ids))
-	}
-	if n := len(view.Sessions); n < 2 || n > 990 {
-		t.Errorf("%d sessions, want topics grouped into several sessions", n)
-	}
-	t.Logf("1,000 exchanges: %d in short-term, %d mid-term sessions", len(got.Recent), len(view.Sessions))
 }
 
 func TestExtractiveSessionsWithoutLLM(t *testing.T) {

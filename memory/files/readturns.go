@@ -243,10 +243,10 @@ type decoded struct {
 }
 
 // decodeLines decodes lines (each ending in '\n'; the first is line
-// first+1 of the log) in chunks of at least chunk bytes, one goroutine
-// each, no more chunks than CPUs. A chunk stops at its
-// first bad line, whose entry carries the error; an error returned means
-// the context ended.
+// first+1 of the log) in chunks of at least chunk bytes, no more chunks
+// than CPUs, one goroutine each. A chunk stops at its first bad line,
+// whose entry carries the error; an error returned means the context
+// ended.
 func decodeLines(ctx context.Context, lines []byte, first, chunk int) ([]decoded, error) {
 	var chunks [][]byte
 	parts := max(1, min(runtime.GOMAXPROCS(0), len(lines)/chunk))

@@ -68,7 +68,7 @@ func (s *Service) summarizeSessions(ctx context.Context, scope Scope) error {
 		return err
 	}
 	var jobs []summaryJob
-	if st.mid != nil {
+	if s.ensureMidTerm(ctx, st) != nil {
 		nums := make([]int, 0, len(st.mid.sessions))
 		for num, ses := range st.mid.sessions {
 			if len(ses.Pages) >= max(minSummaryPages, 2*ses.SummarizedPages) {
@@ -191,9 +191,7 @@ func (s *Service) promoteHot(ctx context.Context, scope Scope) (bool, error) {
 		batch []Turn
 		doc   *Document
 	)
-	if st.mid != nil {
-		ses, heat = st.mid.hottest(s.now(), s.heatWeights())
-	}
+	ses, heat = s.ensureMidTerm(ctx, st).hottest(s.now(), s.heatWeights())
 	if ses == nil || heat < s.cfg.MidTermHeatThreshold {
 		st.mu.Unlock()
 		return false, nil

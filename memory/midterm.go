@@ -156,9 +156,6 @@ func (m *midTerm) addSession(ses *MidSession) {
 	if ses.ID == "" {
 		ses.ID = "session_" + strconv.Itoa(ses.num)
 	}
-	if ses.terms == nil {
-		ses.terms = make(map[string]int)
-	}
 	m.sessions[ses.num] = ses
 	for _, p := range ses.Pages {
 		m.byPage[p.TurnID] = ses.num
@@ -292,13 +289,11 @@ type SessionHit struct {
 	PageIDs []string `json:"page_ids"`
 }
 
-// VisitPages counts a retrieval hit on the sessions holding the given
+// visitPages counts a retrieval hit on the sessions holding the given
 // pages (turn ids) and returns those sessions, in the order of their
 // first page. The caller holds st.mu for writing.
-func (s *Service) visitPages(st *scopeState, turnIDs []string) []SessionHit {
-	if st.mid == nil {
-		return nil
-	}
+func (s *Service) visitPages(ctx context.Context, st *scopeState, turnIDs []string) []SessionHit {
+	s.ensureMidTerm(ctx, st)
 	now := s.now()
 	hits := st.mid.visit(turnIDs, now)
 	out := make([]SessionHit, 0, len(hits))
@@ -349,10 +344,7 @@ func (s *Service) MidTerm(ctx context.Context, userID, agentName string) (*MidTe
 	defer st.mu.Unlock()
 	now := s.now()
 	view := &MidTermView{Sessions: []MidTermSessionView{}}
-	if st.mid == nil {
-		return view, nil
-	}
-	for _, ses := range st.mid.sessions {
+	for _, ses := range s.ensureMidTerm(ctx, st).sessions {
 		v := MidTermSessionView{ID: ses.ID, Summary: ses.Summary, Keywords: slices.Clone(ses.Keywords), Visits: ses.Visits,
 			Interactions: ses.Interactions, Uses: ses.Uses, LastVisit: ses.LastVisit, Heat: ses.Heat(now, s.heatWeights())}
 		for _, p := range ses.Pages {

@@ -30,15 +30,30 @@ const (
 	midSaveEvery = 10 * time.Second
 )
 
-// syncMidTerm moves the pages that have left their thread's short-term
-// window (the last short_term_capacity exchanges) into mid-term sessions,
-// evicts over mid_term_capacity and saves the state when due. It loads
-// the saved state, or rebuilds it from the turn log, on first use. The
-// caller holds st.mu for writing.
+// syncMidTerm keeps a scope's mid-term memory up to date as turns arrive,
+// once something has used it (ensureMidTerm): a restart that only reads
+// the profile never pays for it. The caller holds st.mu for writing.
 func (s *Service) syncMidTerm(ctx context.Context, st *scopeState) {
+	if st.mid != nil {
+		s.catchUpMidTerm(ctx, st)
+	}
+}
+
+// ensureMidTerm returns the scope's mid-term memory up to date, loading
+// the saved state, or rebuilding it from the turn log, on first use. The
+// caller holds st.mu for writing.
+func (s *Service) ensureMidTerm(ctx context.Context, st *scopeState) *midTerm {
 	if st.mid == nil {
 		st.mid = s.loadMidTerm(ctx, st)
 	}
+	s.catchUpMidTerm(ctx, st)
+	return st.mid
+}
+
+// catchUpMidTerm moves the pages that have left their thread's short-term
+// window (the last short_term_capacity exchanges) into mid-term sessions,
+// evicts over mid_term_capacity and saves the state when due.
+func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 	m := st.mid
 	capacity := s.cfg.ShortTermCapacity
 	var threads []string
@@ -139,16 +154,15 @@ func (s *Service) loadMidTerm(ctx context.Context, st *scopeState) *midTerm {
 			continue
 		}
 		ses.Pages = pages
-		ses.terms = make(map[string]int)
 		for i := range pages {
 			pages[i].pos = pos[pages[i].TurnID]
-			ses.addTerms(lexical.Tokenize(st.turns[pages[i].pos].Text()))
 		}
 		ses.setKeywords(ses.Keywords)
 		if len(pages) < had {
 			// The summary may quote a forgotten exchange: make it again
 			// from what is left.
 			ses.LLMSummary, ses.SummarizedPages = false, 0
+			sessionTerms(st, ses)
 			s.refreshExtractive(st, ses)
 			m.dirty = true
 		}
@@ -197,6 +211,7 @@ func (s *Service) placePage(st *scopeState, p int) {
 		if ses == nil {
 			continue
 		}
+		sessionTerms(st, ses)
 		sem := termCosine(tf, ses)
 		if vec != nil && ses.centroid != nil {
 			sem = vecCosine(vec, ses.centroid)
@@ -231,6 +246,18 @@ func (s *Service) placePage(st *scopeState, p int) {
 	if !best.LLMSummary && (len(best.Pages) <= midKeywords || best.dirtyKW*4 >= len(best.Pages)) {
 		s.refreshExtractive(st, best)
 		m.reindex(best)
+	}
+}
+
+// sessionTerms counts the terms of the session's pages, once: sessions
+// loaded from the saved state get them when first compared with a page.
+func sessionTerms(st *scopeState, ses *MidSession) {
+	if ses.terms != nil {
+		return
+	}
+	ses.terms, ses.termsSq = make(map[string]int), 0
+	for _, pg := range ses.Pages {
+		ses.addTerms(lexical.Tokenize(st.turns[pg.pos].Text()))
 	}
 }
 

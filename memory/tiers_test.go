@@ -433,7 +433,7 @@ func TestPromotionAtThresholdAndHeatReset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hits := s.visitPages(st, []string{st.turns[0].ID, st.turns[1].ID})
+	hits := s.visitPages(ctx, st, []string{st.turns[0].ID, st.turns[1].ID})
 	st.mu.Unlock()
 	if len(hits) != 1 || hits[0].Heat != 5 || len(hits[0].PageIDs) != 2 {
 		t.Fatalf("visitPages() = %+v, want one session at heat 5 with both pages", hits)

@@ -175,3 +175,32 @@ func BenchmarkAddSequential(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDocTerms reads one document's term counts back from an index of
+// 10,000, against BenchmarkTokenizeCount's tokenizing and counting.
+func BenchmarkDocTerms(b *testing.B) {
+	docs := benchCorpus(10000)
+	ix := New(Options{})
+	for i, d := range docs {
+		ix.Add(i, d)
+	}
+	i := 0
+	for b.Loop() {
+		tf := make(map[string]int)
+		ix.DocTerms(i%len(docs), func(term string, n int) { tf[term] = n })
+		i++
+	}
+}
+
+// BenchmarkTokenizeCount is BenchmarkDocTerms' baseline.
+func BenchmarkTokenizeCount(b *testing.B) {
+	docs := benchCorpus(10000)
+	i := 0
+	for b.Loop() {
+		tf := make(map[string]int)
+		for _, tok := range Tokenize(docs[i%len(docs)]) {
+			tf[tok]++
+		}
+		i++
+	}
+}

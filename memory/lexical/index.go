@@ -294,3 +294,22 @@ func distinct(s []int32) int {
 	}
 	return n
 }
+
+// DocTerms calls fn with each distinct term of document id and the number
+// of times it occurs, in no particular order: the counts of
+// Tokenize(text) for the text indexed under id, without tokenizing it
+// again. It does nothing if id is not indexed. fn must not call back into
+// the index.
+func (ix *Index) DocTerms(id int, fn func(term string, tf int)) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if id < 0 || id >= len(ix.docs) || ix.docs[id].state != live {
+		return
+	}
+	for _, tid := range ix.docs[id].terms {
+		l := &ix.lists[tid]
+		if i, ok := l.find(int32(id)); ok {
+			fn(l.term, int(l.p[i].tf))
+		}
+	}
+}

@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -307,5 +308,31 @@ func TestSearchTerms(t *testing.T) {
 	if ix.IDF("coffee") >= ix.IDF("water") || ix.IDF("juic") != 0 {
 		t.Errorf("IDF(coffee) = %v, IDF(water) = %v, IDF(juic) = %v; want common < rare, unknown 0",
 			ix.IDF("coffee"), ix.IDF("water"), ix.IDF("juic"))
+	}
+}
+
+func TestDocTerms(t *testing.T) {
+	docs := append(benchCorpus(50), "", "the of and", "数据库 数据库 C++ c++ café Cafe")
+	ix := mustIndex(t, docs...)
+	ix.Remove(3)
+	ix.Add(4, "replaced replaced text")
+	docs[4] = "replaced replaced text"
+	for id := range len(docs) + 2 {
+		got := make(map[string]int)
+		ix.DocTerms(id, func(term string, tf int) {
+			if _, dup := got[term]; dup {
+				t.Errorf("DocTerms(%d) gives %q twice", id, term)
+			}
+			got[term] = tf
+		})
+		want := make(map[string]int)
+		if id < len(docs) && id != 3 {
+			for _, tok := range Tokenize(docs[id]) {
+				want[tok]++
+			}
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("DocTerms(%d) = %v, want %v", id, got, want)
+		}
 	}
 }

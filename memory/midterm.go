@@ -73,13 +73,11 @@ type MidSession struct {
 	dirtyKW  int            // pages joined since keywords were refreshed
 }
 
-// addTerms counts toks into the session's terms.
-func (m *MidSession) addTerms(toks []string) {
-	for _, t := range toks {
-		c := m.terms[t]
-		m.terms[t] = c + 1
-		m.termsSq += float64(2*c + 1)
-	}
+// addTerm adds n occurrences of term to the session's terms.
+func (m *MidSession) addTerm(term string, n int) {
+	c := m.terms[term]
+	m.terms[term] = c + n
+	m.termsSq += float64((c+n)*(c+n) - c*c)
 }
 
 // setKeywords sets the keywords and their index terms.

@@ -183,12 +183,8 @@ func (s *Service) loadMidTerm(ctx context.Context, st *scopeState) *midTerm {
 func (s *Service) placePage(st *scopeState, p int) {
 	m := st.mid
 	t := st.turns[p]
-	text := t.Text()
-	toks := lexical.Tokenize(text)
-	tf := make(map[string]int, len(toks))
-	for _, tok := range toks {
-		tf[tok]++
-	}
+	tf := make(map[string]int)
+	st.pages.DocTerms(p, func(term string, n int) { tf[term] += n })
 	kw := topTerms(tf, st.pages, midKeywords)
 	var vec []float32
 	if p < len(st.vec.vecs) {
@@ -231,7 +227,9 @@ func (s *Service) placePage(st *scopeState, p int) {
 	best.Uses++
 	best.LastVisit = now
 	m.byPage[t.ID] = best.num
-	best.addTerms(toks)
+	for term, n := range tf {
+		best.addTerm(term, n)
+	}
 	if vec != nil {
 		if best.centroid == nil {
 			best.centroid = make([]float32, len(vec))
@@ -257,7 +255,7 @@ func sessionTerms(st *scopeState, ses *MidSession) {
 	}
 	ses.terms, ses.termsSq = make(map[string]int), 0
 	for _, pg := range ses.Pages {
-		ses.addTerms(lexical.Tokenize(st.turns[pg.pos].Text()))
+		st.pages.DocTerms(pg.pos, ses.addTerm)
 	}
 }
 

@@ -70,6 +70,13 @@ type RetrieveResult struct {
 	ThreadID        string           `json:"thread_id"`
 	StoredTurns     int              `json:"stored_turns"`
 	Pending         PendingInfo      `json:"pending"`
+	// Sessions are the mid-term topic sessions of the pages returned,
+	// with their summaries; returning a page counts as a visit.
+	Sessions []SessionHit `json:"sessions,omitempty"`
+	// UserKnowledge and AssistantKnowledge are the long-term knowledge
+	// entries that share terms with the query.
+	UserKnowledge      []FactHit `json:"user_knowledge,omitempty"`
+	AssistantKnowledge []FactHit `json:"assistant_knowledge,omitempty"`
 }
 
 // maxFactHits bounds the facts listed in a retrieval result.
@@ -127,6 +134,7 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 		t := st.turns[h.ID]
 		res.Pages = append(res.Pages, PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: round4(h.Score), MetaData: t.MetaData})
 	}
+	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, thread, req.Query, res.Pages)
 	res.Recent = s.recent(st, thread)
 	res.Facts = s.rankFacts(st, req.Query, thread)
 	res.Profile = profileSections(st.doc)

@@ -1,0 +1,41 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"slices"
+)
+
+// maxKnowledgeHits bounds the user and the assistant knowledge entries a
+// retrieval returns.
+const maxKnowledgeHits = 5
+
+// tierRetrieval is what the mid-term and long-term tiers add to a
+// retrieval: the sessions of the pages found, each visit counted, and the
+// knowledge entries that share terms with the query. When a visit makes a
+// session hot and a model is configured, an update run of the thread is
+// queued, which analyses it (runTiers). The caller holds st.mu for writing.
+func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, thread, query string, pages []PageHit) (sessions []SessionHit, user, assistant []FactHit) {
+	ids := make([]string, len(pages))
+	for i, p := range pages {
+		ids[i] = p.ID
+	}
+	sessions = s.visitPages(ctx, st, ids)
+	if s.llm != nil && slices.ContainsFunc(sessions, func(h SessionHit) bool { return h.Heat >= s.cfg.MidTermHeatThreshold }) {
+		s.queue.enqueue(st.scope, thread, Signals{})
+	}
+	return sessions, relevantKnowledge(st, query, st.doc.Knowledge), relevantKnowledge(st, query, st.doc.AssistantKnowledge)
+}
+
+// relevantKnowledge scores each entry against the query with the page
+// index's BM25 statistics and returns the best that share a term with it.
+func relevantKnowledge(st *scopeState, query string, list []Fact) []FactHit {
+	var hits []FactHit
+	for _, f := range list {
+		if sc := st.pages.Similarity(query, f.Content); sc > 0 {
+			hits = append(hits, FactHit{Fact: f, Score: round4(sc)})
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b FactHit) int { return cmp.Compare(b.Score, a.Score) })
+	return hits[:min(len(hits), maxKnowledgeHits)]
+}

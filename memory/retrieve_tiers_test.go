@@ -1,0 +1,76 @@
+package memory
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+func TestRetrieveReturnsSessionsAndCountsVisits(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ShortTermCapacity = 1
+	s, _ := newTierService(t, cfg)
+	for i := range 4 {
+		addPair(t, s, "t", fmt.Sprintf("kyoto trip cherry blossom temple plan %d", i), "kyoto temple cherry blossom")
+	}
+	addPair(t, s, "t", "postgres vacuum replica planner", "postgres vacuum schema")
+	if _, err := s.store.UpdateDocument(t.Context(), Scope{UserID: DefaultUserID}, func(d *Document) error {
+		d.Knowledge = []Fact{{ID: "fact_00000101", Content: "Is planning a Kyoto trip in April", Category: CategoryKnowledge}, {ID: "fact_00000102", Content: "Owns a bicycle", Category: CategoryKnowledge}}
+		d.AssistantKnowledge = []Fact{{ID: "fact_00000103", Content: "The assistant suggested the Kyoto temple pass", Category: CategoryKnowledge}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Retrieve(t.Context(), RetrieveRequest{ThreadID: "t", Query: "kyoto temple"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sessions) != 1 || res.Sessions[0].Summary == "" || len(res.Sessions[0].PageIDs) == 0 {
+		t.Fatalf("Sessions = %+v, want the Kyoto session with its summary and pages", res.Sessions)
+	}
+	if len(res.UserKnowledge) != 1 || res.UserKnowledge[0].ID != "fact_00000101" || len(res.AssistantKnowledge) != 1 {
+		t.Errorf("knowledge = %+v / %+v, want the Kyoto entries only", res.UserKnowledge, res.AssistantKnowledge)
+	}
+	v, err := s.MidTerm(t.Context(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ses := range v.Sessions {
+		if ses.ID == res.Sessions[0].ID && ses.Visits != 1 {
+			t.Errorf("session visits = %d after one retrieval, want 1", ses.Visits)
+		}
+	}
+}
+
+func TestRetrievalVisitQueuesAnalysis(t *testing.T) {
+	llm := &tierLLM{complete: func(p string) (string, error) {
+		if isAnalysisPrompt(p) {
+			return `{"userKnowledge":["Is planning a Kyoto trip"]}`, nil
+		}
+		return `{"newFacts":[]}`, nil
+	}}
+	s, _ := hotSession(t, llm)
+	if _, err := s.Retrieve(t.Context(), RetrieveRequest{ThreadID: "t", Query: "kyoto temple"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Flush(t.Context(), FlushRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, p := range llm.sent() {
+		switch {
+		case isUpdatePrompt(p):
+			kinds = append(kinds, "update")
+		case isAnalysisPrompt(p):
+			kinds = append(kinds, "analysis")
+		default:
+			kinds = append(kinds, "other")
+		}
+	}
+	if want := []string{"update", "analysis"}; !slices.Equal(kinds, want) {
+		t.Errorf("prompts = %v, want %v", kinds, want)
+	}
+	if v := sessionView(t, s); v.Visits != 0 || v.Analyzed != 3 {
+		t.Errorf("session = %+v, want analysed with visits reset", v)
+	}
+}

@@ -85,13 +85,32 @@ func (s *Service) buildInjection(st *scopeState, in injectionInput) (string, int
 			facts = append(facts, it)
 		}
 	}
+	recentLine := func(i int) injItem {
+		r := in.Recent[i]
+		return injItem{secRecent, i, "- " + exchangeLine(r.Time.Format("2006-01-02 15:04"), r.User, r.Reply)}
+	}
+	inRecent := make(map[string]int, len(in.Recent))
+	for i, r := range in.Recent {
+		if r.ID != "" {
+			inRecent[r.ID] = i
+		}
+	}
+	offeredRecent := make(map[int]bool)
 	for i, p := range in.Pages {
+		// A matched page that is also a recent exchange is shown once, in
+		// the recent section, but offered at the page's rank.
+		if j, ok := inRecent[p.ID]; ok && p.ID != "" {
+			pages = append(pages, recentLine(j))
+			offeredRecent[j] = true
+			continue
+		}
 		pages = append(pages, injItem{secPages, i, "- " + exchangeLine(p.Time.Format("2006-01-02"), p.User, p.Reply)})
 	}
 	// Newest recent exchanges are offered first, rendered oldest first.
 	for i := len(in.Recent) - 1; i >= 0; i-- {
-		r := in.Recent[i]
-		recent = append(recent, injItem{secRecent, i, "- " + exchangeLine(r.Time.Format("2006-01-02 15:04"), r.User, r.Reply)})
+		if !offeredRecent[i] {
+			recent = append(recent, recentLine(i))
+		}
 	}
 
 	b := &budgeter{s: s, st: st, budget: in.Budget}

@@ -135,3 +135,20 @@ func TestInjectionCorrectionsNotCrowdedOut(t *testing.T) {
 		t.Errorf("injection = %q, want the correction with what to avoid", text)
 	}
 }
+
+func TestInjectionShowsAPageInTheRecentWindowOnce(t *testing.T) {
+	s := newTestService(t, newMemStore())
+	st := s.state(Scope{UserID: "u"})
+	when := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	text, _ := s.buildInjection(st, injectionInput{
+		Budget: 2000,
+		Pages:  []PageHit{{ID: "turn_a", Time: when, User: "I adopted a greyhound", Reply: "Lovely"}},
+		Recent: []RecentExchange{{ID: "turn_a", Time: when, User: "I adopted a greyhound", Reply: "Lovely"}, {ID: "turn_b", Time: when, User: "hello", Reply: "hi"}},
+	})
+	if n := strings.Count(text, "greyhound"); n != 1 {
+		t.Errorf("injection shows the exchange %d times, want once:\n%s", n, text)
+	}
+	if strings.Contains(text, sectionHeadings[secPages]) || !strings.Contains(text, "hello") {
+		t.Errorf("injection = %q, want it in the recent section only, with the other recent exchange", text)
+	}
+}

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -25,9 +26,17 @@ type injectionInput struct {
 	StyleHint    string
 	Profile      []ProfileSection
 	Facts        []FactHit
-	Pages        []PageHit
-	Recent       []RecentExchange
-	Budget       int
+	// UserKnowledge and AssistantKnowledge are long-term knowledge
+	// entries (MemoryOS).
+	UserKnowledge      []FactHit
+	AssistantKnowledge []FactHit
+	Pages              []PageHit
+	// Sessions are the mid-term sessions of Pages: a page of a session
+	// that has more than one page is shown under the session's topic
+	// line, with the other pages of that session.
+	Sessions []SessionHit
+	Recent   []RecentExchange
+	Budget   int
 }
 
 // Injection sections, in the order they are rendered.
@@ -35,16 +44,20 @@ const (
 	secHeader = iota
 	secProfile
 	secFacts
+	secKnowledge
+	secAssistant
 	secPages
 	secRecent
 	numSections
 )
 
 var sectionHeadings = [numSections]string{
-	secProfile: "## About the user",
-	secFacts:   "## Facts",
-	secPages:   "## Relevant past exchanges",
-	secRecent:  "## Recent exchanges in this conversation",
+	secProfile:   "## About the user",
+	secFacts:     "## Facts",
+	secKnowledge: "## Known about the user",
+	secAssistant: "## What the assistant said or committed to before",
+	secPages:     "## Relevant past exchanges",
+	secRecent:    "## Recent exchanges in this conversation",
 }
 
 const (
@@ -58,36 +71,48 @@ type injItem struct {
 	section int
 	order   int // position inside its section when rendered
 	line    string
+	// topic, when set, is a line that must precede this one (a session's
+	// topic before its pages): it is taken with the first item that
+	// needs it.
+	topic *injItem
 }
 
 // buildInjection renders the <memory> block greedily within in.Budget
 // tokens: items are offered in priority order (correction facts up to a
-// reserved share, profile, facts, pages, recent exchanges) and each is
-// taken if it still fits. The result's token count never exceeds the
+// reserved share, profile, facts, user knowledge, assistant knowledge,
+// pages, recent exchanges) and each is taken if it still fits. Pages are
+// shown grouped by mid-term session, the sessions in the order of their
+// best page, each under its topic line. The result's token count never exceeds the
 // budget. The caller holds st.mu for writing (token cache).
 func (s *Service) buildInjection(st *scopeState, in injectionInput) (string, int) {
-	var header, corrections, profile, facts, pages, recent []injItem
-	header = append(header, injItem{secHeader, 0, injectionIntro})
+	var header, corrections, profile, facts, knowledge, pages, recent []injItem
+	header = append(header, injItem{secHeader, 0, injectionIntro, nil})
 	if r := cleanLine(in.Relationship, 200); r != "" {
-		header = append(header, injItem{secHeader, 1, "Relationship with the user: " + r + "."})
+		header = append(header, injItem{secHeader, 1, "Relationship with the user: " + r + ".", nil})
 	}
 	if h := cleanLine(in.StyleHint, 200); h != "" {
-		header = append(header, injItem{secHeader, 2, "Answer style: " + h + "."})
+		header = append(header, injItem{secHeader, 2, "Answer style: " + h + ".", nil})
 	}
 	for i, p := range in.Profile {
-		profile = append(profile, injItem{secProfile, i, fmt.Sprintf("- %s: %s", sectionLabel(p.Name), cleanLine(p.Summary, maxPageRunes))})
+		profile = append(profile, injItem{secProfile, i, fmt.Sprintf("- %s: %s", sectionLabel(p.Name), cleanLine(p.Summary, maxPageRunes)), nil})
 	}
 	for i, f := range in.Facts {
-		it := injItem{secFacts, i, factLine(f.Fact)}
+		it := injItem{secFacts, i, factLine(f.Fact), nil}
 		if f.Category == CategoryCorrection {
 			corrections = append(corrections, it)
 		} else {
 			facts = append(facts, it)
 		}
 	}
+	for i, f := range in.UserKnowledge {
+		knowledge = append(knowledge, injItem{secKnowledge, i, knowledgeLine(f.Fact), nil})
+	}
+	for i, f := range in.AssistantKnowledge {
+		knowledge = append(knowledge, injItem{secAssistant, i, knowledgeLine(f.Fact), nil})
+	}
 	recentLine := func(i int) injItem {
 		r := in.Recent[i]
-		return injItem{secRecent, i, "- " + exchangeLine(r.Time.Format("2006-01-02 15:04"), r.User, r.Reply)}
+		return injItem{secRecent, i, "- " + exchangeLine(r.Time.Format("2006-01-02 15:04"), r.User, r.Reply), nil}
 	}
 	inRecent := make(map[string]int, len(in.Recent))
 	for i, r := range in.Recent {
@@ -96,6 +121,7 @@ func (s *Service) buildInjection(st *scopeState, in injectionInput) (string, int
 		}
 	}
 	offeredRecent := make(map[int]bool)
+	groups := pageGroups(in.Pages, in.Sessions)
 	for i, p := range in.Pages {
 		// A matched page that is also a recent exchange is shown once, in
 		// the recent section, but offered at the page's rank.
@@ -104,7 +130,9 @@ func (s *Service) buildInjection(st *scopeState, in injectionInput) (string, int
 			offeredRecent[j] = true
 			continue
 		}
-		pages = append(pages, injItem{secPages, i, "- " + exchangeLine(p.Time.Format("2006-01-02"), p.User, p.Reply)})
+		g := groups[i]
+		it := injItem{secPages, g.first*2*len(in.Pages) + 2*i + 1, "- " + exchangeLine(p.Time.Format("2006-01-02"), p.User, p.Reply), g.topic}
+		pages = append(pages, it)
 	}
 	// Newest recent exchanges are offered first, rendered oldest first.
 	for i := len(in.Recent) - 1; i >= 0; i-- {
@@ -127,6 +155,7 @@ func (s *Service) buildInjection(st *scopeState, in injectionInput) (string, int
 	b.offer(late...)
 	b.offer(profile...)
 	b.offer(facts...)
+	b.offer(knowledge...)
 	b.offer(pages...)
 	b.offer(recent...)
 
@@ -146,6 +175,7 @@ type budgeter struct {
 	used   int
 	open   [numSections]bool
 	taken  []injItem
+	topics map[*injItem]bool
 }
 
 func (b *budgeter) count(text string) int { return b.s.countTokens(b.st, text) }
@@ -158,6 +188,10 @@ func (b *budgeter) offer(items ...injItem) bool {
 		if it.section != secHeader && !b.open[it.section] {
 			cost += b.count(sectionHeadings[it.section] + "\n")
 		}
+		needTopic := it.topic != nil && !b.topics[it.topic]
+		if needTopic {
+			cost += b.count(it.topic.line + "\n")
+		}
 		if b.used+cost > b.budget {
 			all = false
 			continue
@@ -165,6 +199,13 @@ func (b *budgeter) offer(items ...injItem) bool {
 		b.used += cost
 		b.open[it.section] = true
 		b.taken = append(b.taken, it)
+		if needTopic {
+			if b.topics == nil {
+				b.topics = make(map[*injItem]bool)
+			}
+			b.topics[it.topic] = true
+			b.taken = append(b.taken, *it.topic)
+		}
 	}
 	return all
 }
@@ -202,6 +243,69 @@ func sortItems(items []injItem) {
 			items[j], items[j-1] = items[j-1], items[j]
 		}
 	}
+}
+
+// pageGroup places a page in the rendering: first is the rank of the
+// best page of its group (its session's, or its own when the page is not
+// shown under a session), topic the session's topic line or nil.
+type pageGroup struct {
+	first int
+	topic *injItem
+}
+
+// pageGroups groups the pages by session. A session gets a topic line
+// when it holds more than one page and its summary is not simply the
+// opening of one of the pages shown.
+func pageGroups(pages []PageHit, sessions []SessionHit) []pageGroup {
+	sessionOf := make(map[string]*SessionHit)
+	for i := range sessions {
+		for _, id := range sessions[i].PageIDs {
+			sessionOf[id] = &sessions[i]
+		}
+	}
+	out := make([]pageGroup, len(pages))
+	firsts := make(map[*SessionHit]int)
+	topics := make(map[*SessionHit]*injItem)
+	for i, p := range pages {
+		ses := sessionOf[p.ID]
+		if ses == nil || ses.PageCount < 2 {
+			out[i] = pageGroup{first: i}
+			continue
+		}
+		first, ok := firsts[ses]
+		if !ok {
+			first = i
+			firsts[ses] = i
+			if topic := topicLine(ses, pages); topic != "" {
+				topics[ses] = &injItem{secPages, first * 2 * len(pages), topic, nil}
+			}
+		}
+		out[i] = pageGroup{first: first, topic: topics[ses]}
+	}
+	return out
+}
+
+// topicLine is the line shown above a session's pages, or "" when the
+// summary would only repeat a page.
+func topicLine(ses *SessionHit, pages []PageHit) string {
+	summary := cleanLine(ses.Summary, maxPageRunes/2)
+	if summary == "" {
+		return ""
+	}
+	key := strings.TrimSuffix(summary, "…")
+	for _, p := range pages {
+		if slices.Contains(ses.PageIDs, p.ID) && strings.HasPrefix(cleanLine(p.User, maxPageRunes), key) {
+			return ""
+		}
+	}
+	return "Topic: " + summary
+}
+
+func knowledgeLine(f Fact) string {
+	if f.Category == CategoryCorrection {
+		return "- (correction) " + cleanLine(f.Content, maxFactRunes)
+	}
+	return "- " + cleanLine(f.Content, maxFactRunes)
 }
 
 func factLine(f Fact) string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,19 @@ func TestInjectionBudgetProperty(t *testing.T) {
 		for range r.IntN(10) {
 			in.Recent = append(in.Recent, RecentExchange{User: randText(r, 10), Reply: randText(r, 20)})
 		}
+		for i := range r.IntN(6) {
+			in.UserKnowledge = append(in.UserKnowledge, FactHit{Fact: Fact{Content: randText(r, 3+r.IntN(20)), Category: Categories[r.IntN(len(Categories))]}})
+			in.AssistantKnowledge = append(in.AssistantKnowledge, FactHit{Fact: Fact{Content: randText(r, 3+r.IntN(20)), Category: CategoryKnowledge, ID: fmt.Sprint(i)}})
+		}
+		// Random sessions over the pages: some pages shown under a topic.
+		for _, p := range in.Pages {
+			if j := r.IntN(4); j < 3 {
+				for len(in.Sessions) <= j {
+					in.Sessions = append(in.Sessions, SessionHit{ID: fmt.Sprint("session_", len(in.Sessions)), Summary: randText(r, 2+r.IntN(30)), PageCount: 1 + r.IntN(5)})
+				}
+				in.Sessions[j].PageIDs = append(in.Sessions[j].PageIDs, p.ID)
+			}
+		}
 		text, n := s.buildInjection(st, in)
 		real := mustCounter(t).Count(text)
 		if real != n {
@@ -98,7 +112,7 @@ func TestInjectionBudgetProperty(t *testing.T) {
 		left := in.Budget - n
 		for _, p := range in.Pages {
 			line := "- " + exchangeLine(p.Time.Format("2006-01-02"), p.User, p.Reply)
-			if !strings.Contains(text, line) && s.tokens.Count(line+"\n") < left-20 {
+			if !strings.Contains(text, line) && s.tokens.Count(line+"\n") < left-20-topicCost(s, in, p.ID) {
 				t.Fatalf("iter %d: page of %d tokens skipped with %d tokens left", iter, s.tokens.Count(line), left)
 			}
 		}
@@ -150,5 +164,69 @@ func TestInjectionShowsAPageInTheRecentWindowOnce(t *testing.T) {
 	}
 	if strings.Contains(text, sectionHeadings[secPages]) || !strings.Contains(text, "hello") {
 		t.Errorf("injection = %q, want it in the recent section only, with the other recent exchange", text)
+	}
+}
+
+// topicCost is the most a page's topic line can add to its cost.
+func topicCost(s *Service, in injectionInput, id string) int {
+	for _, ses := range in.Sessions {
+		if slices.Contains(ses.PageIDs, id) {
+			return s.tokens.Count("Topic: " + cleanLine(ses.Summary, maxPageRunes/2) + "\n")
+		}
+	}
+	return 0
+}
+
+// TestInjectionGroupsPagesBySession checks that pages are shown under
+// their session's topic line, sessions in the order of their best page,
+// and that knowledge entries get their own sections.
+func TestInjectionGroupsPagesBySession(t *testing.T) {
+	s := newTestService(t, newMemStore())
+	st := s.state(Scope{UserID: "u"})
+	day := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	pages := []PageHit{
+		{ID: "a1", Time: day, User: "Which greyhound food is best?", Reply: "High protein kibble."},
+		{ID: "b1", Time: day, User: "My flight to Lisbon is on Friday", Reply: "Noted."},
+		{ID: "a2", Time: day, User: "The greyhound sleeps all day", Reply: "They do."},
+		{ID: "c1", Time: day, User: "Alone in its session", Reply: "ok"},
+	}
+	sessions := []SessionHit{
+		{ID: "session_1", Summary: "Caring for the user's greyhound", PageCount: 5, PageIDs: []string{"a1", "a2"}},
+		{ID: "session_2", Summary: "My flight to Lisbon is on Friday", PageCount: 3, PageIDs: []string{"b1"}},
+		{ID: "session_3", Summary: "Alone in its session", PageCount: 1, PageIDs: []string{"c1"}},
+	}
+	text, n := s.buildInjection(st, injectionInput{
+		Budget:             2000,
+		Pages:              pages,
+		Sessions:           sessions,
+		UserKnowledge:      []FactHit{{Fact: Fact{Content: "The user owns a greyhound named Pixel", Category: CategoryKnowledge}}},
+		AssistantKnowledge: []FactHit{{Fact: Fact{Content: "The assistant promised a feeding plan", Category: CategoryKnowledge}}},
+	})
+	want := strings.Join([]string{
+		"<memory>",
+		injectionIntro,
+		sectionHeadings[secKnowledge],
+		"- The user owns a greyhound named Pixel",
+		sectionHeadings[secAssistant],
+		"- The assistant promised a feeding plan",
+		sectionHeadings[secPages],
+		"Topic: Caring for the user's greyhound",
+		"- [2024-05-01] User: Which greyhound food is best? | Assistant: High protein kibble.",
+		"- [2024-05-01] User: The greyhound sleeps all day | Assistant: They do.",
+		"- [2024-05-01] User: My flight to Lisbon is on Friday | Assistant: Noted.",
+		"- [2024-05-01] User: Alone in its session | Assistant: ok",
+		"</memory>",
+	}, "\n")
+	if text != want {
+		t.Errorf("injection =\n%s\nwant\n%s", text, want)
+	}
+	if real := mustCounter(t).Count(text); real != n {
+		t.Errorf("reported %d tokens, tiktoken counts %d", n, real)
+	}
+	// A budget that fits the first page but not its topic line as well
+	// leaves both out rather than showing a topic without pages.
+	small, _ := s.buildInjection(st, injectionInput{Budget: 60, Pages: pages[:1], Sessions: sessions[:1]})
+	if strings.Contains(small, "Topic:") != strings.Contains(small, "greyhound food") {
+		t.Errorf("injection = %q: topic line and its page must come together", small)
 	}
 }

@@ -283,6 +283,11 @@ type SessionHit struct {
 	Summary  string   `json:"summary"`
 	Keywords []string `json:"keywords,omitempty"`
 	Heat     float64  `json:"heat"`
+	// Score is the session's rank score for the query: its best page's
+	// score relative to the best page of the retrieval (1 = holds it).
+	Score float64 `json:"score"`
+	// PageCount is how many pages the session holds in all.
+	PageCount int `json:"page_count"`
 	// PageIDs are the session's pages among the retrieved ones.
 	PageIDs []string `json:"page_ids"`
 }
@@ -296,7 +301,7 @@ func (s *Service) visitPages(ctx context.Context, st *scopeState, turnIDs []stri
 	hits := st.mid.visit(turnIDs, now)
 	out := make([]SessionHit, 0, len(hits))
 	for _, ses := range hits {
-		h := SessionHit{ID: ses.ID, Summary: ses.Summary, Keywords: slices.Clone(ses.Keywords), Heat: round4(ses.Heat(now, s.heatWeights()))}
+		h := SessionHit{ID: ses.ID, Summary: ses.Summary, Keywords: slices.Clone(ses.Keywords), Heat: round4(ses.Heat(now, s.heatWeights())), PageCount: len(ses.Pages)}
 		for _, id := range turnIDs {
 			if st.mid.byPage[id] == ses.num {
 				h.PageIDs = append(h.PageIDs, id)

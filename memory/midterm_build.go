@@ -25,6 +25,14 @@ const (
 	// midSummaryWindow is how many of a session's latest pages the
 	// extractive summary is chosen from.
 	midSummaryWindow = 32
+	// midContinuity is added to the similarity of the session holding the
+	// previous exchange of the same thread when the two are at most
+	// sessionGap apart: one sitting usually stays on a topic for a while,
+	// and short chat exchanges rarely reach the similarity threshold on
+	// their words alone (on LoCoMo, without it nearly every session held
+	// one page; with it a conversation splits into topic sessions of 5 to
+	// 15 exchanges).
+	midContinuity = 0.3
 	// midSaveEvery is the least time between two saves of a scope's
 	// mid-term state by the add and retrieve path; Close saves the rest.
 	midSaveEvery = 10 * time.Second
@@ -177,9 +185,9 @@ func (s *Service) loadMidTerm(ctx context.Context, st *scopeState) *midTerm {
 // when the similarity reaches mid_term_similarity_threshold, else into a
 // new session. Similarity is semantic (cosine of the page and session
 // vectors when both are embedded, else the cosine of their term counts)
-// plus the Jaccard index of their keywords (MemoryOS). The session of the
-// page's predecessor in its thread is always a candidate, so a thread that
-// stays on one topic stays in one session.
+// plus the Jaccard index of their keywords (MemoryOS), plus midContinuity
+// for the session of the page's predecessor in the same sitting, so a
+// thread that stays on one topic stays in one session.
 func (s *Service) placePage(st *scopeState, p int) {
 	m := st.mid
 	t := st.turns[p]
@@ -195,9 +203,18 @@ func (s *Service) placePage(st *scopeState, p int) {
 	for _, h := range m.idx.Search(strings.Join(kw, " "), midCandidates, nil) {
 		cands = append(cands, h.ID)
 	}
-	if prev := prevInThread(st, t); prev != "" {
-		if num, ok := m.byPage[prev]; ok && !slices.Contains(cands, num) {
-			cands = append(cands, num)
+	// The session of the page before this one in its thread is always a
+	// candidate, and within one sitting (at most sessionGap apart) it gets
+	// midContinuity on top of its similarity.
+	prevNum := -1
+	if pp := prevInThread(st, t); pp >= 0 {
+		if num, ok := m.byPage[st.turns[pp].ID]; ok {
+			if !slices.Contains(cands, num) {
+				cands = append(cands, num)
+			}
+			if t.Time.Sub(st.turns[pp].Time).Abs() <= sessionGap {
+				prevNum = num
+			}
 		}
 	}
 	var best *MidSession
@@ -213,6 +230,9 @@ func (s *Service) placePage(st *scopeState, p int) {
 			sem = vecCosine(vec, ses.centroid)
 		}
 		score := sem + jaccard(kw, ses.kwToks)
+		if num == prevNum {
+			score += midContinuity
+		}
 		if score > bestScore || score == bestScore && best != nil && num < best.num {
 			best, bestScore = ses, score
 		}
@@ -259,14 +279,15 @@ func sessionTerms(st *scopeState, ses *MidSession) {
 	}
 }
 
-// prevInThread returns the id of the turn before t in its thread, or "".
-func prevInThread(st *scopeState, t *Turn) string {
+// prevInThread returns the position of the turn before t in its thread,
+// or -1.
+func prevInThread(st *scopeState, t *Turn) int {
 	positions := st.threads[t.ThreadID]
 	i := sort.Search(len(positions), func(i int) bool { return st.turns[positions[i]].Seq >= t.Seq })
 	if i == 0 || i > len(positions) {
-		return ""
+		return -1
 	}
-	return st.turns[positions[i-1]].ID
+	return positions[i-1]
 }
 
 // PageNeighbours returns the turn ids before and after the page in its

@@ -68,10 +68,23 @@ func (s *Service) Profile(ctx context.Context, req ProfileRequest) (*ProfileResu
 		hits[i] = FactHit{Fact: f, Score: f.Confidence}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Confidence > hits[j].Confidence })
-	res.Injection, res.InjectionTokens = s.buildInjection(st, injectionInput{
-		Profile: sections,
-		Facts:   hits,
-		Budget:  s.cfg.MaxInjectionTokens,
-	})
+	in := injectionInput{Profile: sections, Facts: hits, Budget: s.cfg.MaxInjectionTokens}
+	if req.IncludeKnowledge {
+		in.UserKnowledge = newestFirst(d.Knowledge)
+	}
+	if req.IncludeAssistantKnowledge {
+		in.AssistantKnowledge = newestFirst(d.AssistantKnowledge)
+	}
+	res.Injection, res.InjectionTokens = s.buildInjection(st, in)
 	return res, nil
+}
+
+// newestFirst lists knowledge entries for the injection, the newest
+// first: when the budget is short, the latest knowledge is kept.
+func newestFirst(list []Fact) []FactHit {
+	out := make([]FactHit, len(list))
+	for i, f := range list {
+		out[len(list)-1-i] = FactHit{Fact: f}
+	}
+	return out
 }

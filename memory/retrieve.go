@@ -130,23 +130,27 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 	defer st.mu.Unlock()
 
 	res := &RetrieveResult{Pages: []PageHit{}, Scope: scope, ThreadID: thread, StoredTurns: len(st.turns)}
-	for _, h := range rankPages(st, req.Query, qv, maxResults) {
+	hits, ranked := s.rankWithSessions(ctx, st, req.Query, qv, maxResults)
+	for _, h := range hits {
 		t := st.turns[h.ID]
 		res.Pages = append(res.Pages, PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: round4(h.Score), MetaData: t.MetaData})
 	}
-	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, thread, req.Query, res.Pages)
+	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, thread, req.Query, res.Pages, ranked)
 	res.Recent = s.recent(st, thread)
 	res.Facts = s.rankFacts(st, req.Query, thread)
 	res.Profile = profileSections(st.doc)
 	res.Pending = s.pendingInfo(st, thread)
 	res.Injection, res.InjectionTokens = s.buildInjection(st, injectionInput{
-		Relationship: req.RelationshipWithUser,
-		StyleHint:    req.StyleHint,
-		Profile:      res.Profile,
-		Facts:        res.Facts,
-		Pages:        res.Pages,
-		Recent:       res.Recent,
-		Budget:       maxTokens,
+		Relationship:       req.RelationshipWithUser,
+		StyleHint:          req.StyleHint,
+		Profile:            res.Profile,
+		Facts:              res.Facts,
+		Pages:              res.Pages,
+		Sessions:           res.Sessions,
+		UserKnowledge:      res.UserKnowledge,
+		AssistantKnowledge: res.AssistantKnowledge,
+		Recent:             res.Recent,
+		Budget:             maxTokens,
 	})
 	return res, nil
 }

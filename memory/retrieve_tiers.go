@@ -11,16 +11,28 @@ import (
 const maxKnowledgeHits = 5
 
 // tierRetrieval is what the mid-term and long-term tiers add to a
-// retrieval: the sessions of the pages found, each visit counted, and the
+// retrieval: the sessions of the pages found, in rank order (ranked by
+// rankWithSessions), each visit counted, and the
 // knowledge entries that share terms with the query. When a visit makes a
 // session hot and a model is configured, an update run of the thread is
 // queued, which analyses it (runTiers). The caller holds st.mu for writing.
-func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, thread, query string, pages []PageHit) (sessions []SessionHit, user, assistant []FactHit) {
+func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, thread, query string, pages []PageHit, ranked []rankedSession) (sessions []SessionHit, user, assistant []FactHit) {
 	ids := make([]string, len(pages))
 	for i, p := range pages {
 		ids[i] = p.ID
 	}
 	sessions = s.visitPages(ctx, st, ids)
+	// Sessions are listed in their rank order, each with its score.
+	order := make(map[string]int, len(ranked))
+	for i, r := range ranked {
+		order[r.ses.ID] = i
+		for j := range sessions {
+			if sessions[j].ID == r.ses.ID {
+				sessions[j].Score = round4(r.score)
+			}
+		}
+	}
+	slices.SortStableFunc(sessions, func(a, b SessionHit) int { return cmp.Compare(order[a.ID], order[b.ID]) })
 	if s.llm != nil && slices.ContainsFunc(sessions, func(h SessionHit) bool { return h.Heat >= s.cfg.MidTermHeatThreshold }) {
 		s.queue.enqueue(st.scope, thread, Signals{})
 	}

@@ -3,7 +3,9 @@ package memory
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestRetrieveReturnsSessionsAndCountsVisits(t *testing.T) {
@@ -72,5 +74,69 @@ func TestRetrievalVisitQueuesAnalysis(t *testing.T) {
 	}
 	if v := sessionView(t, s); v.Visits != 0 || v.Analyzed != 3 {
 		t.Errorf("session = %+v, want analysed with visits reset", v)
+	}
+}
+
+// TestRetrieveRanksSessionsThenPages checks that the sessions come back
+// best first, each with its pages among the retrieved ones, that the
+// pages of the best session lead the page list, and that the injection
+// text shows knowledge and the pages under their topics.
+func TestRetrieveRanksSessionsThenPages(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ShortTermCapacity = 1
+	s, clock := newTierService(t, cfg)
+	for i := range 3 {
+		addPair(t, s, "t", fmt.Sprintf("kyoto trip cherry blossom temple plan %d", i), "kyoto temple cherry blossom")
+		clock.add(time.Minute)
+	}
+	clock.add(3 * time.Hour)
+	for i := range 3 {
+		addPair(t, s, "t", fmt.Sprintf("postgres vacuum replica planner question %d", i), "run vacuum on the replica after the migration")
+		clock.add(time.Minute)
+	}
+	clock.add(3 * time.Hour)
+	addPair(t, s, "t", "unrelated closing words", "bye")
+	if _, err := s.store.UpdateDocument(t.Context(), Scope{UserID: DefaultUserID}, func(d *Document) error {
+		d.Knowledge = []Fact{{ID: "fact_00000101", Content: "Runs postgres with one replica", Category: CategoryKnowledge}}
+		d.AssistantKnowledge = []Fact{{ID: "fact_00000102", Content: "The assistant promised a vacuum checklist", Category: CategoryKnowledge}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Retrieve(t.Context(), RetrieveRequest{ThreadID: "t", Query: "postgres vacuum on the replica", MaxResults: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sessions) < 2 {
+		t.Fatalf("Sessions = %+v, want the postgres and the kyoto sessions", res.Sessions)
+	}
+	if res.Sessions[0].Score != 1 || res.Sessions[0].PageCount != 3 {
+		t.Errorf("first session = %+v, want the postgres session (score 1, 3 pages)", res.Sessions[0])
+	}
+	for i := 1; i < len(res.Sessions); i++ {
+		if res.Sessions[i].Score > res.Sessions[i-1].Score {
+			t.Errorf("sessions not best first: %+v", res.Sessions)
+		}
+	}
+	pageIDs := make([]string, len(res.Pages))
+	for i, p := range res.Pages {
+		pageIDs[i] = p.ID
+	}
+	for _, ses := range res.Sessions {
+		for _, id := range ses.PageIDs {
+			if !slices.Contains(pageIDs, id) {
+				t.Errorf("session %s lists page %s that was not retrieved", ses.ID, id)
+			}
+		}
+	}
+	for i, p := range res.Pages[:3] {
+		if !strings.Contains(p.User, "postgres") {
+			t.Errorf("page %d = %q, want the postgres session's pages first", i, p.User)
+		}
+	}
+	for _, want := range []string{sectionHeadings[secKnowledge], "Runs postgres with one replica", sectionHeadings[secAssistant], "vacuum checklist", sectionHeadings[secPages]} {
+		if !strings.Contains(res.Injection, want) {
+			t.Errorf("injection lacks %q:\n%s", want, res.Injection)
+		}
 	}
 }

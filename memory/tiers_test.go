@@ -531,3 +531,44 @@ func TestTierWorkRunsAfterFlush(t *testing.T) {
 		t.Errorf("Knowledge = %+v, want the analysed entry", prof.Knowledge)
 	}
 }
+
+// TestOneSittingStaysInOneSession checks the continuity rule: exchanges
+// of one sitting join the session of the one before even when their
+// words differ, and the same exchanges hours apart each start a session.
+func TestOneSittingStaysInOneSession(t *testing.T) {
+	// The second exchange shares one word in four with the first (a
+	// similarity of about 0.4, under the 0.6 threshold); the third shares
+	// two with the second, enough on its own.
+	chat := [][2]string{
+		{"kayak river paddle helmet", "kayak river paddle helmet"},
+		{"kayak tent stove lantern", "kayak tent stove lantern"},
+		{"kayak lantern boots compass", "kayak lantern boots compass"},
+	}
+	tests := []struct {
+		name string
+		gap  time.Duration
+		want int // sessions
+	}{
+		{"minutes apart", 5 * time.Minute, 1},
+		{"hours apart", 3 * time.Hour, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.ShortTermCapacity = 1
+			s, clock := newTierService(t, cfg)
+			for _, c := range chat {
+				addPair(t, s, "t", c[0], c[1])
+				clock.add(tt.gap)
+			}
+			addPair(t, s, "t", "later", "ok")
+			view, err := s.MidTerm(t.Context(), "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(view.Sessions) != tt.want {
+				t.Errorf("%d sessions, want %d: %+v", len(view.Sessions), tt.want, view.Sessions)
+			}
+		})
+	}
+}

@@ -178,6 +178,7 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 		}
 		st.mu.Lock()
 		kept := st.vec.load(st.turns, stored)
+		invalidateCentroids(st)
 		st.mu.Unlock()
 		if len(kept) < len(stored) {
 			// Vectors of forgotten turns must not outlive them on disk.
@@ -226,6 +227,13 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 			if u := unit(v); u != nil {
 				st.vec.set(pos[i], u)
 				saved = append(saved, PageVector{TurnID: ids[i], Vector: u})
+				if st.mid != nil {
+					// A page placed before it was embedded: its
+					// session's centroid is summed again.
+					if num, ok := st.mid.byPage[ids[i]]; ok {
+						st.mid.sessions[num].centroidOK = false
+					}
+				}
 			}
 		}
 		st.mu.Unlock()

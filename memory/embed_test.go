@@ -2,6 +2,8 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -255,4 +257,99 @@ func waitFor(t *testing.T, cond func() bool) {
 		synctest.Wait()
 	}
 	t.Fatal("condition never held")
+}
+
+// memMidTerm is an in-memory MidTermStore that keeps the state as JSON,
+// as a file would.
+type memMidTerm struct {
+	mu    sync.Mutex
+	saved map[string][]byte
+}
+
+func (m *memMidTerm) LoadMidTerm(_ context.Context, sc Scope) (*MidTermState, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.saved[sc.Key()]
+	if !ok {
+		return nil, nil
+	}
+	var st MidTermState
+	return &st, json.Unmarshal(b, &st)
+}
+
+func (m *memMidTerm) SaveMidTerm(_ context.Context, sc Scope, st *MidTermState) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.saved == nil {
+		m.saved = map[string][]byte{}
+	}
+	m.saved[sc.Key()] = b
+	return nil
+}
+
+// TestVectorsGroupSessionsAcrossRestart checks the vector path of the
+// mid-term tier: pages with no word in common but one meaning join one
+// session when an embedder is configured, and after a restart (sessions
+// and vectors loaded from storage, centroids summed again) a new page
+// still finds that session.
+func TestVectorsGroupSessionsAcrossRestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store, vectors, mid := newMemStore(), newMemVectors(), &memMidTerm{}
+		cfg := DefaultConfig()
+		cfg.ShortTermCapacity = 1
+		start := func() *Service {
+			s, err := NewService(cfg, store, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler)),
+				WithEmbedder(&fakeEmbedder{model: "fake/4"}, vectors), WithMidTermStore(mid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		sessionsOf := func(s *Service) map[string]int {
+			view, err := s.MidTerm(t.Context(), "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]int{}
+			for i, ses := range view.Sessions {
+				for _, p := range ses.Pages {
+					out[p.ID] = i
+				}
+			}
+			return out
+		}
+		s := start()
+		var ids []string
+		for _, u := range []string{"We adopted a puppy", "My sedan broke down", "The hound sleeps all day", "Rex the dog chews shoes"} {
+			res, err := s.Add(t.Context(), AddRequest{ThreadID: "t", UserInput: u, AgentResponse: "ok"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, res.TurnIDs...)
+			synctest.Wait() // embedded before the next exchange pushes it out of the window
+			time.Sleep(2 * time.Hour)
+		}
+		got := sessionsOf(s)
+		if got[ids[0]] != got[ids[2]] || got[ids[0]] == got[ids[1]] {
+			t.Fatalf("sessions by page = %v, want the puppy and the hound together, the sedan apart", got)
+		}
+		s.Close(context.Background())
+
+		s = start()
+		defer s.Close(context.Background())
+		retrieveUsers(t, s, "dog") // loads the scope; vectors load in the background
+		synctest.Wait()
+		if _, err := s.Add(t.Context(), AddRequest{ThreadID: "t", UserInput: "one more", AgentResponse: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		got = sessionsOf(s)
+		if got[ids[3]] != got[ids[0]] {
+			t.Errorf("after the restart, sessions by page = %v: the dog page should join the puppy session", got)
+		}
+	})
 }

@@ -31,27 +31,32 @@ const (
 
 // runTiers does the mid-term and long-term work that needs the language
 // model, for one scope: summaries and keywords of sessions that are new
-// enough (minSummaryPages) or have doubled since they were summarised, then the analysis of hot
-// sessions into the profile and knowledge. The update queue runs it after
-// a thread's update, so it is debounced, bounded and drained on Close like
-// the updates. Failures are logged and retried by the next run.
-func (s *Service) runTiers(ctx context.Context, scope Scope) {
+// enough (minSummaryPages) or have doubled since they were summarised,
+// then the analysis of hot sessions into the profile and knowledge. The
+// update queue runs it after a thread's update, and right away when a
+// retrieval makes a session hot (queue.tiers); both are bounded and
+// drained on Close like the updates. Failures are logged, returned, and
+// retried by a later run.
+func (s *Service) runTiers(ctx context.Context, scope Scope) error {
 	if s.llm == nil {
-		return
+		return nil
 	}
+	var failed error
 	if err := s.summarizeSessions(ctx, scope); err != nil {
 		s.log.Warn("mid-term session summary failed; the extractive summary stays", "scope", scope.Key(), "err", err)
+		failed = err
 	}
 	for range maxPromotionsPerRun {
 		done, err := s.promoteHot(ctx, scope)
 		if err != nil {
-			s.log.Warn("long-term analysis of a hot session failed; it is retried on the next update", "scope", scope.Key(), "err", err)
-			return
+			s.log.Warn("long-term analysis of a hot session failed; it is retried later", "scope", scope.Key(), "err", err)
+			return err
 		}
 		if !done {
-			return
+			break
 		}
 	}
+	return failed
 }
 
 // summaryJob is one session to summarise, snapshotted under the lock.

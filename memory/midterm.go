@@ -70,7 +70,9 @@ type MidSession struct {
 	termsSq  float64        // sum of the squared counts, for the cosine
 	kwToks   []string       // Keywords as index terms, for the Jaccard index
 	centroid []float32      // sum of the pages' unit vectors, when embedded
-	dirtyKW  int            // pages joined since keywords were refreshed
+	// centroidOK says centroid reflects the vectors known for the pages.
+	centroidOK bool
+	dirtyKW    int // pages joined since keywords were refreshed
 }
 
 // addTerm adds n occurrences of term to the session's terms.

@@ -69,6 +69,9 @@ func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 		if n := len(positions) - capacity; n > 0 && st.turns[positions[n-1]].Seq > m.moved[thread] {
 			threads = append(threads, thread)
 		}
+		if w := max(0, len(positions)-capacity); w < len(positions) && st.turns[positions[w]].Seq <= m.moved[thread] {
+			s.returnToWindow(st, thread)
+		}
 	}
 	sort.Strings(threads)
 	for _, thread := range threads {
@@ -85,6 +88,47 @@ func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 	if m.dirty && time.Since(m.saved) >= midSaveEvery {
 		s.saveMidTerm(ctx, st)
 	}
+}
+
+// returnToWindow takes the pages that are back inside their thread's
+// short-term window out of their sessions: after the thread's latest
+// exchanges were forgotten, the window reaches back over exchanges that
+// had moved to mid-term, and an exchange is in one place only. Sessions
+// left empty are dropped; the others recount their terms and vectors, and
+// refresh an extractive summary.
+func (s *Service) returnToWindow(st *scopeState, thread string) {
+	m := st.mid
+	positions := st.threads[thread]
+	w := max(0, len(positions)-s.cfg.ShortTermCapacity)
+	changed := make(map[*MidSession]bool)
+	for _, p := range positions[w:] {
+		id := st.turns[p].ID
+		num, ok := m.byPage[id]
+		if !ok {
+			continue
+		}
+		delete(m.byPage, id)
+		ses := m.sessions[num]
+		ses.Pages = slices.DeleteFunc(ses.Pages, func(pg MidPage) bool { return pg.TurnID == id })
+		changed[ses] = true
+	}
+	for ses := range changed {
+		if len(ses.Pages) == 0 {
+			m.drop(ses)
+			continue
+		}
+		ses.terms, ses.centroidOK = nil, false
+		sessionTerms(st, ses)
+		if !ses.LLMSummary {
+			s.refreshExtractive(st, ses)
+		}
+		m.reindex(ses)
+	}
+	m.moved[thread] = 0
+	if w > 0 {
+		m.moved[thread] = st.turns[positions[w-1]].Seq
+	}
+	m.dirty = true
 }
 
 // saveMidTerm writes st's mid-term state when a MidTermStore is set. The
@@ -226,8 +270,8 @@ func (s *Service) placePage(st *scopeState, p int) {
 		}
 		sessionTerms(st, ses)
 		sem := termCosine(tf, ses)
-		if vec != nil && ses.centroid != nil {
-			sem = vecCosine(vec, ses.centroid)
+		if c := sessionCentroid(st, ses); vec != nil && c != nil {
+			sem = vecCosine(vec, c)
 		}
 		score := sem + jaccard(kw, ses.kwToks)
 		if num == prevNum {
@@ -239,9 +283,10 @@ func (s *Service) placePage(st *scopeState, p int) {
 	}
 	now := s.now()
 	if best == nil || bestScore < s.cfg.MidTermSimilarityThreshold {
-		best = &MidSession{Created: now, LastVisit: now, terms: make(map[string]int)}
+		best = &MidSession{Created: now, LastVisit: now, terms: make(map[string]int), centroidOK: true}
 		m.addSession(best)
 	}
+	sessionCentroid(st, best)
 	best.Pages = append(best.Pages, MidPage{TurnID: t.ID, pos: p})
 	best.Interactions++
 	best.Uses++
@@ -250,16 +295,7 @@ func (s *Service) placePage(st *scopeState, p int) {
 	for term, n := range tf {
 		best.addTerm(term, n)
 	}
-	if vec != nil {
-		if best.centroid == nil {
-			best.centroid = make([]float32, len(vec))
-		}
-		if len(best.centroid) == len(vec) {
-			for i, x := range vec {
-				best.centroid[i] += x
-			}
-		}
-	}
+	best.addVector(vec)
 	best.dirtyKW++
 	if !best.LLMSummary && (len(best.Pages) <= midKeywords || best.dirtyKW*4 >= len(best.Pages)) {
 		s.refreshExtractive(st, best)
@@ -276,6 +312,52 @@ func sessionTerms(st *scopeState, ses *MidSession) {
 	ses.terms, ses.termsSq = make(map[string]int), 0
 	for _, pg := range ses.Pages {
 		st.pages.DocTerms(pg.pos, ses.addTerm)
+	}
+}
+
+// sessionCentroid returns the sum of the unit vectors of the session's
+// embedded pages, or nil when none is. It is computed on first use for a
+// session loaded from the saved state, and again after the scope's stored
+// vectors are loaded (invalidateCentroids); placePage keeps it up to date
+// as pages join.
+func sessionCentroid(st *scopeState, ses *MidSession) []float32 {
+	if !ses.centroidOK {
+		ses.centroidOK = true
+		ses.centroid = nil
+		for _, pg := range ses.Pages {
+			if pg.pos < len(st.vec.vecs) {
+				ses.addVector(st.vec.vecs[pg.pos])
+			}
+		}
+	}
+	return ses.centroid
+}
+
+// addVector adds a page's unit vector to the session's centroid; nil (a
+// page not embedded) adds nothing.
+func (m *MidSession) addVector(vec []float32) {
+	if vec == nil {
+		return
+	}
+	if m.centroid == nil {
+		m.centroid = make([]float32, len(vec))
+	}
+	if len(m.centroid) == len(vec) {
+		for i, x := range vec {
+			m.centroid[i] += x
+		}
+	}
+}
+
+// invalidateCentroids makes every session compute its centroid again:
+// the scope's vectors have just been loaded. The caller holds st.mu for
+// writing.
+func invalidateCentroids(st *scopeState) {
+	if st.mid == nil {
+		return
+	}
+	for _, ses := range st.mid.sessions {
+		ses.centroidOK = false
 	}
 }
 

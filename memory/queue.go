@@ -42,6 +42,17 @@ type queue struct {
 	// mutexes so that a waiting flush can give up when its context ends.
 	scopeLocks map[string]chan struct{}
 	lastErrors map[queueKey]string // survives the entry, for reports
+
+	// tierPending marks scopes whose tier work is scheduled (tiers);
+	// tierRetry holds, per scope whose last tier run failed, the failures
+	// in a row and the time before which no new run starts.
+	tierPending map[string]bool
+	tierRetry   map[string]tierBackoff
+}
+
+type tierBackoff struct {
+	failures int
+	until    time.Time
 }
 
 func newQueue(svc *Service, debounce time.Duration, parallel int) *queue {
@@ -52,7 +63,57 @@ func newQueue(svc *Service, debounce time.Duration, parallel int) *queue {
 		sem:        make(chan struct{}, parallel),
 		scopeLocks: make(map[string]chan struct{}),
 		lastErrors: make(map[queueKey]string),
+
+		tierPending: make(map[string]bool),
+		tierRetry:   make(map[string]tierBackoff),
 	}
+}
+
+// tiers runs the scope's tier work (runTiers: session summaries, analysis
+// of hot sessions) now, in the background: a retrieval that makes a
+// session hot does not wait for the next update of a thread. A scope has
+// at most one such run waiting; after a failed run, new ones wait out the
+// same backoff as failed updates, so a model that is down is not asked on
+// every retrieval.
+func (q *queue) tiers(scope Scope) {
+	key := scope.Key()
+	q.mu.Lock()
+	if q.closed || q.tierPending[key] || time.Now().Before(q.tierRetry[key].until) {
+		q.mu.Unlock()
+		return
+	}
+	q.tierPending[key] = true
+	q.running.Add(1)
+	q.mu.Unlock()
+	go func() {
+		defer q.running.Done()
+		ctx := q.svc.bgCtx
+		lock := q.scopeLock(scope)
+		select {
+		case lock <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		defer func() { <-lock }()
+		select {
+		case q.sem <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		defer func() { <-q.sem }()
+		q.mu.Lock()
+		delete(q.tierPending, key)
+		q.mu.Unlock()
+		err := q.svc.runTiers(ctx, scope)
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if err == nil {
+			delete(q.tierRetry, key)
+			return
+		}
+		b := q.tierRetry[key]
+		q.tierRetry[key] = tierBackoff{failures: b.failures + 1, until: time.Now().Add(backoff(b.failures))}
+	}()
 }
 
 // enqueue records new pending turns for a thread and (re)arms its timer:
@@ -202,7 +263,9 @@ func (q *queue) run(ctx context.Context, scope Scope, thread string, bounded boo
 	}
 	rep, err := q.svc.updateThread(ctx, scope, thread)
 	if err == nil {
-		q.svc.runTiers(ctx, scope)
+		// Tier failures are logged and retried by a later run; the
+		// thread's update itself succeeded.
+		_ = q.svc.runTiers(ctx, scope)
 	}
 	q.mu.Lock()
 	if err == nil {

@@ -135,7 +135,7 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 		t := st.turns[h.ID]
 		res.Pages = append(res.Pages, PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: round4(h.Score), MetaData: t.MetaData})
 	}
-	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, thread, req.Query, res.Pages, ranked)
+	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, req.Query, res.Pages, ranked)
 	res.Recent = s.recent(st, thread)
 	res.Facts = s.rankFacts(st, req.Query, thread)
 	res.Profile = profileSections(st.doc)

@@ -14,9 +14,9 @@ const maxKnowledgeHits = 5
 // retrieval: the sessions of the pages found, in rank order (ranked by
 // rankWithSessions), each visit counted, and the
 // knowledge entries that share terms with the query. When a visit makes a
-// session hot and a model is configured, an update run of the thread is
-// queued, which analyses it (runTiers). The caller holds st.mu for writing.
-func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, thread, query string, pages []PageHit, ranked []rankedSession) (sessions []SessionHit, user, assistant []FactHit) {
+// session hot and a model is configured, its analysis (runTiers) starts
+// in the background right away. The caller holds st.mu for writing.
+func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, query string, pages []PageHit, ranked []rankedSession) (sessions []SessionHit, user, assistant []FactHit) {
 	ids := make([]string, len(pages))
 	for i, p := range pages {
 		ids[i] = p.ID
@@ -34,7 +34,7 @@ func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, thread, que
 	}
 	slices.SortStableFunc(sessions, func(a, b SessionHit) int { return cmp.Compare(order[a.ID], order[b.ID]) })
 	if s.llm != nil && slices.ContainsFunc(sessions, func(h SessionHit) bool { return h.Heat >= s.cfg.MidTermHeatThreshold }) {
-		s.queue.enqueue(st.scope, thread, Signals{})
+		s.queue.tiers(st.scope)
 	}
 	return sessions, relevantKnowledge(st, query, st.doc.Knowledge), relevantKnowledge(st, query, st.doc.AssistantKnowledge)
 }

@@ -1,9 +1,11 @@
 package memory
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -44,8 +46,16 @@ func TestRetrieveReturnsSessionsAndCountsVisits(t *testing.T) {
 	}
 }
 
-func TestRetrievalVisitQueuesAnalysis(t *testing.T) {
+// TestRetrievalVisitAnalysesRightAway checks that a retrieval that makes
+// a session hot starts its analysis at once, without waiting for the
+// thread's debounced update, and that a failing model is not asked again
+// on every retrieval.
+func TestRetrievalVisitAnalysesRightAway(t *testing.T) {
+	var down atomic.Bool
 	llm := &tierLLM{complete: func(p string) (string, error) {
+		if down.Load() {
+			return "", errors.New("model unavailable")
+		}
 		if isAnalysisPrompt(p) {
 			return `{"userKnowledge":["Is planning a Kyoto trip"]}`, nil
 		}
@@ -55,9 +65,7 @@ func TestRetrievalVisitQueuesAnalysis(t *testing.T) {
 	if _, err := s.Retrieve(t.Context(), RetrieveRequest{ThreadID: "t", Query: "kyoto temple"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Flush(t.Context(), FlushRequest{}); err != nil {
-		t.Fatal(err)
-	}
+	s.queue.running.Wait()
 	var kinds []string
 	for _, p := range llm.sent() {
 		switch {
@@ -69,11 +77,37 @@ func TestRetrievalVisitQueuesAnalysis(t *testing.T) {
 			kinds = append(kinds, "other")
 		}
 	}
-	if want := []string{"update", "analysis"}; !slices.Equal(kinds, want) {
-		t.Errorf("prompts = %v, want %v", kinds, want)
+	if want := []string{"analysis"}; !slices.Equal(kinds, want) {
+		t.Errorf("prompts = %v, want %v (the update stays debounced)", kinds, want)
 	}
 	if v := sessionView(t, s); v.Visits != 0 || v.Analyzed != 3 {
 		t.Errorf("session = %+v, want analysed with visits reset", v)
+	}
+	prof, err := s.Profile(t.Context(), ProfileRequest{IncludeKnowledge: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prof.Knowledge) != 1 || prof.Knowledge[0].Content != "Is planning a Kyoto trip" {
+		t.Errorf("knowledge = %+v, want the analysed entry", prof.Knowledge)
+	}
+
+	// A session hot again while the model is down: one failed attempt,
+	// then retrievals do not ask again until the backoff has passed.
+	down.Store(true)
+	addPair(t, s, "t", "kyoto trip cherry blossom temple plan 9", "kyoto temple cherry blossom")
+	var asking []int // retrievals during which the model was asked
+	for i := range 8 {
+		before := len(llm.sent())
+		if _, err := s.Retrieve(t.Context(), RetrieveRequest{ThreadID: "t", Query: "kyoto temple"}); err != nil {
+			t.Fatal(err)
+		}
+		s.queue.running.Wait()
+		if len(llm.sent()) > before {
+			asking = append(asking, i)
+		}
+	}
+	if len(asking) != 1 {
+		t.Errorf("model asked during retrievals %v of 8 while down, want exactly one", asking)
 	}
 }
 

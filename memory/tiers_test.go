@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -571,4 +572,76 @@ func TestOneSittingStaysInOneSession(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestForgettingLatestExchangesReturnsPagesToWindow checks that after the
+// latest exchanges of a thread are forgotten, the window reaching back
+// over exchanges that had moved to mid-term takes them out of their
+// sessions: each exchange is still in exactly one place, also after a
+// restart from the saved mid-term state.
+func TestForgettingLatestExchangesReturnsPagesToWindow(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ShortTermCapacity = 3
+	store, mid := newMemStore(), &memMidTerm{}
+	s, err := NewService(cfg, store, mustCounter(t), WithMidTermStore(mid), WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	var ids []string
+	for i := range 10 {
+		res, err := s.Add(t.Context(), AddRequest{ThreadID: "t", UserInput: fmt.Sprintf("%s (%d)", topicText(r, i/5, 6), i), AgentResponse: topicText(r, i/5, 4)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.TurnIDs...)
+	}
+	places := func(s *Service) (map[string]int, []string) {
+		t.Helper()
+		res, err := s.Retrieve(t.Context(), RetrieveRequest{ThreadID: "t", Query: "kyoto"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		place := map[string]int{}
+		var recent []string
+		for _, e := range res.Recent {
+			place[e.ID]++
+			recent = append(recent, e.ID)
+		}
+		view, err := s.MidTerm(t.Context(), "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ses := range view.Sessions {
+			for _, p := range ses.Pages {
+				place[p.ID]++
+			}
+		}
+		return place, recent
+	}
+	places(s) // seven exchanges move to mid-term
+	if _, err := s.Forget(t.Context(), ForgetRequest{TurnIDs: ids[6:]}); err != nil {
+		t.Fatal(err)
+	}
+	for _, restart := range []bool{false, true} {
+		if restart {
+			s.Close(context.Background())
+			if s, err = NewService(cfg, store, mustCounter(t), WithMidTermStore(mid), WithLogger(slog.New(slog.DiscardHandler))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		place, recent := places(s)
+		if !slices.Equal(recent, ids[3:6]) {
+			t.Errorf("restart %v: window = %v, want the last three kept exchanges %v", restart, recent, ids[3:6])
+		}
+		for i, id := range ids[:6] {
+			if place[id] != 1 {
+				t.Errorf("restart %v: exchange %d is in %d places, want 1", restart, i, place[id])
+			}
+		}
+		if len(place) != 6 {
+			t.Errorf("restart %v: %d exchanges placed, want the 6 kept", restart, len(place))
+		}
+	}
+	s.Close(context.Background())
 }

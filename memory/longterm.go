@@ -197,7 +197,7 @@ func (s *Service) promoteHot(ctx context.Context, scope Scope) (bool, error) {
 		doc   *Document
 	)
 	ses, heat = s.ensureMidTerm(ctx, st).hottest(s.now(), s.heatWeights())
-	if ses == nil || heat < s.cfg.MidTermHeatThreshold {
+	if ses == nil || heat < s.cfg.MidTermHeatThreshold && !ses.due {
 		st.mu.Unlock()
 		return false, nil
 	}
@@ -211,9 +211,11 @@ func (s *Service) promoteHot(ctx context.Context, scope Scope) (bool, error) {
 	st.mu.Unlock()
 
 	prompt, err := prompts.SessionAnalysis(prompts.SessionAnalysisData{
-		CurrentProfile:          profileForPrompt(doc),
-		Conversation:            conversationForPrompt(batch),
-		KnownUserKnowledge:      knowledgeLines(doc.Knowledge),
+		CurrentProfile: profileForPrompt(doc),
+		Conversation:   conversationForPrompt(batch),
+		// Facts count as known too, so that the analysis does not store
+		// them again as knowledge.
+		KnownUserKnowledge:      knowledgeLines(slices.Concat(doc.Knowledge, doc.Facts)),
 		KnownAssistantKnowledge: knowledgeLines(doc.AssistantKnowledge),
 	})
 	if err != nil {
@@ -261,7 +263,7 @@ func (s *Service) promoteHot(ctx context.Context, scope Scope) (bool, error) {
 				cur.Pages[i].Analyzed = true
 			}
 		}
-		cur.Visits, cur.Interactions = 0, 0
+		cur.Visits, cur.Interactions, cur.due = 0, 0, false
 		cur.LastVisit = s.now()
 		st.mid.dirty = true
 		s.saveMidTerm(ctx, st)

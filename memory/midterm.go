@@ -72,7 +72,11 @@ type MidSession struct {
 	centroid []float32      // sum of the pages' unit vectors, when embedded
 	// centroidOK says centroid reflects the vectors known for the pages.
 	centroidOK bool
-	dirtyKW    int // pages joined since keywords were refreshed
+	// due says a retrieval found the session at or over the heat
+	// threshold: it is analysed even if its heat has decayed a little by
+	// the time the analysis runs.
+	due     bool
+	dirtyKW int // pages joined since keywords were refreshed
 }
 
 // addTerm adds n occurrences of term to the session's terms.
@@ -245,8 +249,9 @@ func (m *midTerm) visit(turnIDs []string, now time.Time) []*MidSession {
 	return hit
 }
 
-// hottest returns the session with the highest heat that has unanalysed
-// pages, or nil.
+// hottest returns the session to analyse next among those with
+// unanalysed pages: a due one first, then the highest heat; nil when no
+// session has unanalysed pages.
 func (m *midTerm) hottest(now time.Time, w HeatWeights) (*MidSession, float64) {
 	var best *MidSession
 	bestHeat := math.Inf(-1)
@@ -255,9 +260,14 @@ func (m *midTerm) hottest(now time.Time, w HeatWeights) (*MidSession, float64) {
 			continue
 		}
 		h := ses.Heat(now, w)
-		if h > bestHeat || h == bestHeat && best != nil && ses.num < best.num {
-			best, bestHeat = ses, h
+		switch {
+		case best == nil, ses.due && !best.due:
+		case best.due && !ses.due:
+			continue
+		case h < bestHeat, h == bestHeat && ses.num > best.num:
+			continue
 		}
+		best, bestHeat = ses, h
 	}
 	return best, bestHeat
 }
@@ -296,14 +306,21 @@ type SessionHit struct {
 
 // visitPages counts a retrieval hit on the sessions holding the given
 // pages (turn ids) and returns those sessions, in the order of their
-// first page. The caller holds st.mu for writing.
-func (s *Service) visitPages(ctx context.Context, st *scopeState, turnIDs []string) []SessionHit {
+// first page, and whether the visit left one of them due for analysis
+// (heat at or over mid_term_heat_threshold, unanalysed pages). The caller
+// holds st.mu for writing.
+func (s *Service) visitPages(ctx context.Context, st *scopeState, turnIDs []string) ([]SessionHit, bool) {
 	s.ensureMidTerm(ctx, st)
 	now := s.now()
 	hits := st.mid.visit(turnIDs, now)
 	out := make([]SessionHit, 0, len(hits))
+	anyDue := false
 	for _, ses := range hits {
-		h := SessionHit{ID: ses.ID, Summary: ses.Summary, Keywords: slices.Clone(ses.Keywords), Heat: round4(ses.Heat(now, s.heatWeights())), PageCount: len(ses.Pages)}
+		heat := ses.Heat(now, s.heatWeights())
+		if heat >= s.cfg.MidTermHeatThreshold && slices.ContainsFunc(ses.Pages, func(p MidPage) bool { return !p.Analyzed }) {
+			ses.due, anyDue = true, true
+		}
+		h := SessionHit{ID: ses.ID, Summary: ses.Summary, Keywords: slices.Clone(ses.Keywords), Heat: round4(heat), PageCount: len(ses.Pages)}
 		for _, id := range turnIDs {
 			if st.mid.byPage[id] == ses.num {
 				h.PageIDs = append(h.PageIDs, id)
@@ -311,7 +328,7 @@ func (s *Service) visitPages(ctx context.Context, st *scopeState, turnIDs []stri
 		}
 		out = append(out, h)
 	}
-	return out
+	return out, anyDue
 }
 
 // MidTermView is a snapshot of a scope's mid-term sessions, with heat at

@@ -21,7 +21,7 @@ func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, query strin
 	for i, p := range pages {
 		ids[i] = p.ID
 	}
-	sessions = s.visitPages(ctx, st, ids)
+	sessions, due := s.visitPages(ctx, st, ids)
 	// Sessions are listed in their rank order, each with its score.
 	order := make(map[string]int, len(ranked))
 	for i, r := range ranked {
@@ -33,7 +33,7 @@ func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, query strin
 		}
 	}
 	slices.SortStableFunc(sessions, func(a, b SessionHit) int { return cmp.Compare(order[a.ID], order[b.ID]) })
-	if s.llm != nil && slices.ContainsFunc(sessions, func(h SessionHit) bool { return h.Heat >= s.cfg.MidTermHeatThreshold }) {
+	if s.llm != nil && due {
 		s.queue.tiers(st.scope)
 	}
 	return sessions, relevantKnowledge(st, query, st.doc.Knowledge), relevantKnowledge(st, query, st.doc.AssistantKnowledge)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -47,6 +48,10 @@ type Service struct {
 	emb embedding // page vectors, when an embedder is configured
 
 	midStore MidTermStore // mid-term sessions, when the store keeps them
+	// pageStore keeps page index snapshots, when the store does.
+	pageStore PageIndexStore
+	// bg counts background work (snapshot saves) that Close waits for.
+	bg sync.WaitGroup
 }
 
 // llmStats counts model usage, for reports and benchmarks.
@@ -116,6 +121,9 @@ func NewService(cfg Config, store Store, tokens TokenCounter, opts ...Option) (*
 	if ms, ok := store.(MidTermStore); ok {
 		s.midStore = ms
 	}
+	if ps, ok := store.(PageIndexStore); ok {
+		s.pageStore = ps
+	}
 	for _, o := range opts {
 		o(s)
 	}
@@ -160,7 +168,9 @@ func (s *Service) Close(ctx context.Context) {
 		s.queue.close(ctx)
 	}
 	s.flushMidTerm(context.WithoutCancel(ctx))
+	s.flushPageSnapshots(ctx)
 	s.bgCancel()
+	s.bg.Wait()
 }
 
 // Config returns the configuration the service runs with.
@@ -184,6 +194,11 @@ type scopeState struct {
 	docRev   int64
 	docReady bool
 	logEpoch int64 // doc.TurnLogEpoch when the turns were first read
+
+	// snapPages is how many pages the last page index snapshot saved or
+	// read holds; snapBusy says one is being written.
+	snapPages int
+	snapBusy  bool
 
 	tokenCache map[string]int
 }
@@ -225,13 +240,37 @@ func (s *Service) sync(ctx context.Context, st *scopeState) error {
 	if !st.docReady || doc.Revision != st.docRev {
 		st.setDocument(doc)
 	}
+	// The first read of a scope reads the page index snapshot meanwhile,
+	// if there is one.
+	var snap chan *pageSnapshot
+	if s.pageStore != nil && len(st.turns) == 0 && st.lastSeq == 0 {
+		snap = make(chan *pageSnapshot, 1)
+		go func() { snap <- s.readPageSnapshot(ctx, st.scope) }()
+	}
 	turns, err := s.store.ReadTurns(ctx, st.scope, st.lastSeq)
+	indexed := 0
+	if snap != nil {
+		p := <-snap
+		switch {
+		case err != nil:
+		case p.fits(turns, st.logEpoch):
+			st.pages, indexed, st.snapPages = p.ix, p.head.Pages, p.head.Pages
+			s.log.Debug("page index read from its snapshot", "scope", st.scope.Key(), "pages", indexed, "to_index", len(turns)-indexed)
+		case p.err != nil:
+			s.log.Info("page index snapshot not used; indexing the turn log", "scope", st.scope.Key(), "err", p.err)
+		case p.ix != nil:
+			s.log.Info("page index snapshot does not match the turn log; indexing it", "scope", st.scope.Key())
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("read turns of %s: %w", st.scope.Key(), err)
 	}
-	st.addTurns(turns)
+	st.addTurns(turns, indexed)
 	s.noteNewPages(st)
 	s.syncMidTerm(ctx, st)
+	if s.pageStore != nil && st.snapshotDue(snapshotAfter) {
+		s.savePageSnapshot(st)
+	}
 	return nil
 }
 
@@ -271,27 +310,34 @@ func (s *Service) dropState(st *scopeState) {
 
 // addTurns indexes turns that follow st.lastSeq; older ones are ignored.
 // Many turns (a scope read from the start) are indexed a batch at a time,
-// tokenized in parallel.
-func (st *scopeState) addTurns(turns []Turn) {
+// tokenized in parallel. The pages at positions below indexed are in the
+// page index already (read from a snapshot) and are not tokenized.
+func (st *scopeState) addTurns(turns []Turn, indexed int) {
 	const batch = 4096
 	var (
 		ids   = make([]int, 0, min(len(turns), batch))
 		texts = make([]string, 0, min(len(turns), batch))
 	)
+	st.turns = slices.Grow(st.turns, len(turns))
 	for i := range turns {
-		t := turns[i]
+		// The state points into turns rather than copying each turn to
+		// a heap object of its own: one allocation for a whole log.
+		t := &turns[i]
 		if t.Seq <= st.lastSeq {
 			continue
 		}
 		pos := len(st.turns)
-		st.turns = append(st.turns, &t)
+		st.turns = append(st.turns, t)
 		st.lastSeq = t.Seq
+		st.threads[t.ThreadID] = append(st.threads[t.ThreadID], pos)
+		if pos < indexed {
+			continue
+		}
 		ids, texts = append(ids, pos), append(texts, t.Text())
 		if len(ids) == batch {
 			st.pages.AddBatch(ids, texts)
 			ids, texts = ids[:0], texts[:0]
 		}
-		st.threads[t.ThreadID] = append(st.threads[t.ThreadID], pos)
 	}
 	st.pages.AddBatch(ids, texts)
 }
@@ -362,4 +408,22 @@ func resolveThread(threadID string) (string, error) {
 		return DefaultThreadID, nil
 	}
 	return threadID, ValidateID("thread_id", threadID)
+}
+
+// Preload reads and indexes a scope (its turns, page index and mid-term
+// sessions) ahead of its first use; "" means the configured default user.
+// A server calls it at start for the default user, so that the host's
+// first retrieval finds everything loaded.
+func (s *Service) Preload(ctx context.Context, userID, agentName string) error {
+	scope, err := s.resolveScope(userID, agentName)
+	if err != nil {
+		return err
+	}
+	st, err := s.loadedState(ctx, scope)
+	if err != nil {
+		return err
+	}
+	defer st.mu.Unlock()
+	s.ensureMidTerm(ctx, st)
+	return nil
 }

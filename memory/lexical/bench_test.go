@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -202,5 +203,28 @@ func BenchmarkTokenizeCount(b *testing.B) {
 			tf[tok]++
 		}
 		i++
+	}
+}
+
+// BenchmarkSnapshotRead reads back a snapshot of an index of 100,000
+// generated exchanges.
+func BenchmarkSnapshotRead(b *testing.B) {
+	ix := New(Options{})
+	corpus := benchCorpus(100_000)
+	ids := make([]int, len(corpus))
+	for i := range ids {
+		ids[i] = i
+	}
+	ix.AddBatch(ids, corpus)
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(buf.Len()))
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Read(bytes.NewReader(buf.Bytes()), Options{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -257,31 +258,35 @@ const maxPendingThreads = 10
 // pendingInfo reports the scope's pending work, listing thread (when it
 // has pending turns) and the busiest other threads. The caller holds st.mu.
 func (s *Service) pendingInfo(st *scopeState, thread string) PendingInfo {
-	total, all := st.pending()
-	byThread := all
-	other := 0
-	if len(all) > maxPendingThreads {
-		ids := make([]string, 0, len(all))
-		for id := range all {
-			if id != thread {
-				ids = append(ids, id)
-			}
-		}
-		sort.Slice(ids, func(i, j int) bool {
-			if all[ids[i]] != all[ids[j]] {
-				return all[ids[i]] > all[ids[j]]
-			}
-			return ids[i] < ids[j]
-		})
-		byThread = make(map[string]int, maxPendingThreads+1)
-		if n, ok := all[thread]; ok {
-			byThread[thread] = n
-		}
-		for _, id := range ids[:maxPendingThreads] {
-			byThread[id] = all[id]
-		}
-		other = len(all) - len(byThread)
+	total, all := st.pendingCounts()
+	// The call's thread and the maxPendingThreads busiest others (most
+	// pending turns, then by id), picked in one pass: a scope may have
+	// thousands of threads.
+	type tc struct {
+		id string
+		n  int
 	}
+	busiest := make([]tc, 0, maxPendingThreads+1)
+	for id, n := range all {
+		if id == thread {
+			continue
+		}
+		i := len(busiest)
+		for i > 0 && (busiest[i-1].n < n || busiest[i-1].n == n && busiest[i-1].id > id) {
+			i--
+		}
+		if i < maxPendingThreads {
+			busiest = slices.Insert(busiest, i, tc{id, n})[:min(len(busiest)+1, maxPendingThreads)]
+		}
+	}
+	byThread := make(map[string]int, len(busiest)+1)
+	if n, ok := all[thread]; ok {
+		byThread[thread] = n
+	}
+	for _, b := range busiest {
+		byThread[b.id] = b.n
+	}
+	other := len(all) - len(byThread)
 	llm := "not configured: turns are stored and searchable; extraction waits for an LLM"
 	if s.llm != nil {
 		llm = fmt.Sprintf("configured: pending turns are processed after %ds of quiet per thread, or now by flush_memory", s.cfg.DebounceSeconds)

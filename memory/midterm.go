@@ -137,6 +137,9 @@ type midTerm struct {
 	idx      *lexical.Index // over session keywords and summary, by num
 	dirty    bool
 	saved    time.Time // wall time of the last save
+	// caughtUp says every thread of the scope has been checked once;
+	// after that only the threads with new turns are.
+	caughtUp bool
 }
 
 func newMidTerm() *midTerm {

@@ -64,8 +64,19 @@ func (s *Service) ensureMidTerm(ctx context.Context, st *scopeState) *midTerm {
 func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 	m := st.mid
 	capacity := s.cfg.ShortTermCapacity
+	// The first catch-up of a state looks at every thread; later ones at
+	// the threads that got turns since (a scope may have thousands).
+	check := st.touched
+	if !m.caughtUp {
+		check = make(map[string]bool, len(st.threads))
+		for thread := range st.threads {
+			check[thread] = true
+		}
+		m.caughtUp = true
+	}
 	var threads []string
-	for thread, positions := range st.threads {
+	for thread := range check {
+		positions := st.threads[thread]
 		if n := len(positions) - capacity; n > 0 && st.turns[positions[n-1]].Seq > m.moved[thread] {
 			threads = append(threads, thread)
 		}
@@ -73,6 +84,7 @@ func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 			s.returnToWindow(st, thread)
 		}
 	}
+	clear(st.touched)
 	sort.Strings(threads)
 	for _, thread := range threads {
 		positions := st.threads[thread]

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -253,3 +255,44 @@ func TestCloseRunsPendingWithinGrace(t *testing.T) {
 }
 
 var _ = errors.New
+
+// TestPendingCountsStayExact checks the cached pending counts against a
+// full recount after every step of a random mix of adds to many threads,
+// flushes of one thread and of all, and a second service writing to the
+// same store.
+func TestPendingCountsStayExact(t *testing.T) {
+	llm := &fakeLLM{reply: func(string) (string, error) { return factReply("User keeps a garden"), nil }}
+	store := newMemStore()
+	s := newTestService(t, store, WithLLM(llm))
+	defer s.Close(context.Background())
+	other := newTestService(t, store)
+	r := rand.New(rand.NewPCG(5, 5))
+	scope := Scope{UserID: DefaultUserID}
+	for step := range 300 {
+		thread := fmt.Sprint("t", r.IntN(25))
+		var err error
+		switch k := r.IntN(20); {
+		case k == 0:
+			_, err = s.Flush(t.Context(), FlushRequest{ThreadID: thread})
+		case k == 1:
+			_, err = s.Flush(t.Context(), FlushRequest{})
+		case k < 5:
+			_, err = other.Add(t.Context(), AddRequest{ThreadID: thread, UserInput: "from the other process", AgentResponse: "ok"})
+		default:
+			_, err = s.Add(t.Context(), AddRequest{ThreadID: thread, UserInput: fmt.Sprint("step ", step), AgentResponse: "ok"})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.loadedState(t.Context(), scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotTotal, got := st.pendingCounts()
+		wantTotal, want := st.countPending()
+		st.mu.Unlock()
+		if gotTotal != wantTotal || !maps.Equal(got, want) {
+			t.Fatalf("step %d: cached pending %d %v, recount %d %v", step, gotTotal, got, wantTotal, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"maps"
 	"context"
 	"errors"
 	"fmt"
@@ -200,6 +201,17 @@ type scopeState struct {
 	snapPages int
 	snapBusy  bool
 
+	// pendCount and pendTotal cache pending(): turns above their
+	// thread's watermark, kept up to date as turns arrive while the
+	// document revision is pendRev (pendOK); a new revision recounts.
+	pendCount map[string]int
+	pendTotal int
+	pendRev   int64
+	pendOK    bool
+	// touched lists the threads that got turns since the mid-term tier
+	// last caught up with them.
+	touched map[string]bool
+
 	tokenCache map[string]int
 }
 
@@ -330,6 +342,14 @@ func (st *scopeState) addTurns(turns []Turn, indexed int) {
 		st.turns = append(st.turns, t)
 		st.lastSeq = t.Seq
 		st.threads[t.ThreadID] = append(st.threads[t.ThreadID], pos)
+		if st.touched == nil {
+			st.touched = make(map[string]bool)
+		}
+		st.touched[t.ThreadID] = true
+		if st.pendOK && st.pendRev == st.docRev && t.Seq > st.doc.Watermarks[t.ThreadID] {
+			st.pendCount[t.ThreadID]++
+			st.pendTotal++
+		}
 		if pos < indexed {
 			continue
 		}
@@ -356,8 +376,25 @@ func (st *scopeState) setDocument(doc *Document) {
 }
 
 // pending counts turns not yet reflected in the memory document, in total
-// and per thread. The caller holds st.mu.
+// and per thread. The caller holds st.mu; the map is the caller's.
 func (st *scopeState) pending() (total int, byThread map[string]int) {
+	total, byThread = st.pendingCounts()
+	return total, maps.Clone(byThread)
+}
+
+// pendingCounts is pending without the copy: the map is the cache, to be
+// read only, and only while st.mu is held.
+func (st *scopeState) pendingCounts() (total int, byThread map[string]int) {
+	if st.pendOK && st.pendRev == st.docRev {
+		return st.pendTotal, st.pendCount
+	}
+	total, byThread = st.countPending()
+	st.pendCount, st.pendTotal, st.pendRev, st.pendOK = byThread, total, st.docRev, true
+	return total, byThread
+}
+
+// countPending counts the pending turns of every thread from scratch.
+func (st *scopeState) countPending() (total int, byThread map[string]int) {
 	byThread = make(map[string]int)
 	for thread, positions := range st.threads {
 		wm := st.doc.Watermarks[thread]

@@ -125,6 +125,30 @@ func TestShowCommand(t *testing.T) {
 			checkGolden(t, tc.name, strings.ReplaceAll(out, dir, "$DATA"))
 		})
 	}
+	// Sessions: with a two-exchange window, ana's older exchanges are in
+	// mid-term sessions.
+	sessEnv := env{"MNEMO_DATA_DIR": dir, "MNEMO_SHORT_TERM_CAPACITY": "2"}
+	if code, out, errOut := runEnv(t, sessEnv, "show", "--user", "ana", "--sessions"); code != exitOK {
+		t.Fatalf("show --sessions = %d\n%s", code, errOut)
+	} else {
+		checkGolden(t, "show_sessions", out)
+	}
+	if code, out, errOut := runEnv(t, sessEnv, "show", "--user", "ana", "--sessions", "--json"); code != exitOK {
+		t.Fatalf("show --sessions --json = %d\n%s", code, errOut)
+	} else {
+		var got showOutput
+		pages := 0
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		for _, ses := range got.Sessions {
+			pages += len(ses.Pages)
+		}
+		// 7 exchanges in two threads, 2 of each thread in its window.
+		if pages != 3 || got.Facts != nil || got.Threads != nil {
+			t.Errorf("show --sessions --json = %+v, want 3 pages in sessions and nothing else", got)
+		}
+	}
 	// The configured user is the default.
 	code, out, _ := runEnv(t, env{"MNEMO_DATA_DIR": dir, "MNEMO_USER_ID": "ana"}, "show", "--threads", "--json")
 	var got showOutput

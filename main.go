@@ -12,7 +12,7 @@
 //	mnemo forget --user U [--agent A] --yes
 //	mnemo forget --user U [--agent A] [--fact ID]... [--turn ID]... [--thread T] --yes
 //	                        delete a user's (or one agent's) memory
-//	mnemo show [--user U] [--agent A] [--json] [--facts|--profile|--threads]
+//	mnemo show [--user U] [--agent A] [--json] [--facts|--profile|--threads|--sessions]
 //	                        print what a memory holds
 //	mnemo search [--limit N] [--json] [--injection] QUERY
 //	                        run retrieve_memory's search from the terminal

@@ -327,9 +327,10 @@ Usage:
   mnemo forget --user U [--agent A] [--fact ID]... [--turn ID]... [--thread T] --yes
                           delete a user's memory (every agent's too, unless
                           --agent names one); run it while no server is up
-  mnemo show [--user U] [--agent A] [--json] [--facts|--profile|--threads]
+  mnemo show [--user U] [--agent A] [--json] [--facts|--profile|--threads|--sessions]
                           print a memory: profile, facts (with what to avoid
-                          for corrections), knowledge, threads and pending turns
+                          for corrections), knowledge, threads and pending
+                          turns; --sessions: the mid-term topic sessions
   mnemo search [--user U] [--agent A] [--thread T] [--limit N] [--max-tokens N]
                [--json] [--injection] QUERY
                           rank stored exchanges as retrieve_memory does; with

@@ -29,6 +29,9 @@ type showOutput struct {
 	Knowledge          []memory.Fact           `json:"knowledge,omitzero"`
 	AssistantKnowledge []memory.Fact           `json:"assistant_knowledge,omitzero"`
 	Threads            []threadInfo            `json:"threads,omitzero"`
+	// Sessions are the mid-term topic sessions, hottest first; only with
+	// --sessions.
+	Sessions []memory.MidTermSessionView `json:"sessions,omitzero"`
 }
 
 // threadInfo summarises one conversation of a scope.
@@ -41,16 +44,16 @@ type threadInfo struct {
 	Last    time.Time `json:"last"`
 }
 
-// runShow is "mnemo show [--json] [--facts|--profile|--threads]".
+// runShow is "mnemo show [--json] [--facts|--profile|--threads|--sessions]".
 func runShow(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	e, code, ok := loadCLI("show", args, map[string]bool{
-		"user": true, "agent": true, "json": false, "facts": false, "profile": false, "threads": false,
+		"user": true, "agent": true, "json": false, "facts": false, "profile": false, "threads": false, "sessions": false,
 	}, getenv, stdout, stderr)
 	if !ok {
 		return code
 	}
 	if len(e.args.positional) > 0 {
-		return e.fail(exitUsage, "unexpected argument %q; usage: mnemo show [--user U] [--agent A] [--json] [--facts|--profile|--threads]", e.args.positional[0])
+		return e.fail(exitUsage, "unexpected argument %q; usage: mnemo show [--user U] [--agent A] [--json] [--facts|--profile|--threads|--sessions]", e.args.positional[0])
 	}
 	scope, err := e.scope()
 	if err != nil {
@@ -66,7 +69,8 @@ func runShow(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}
-	all := !e.args.flag("facts") && !e.args.flag("profile") && !e.args.flag("threads")
+	sessions := e.args.flag("sessions")
+	all := !e.args.flag("facts") && !e.args.flag("profile") && !e.args.flag("threads") && !sessions
 	if !all && !e.args.flag("profile") {
 		out.Profile = nil
 	}
@@ -75,6 +79,20 @@ func runShow(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	if !all && !e.args.flag("threads") {
 		out.Threads = nil
+	}
+	if sessions {
+		// The sessions are built by the memory service, as a server
+		// would: from midterm.json, brought up to date with the turn log.
+		svc, err := memory.NewService(e.cfg.Memory, store, estimateTokens{}, memory.WithLogger(e.log))
+		if err != nil {
+			return e.fail(exitError, "%v", err)
+		}
+		view, err := svc.MidTerm(ctx, scope.UserID, scope.AgentName)
+		svc.Close(ctx)
+		if err != nil {
+			return e.fail(exitError, "%v", err)
+		}
+		out.Sessions = view.Sessions
 	}
 	if e.args.flag("json") {
 		return writeJSON(e, out)
@@ -155,6 +173,32 @@ func loadShow(ctx context.Context, store memory.Store, scope memory.Scope) (*sho
 	return out, nil
 }
 
+// estimateTokens counts four bytes as a token: show never builds an
+// injection text, so it does not load a tokenizer.
+type estimateTokens struct{}
+
+func (estimateTokens) Count(s string) int { return (len(s) + 3) / 4 }
+
+// writeSessions prints the mid-term sessions, hottest first.
+func writeSessions(b *strings.Builder, sessions []memory.MidTermSessionView) {
+	fmt.Fprintf(b, "\nMid-term sessions (%d), hottest first\n", len(sessions))
+	if len(sessions) == 0 {
+		b.WriteString("  (none: every exchange is still in its thread's short-term window)\n")
+		return
+	}
+	for _, s := range sessions {
+		fmt.Fprintf(b, "  %s  heat %.2f  %s, %d analysed, %d visits\n", s.ID, s.Heat, plural(len(s.Pages), "page"), s.Analyzed, s.Visits)
+		for _, line := range wrap(s.Summary, textWidth-6) {
+			b.WriteString("    " + line + "\n")
+		}
+		if len(s.Keywords) > 0 {
+			for _, line := range wrap("keywords: "+strings.Join(s.Keywords, ", "), textWidth-6) {
+				b.WriteString("    " + line + "\n")
+			}
+		}
+	}
+}
+
 // textWidth is the width the terminal output is wrapped to.
 const textWidth = 80
 
@@ -191,6 +235,9 @@ func writeShow(w io.Writer, out *showOutput) {
 		if len(out.AssistantKnowledge) > 0 {
 			writeFacts(&b, "Assistant knowledge", out.AssistantKnowledge, false)
 		}
+	}
+	if out.Sessions != nil {
+		writeSessions(&b, out.Sessions)
 	}
 	if out.Threads != nil {
 		fmt.Fprintf(&b, "\nThreads (%d)\n", len(out.Threads))

@@ -34,6 +34,10 @@ type PageHit struct {
 	Reply    string          `json:"agent_response,omitempty"`
 	Score    float64         `json:"score"`
 	MetaData json.RawMessage `json:"meta_data,omitempty"`
+	// PrevID and NextID are the ids of the exchanges before and after
+	// this one in its thread (page continuity).
+	PrevID string `json:"prev_id,omitempty"`
+	NextID string `json:"next_id,omitempty"`
 }
 
 // FactHit is a remembered fact with its retrieval score.
@@ -133,7 +137,8 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 	hits, ranked := s.rankWithSessions(ctx, st, req.Query, qv, maxResults)
 	for _, h := range hits {
 		t := st.turns[h.ID]
-		res.Pages = append(res.Pages, PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: round4(h.Score), MetaData: t.MetaData})
+		prev, next := pageNeighbours(st, h.ID)
+		res.Pages = append(res.Pages, PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: round4(h.Score), MetaData: t.MetaData, PrevID: prev, NextID: next})
 	}
 	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, req.Query, res.Pages, ranked)
 	res.Recent = s.recent(st, thread)

@@ -174,3 +174,26 @@ func TestRetrieveRanksSessionsThenPages(t *testing.T) {
 		}
 	}
 }
+
+func TestRetrievedPagesLinkToTheirNeighbours(t *testing.T) {
+	s, _ := newTierService(t, DefaultConfig())
+	var ids []string
+	for _, u := range []string{"we planted tomatoes", "the greenhouse heater broke", "bought basil seeds"} {
+		res, err := s.Add(t.Context(), AddRequest{ThreadID: "garden", UserInput: u, AgentResponse: "ok"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.TurnIDs...)
+	}
+	addPair(t, s, "other", "greenhouse talk elsewhere", "ok")
+	res, err := s.Retrieve(t.Context(), RetrieveRequest{Query: "greenhouse heater"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pages) == 0 || res.Pages[0].ID != ids[1] {
+		t.Fatalf("pages = %+v, want the heater exchange first", res.Pages)
+	}
+	if p := res.Pages[0]; p.PrevID != ids[0] || p.NextID != ids[2] {
+		t.Errorf("neighbours = %q, %q; want %q, %q", p.PrevID, p.NextID, ids[0], ids[2])
+	}
+}

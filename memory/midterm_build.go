@@ -401,11 +401,17 @@ func pageNeighbours(st *scopeState, p int) (prev, next string) {
 }
 
 // refreshExtractive sets the session's keywords to its most distinctive
-// terms (count × IDF over all pages) and its summary to the opening of the
-// recent page that covers most of them.
+// terms (count × IDF over all pages), each shown as the word it most
+// often comes from in the recent pages ("goroutines", not the index term
+// "goroutin"), and its summary to the opening of the recent page that
+// covers most of them.
 func (s *Service) refreshExtractive(st *scopeState, ses *MidSession) {
 	ses.dirtyKW = 0
-	ses.setKeywords(topTerms(ses.terms, st.pages, midKeywords))
+	terms := topTerms(ses.terms, st.pages, midKeywords)
+	wanted := make(map[string]map[string]int, len(terms))
+	for _, t := range terms {
+		wanted[t] = nil
+	}
 	from := max(0, len(ses.Pages)-midSummaryWindow)
 	bestText, bestCover := "", -1
 	for _, pg := range ses.Pages[from:] {
@@ -414,18 +420,48 @@ func (s *Service) refreshExtractive(st *scopeState, ses *MidSession) {
 		if text == "" {
 			text = t.Reply
 		}
-		toks := lexical.Tokenize(text)
 		cover := 0
-		for _, k := range ses.Keywords {
-			if slices.Contains(toks, k) {
+		seen := make(map[string]bool, len(terms))
+		lexical.Words(text, func(term, word string) {
+			if countWord(wanted, term, word) && !seen[term] {
+				seen[term] = true
 				cover++
 			}
-		}
+		})
 		if cover > bestCover {
 			bestText, bestCover = text, cover
 		}
+		if text != t.Reply {
+			lexical.Words(t.Reply, func(term, word string) { countWord(wanted, term, word) })
+		}
 	}
+	kw := make([]string, len(terms))
+	for i, t := range terms {
+		kw[i] = t
+		best := 0
+		for w, n := range wanted[t] {
+			if n > best || n == best && w < kw[i] {
+				kw[i], best = w, n
+			}
+		}
+	}
+	ses.setKeywords(kw)
 	ses.Summary = clipRunes(firstSentence(bestText), midSummaryRunes)
+}
+
+// countWord counts word as a form of term when term is wanted; it
+// reports whether it was.
+func countWord(wanted map[string]map[string]int, term, word string) bool {
+	words, ok := wanted[term]
+	if !ok {
+		return false
+	}
+	if words == nil {
+		words = make(map[string]int)
+		wanted[term] = words
+	}
+	words[word]++
+	return true
 }
 
 // topTerms returns the n terms with the highest count × IDF, ties broken

@@ -343,9 +343,22 @@ func TestExtractiveSessionsWithoutLLM(t *testing.T) {
 	if len(view.Sessions) < 3 {
 		t.Fatalf("%d sessions from four topics, want at least 3", len(view.Sessions))
 	}
+	vocabulary := map[string]bool{"tell": true}
+	for _, topic := range tierTopics {
+		for _, w := range topic {
+			vocabulary[w] = true
+		}
+	}
 	for _, ses := range view.Sessions {
 		if ses.Summary == "" || len(ses.Keywords) == 0 {
 			t.Errorf("session %s has summary %q keywords %v, want both", ses.ID, ses.Summary, ses.Keywords)
+		}
+		// Keywords are words of the exchanges ("cherry"), not index
+		// terms ("cherri").
+		for _, k := range ses.Keywords {
+			if !vocabulary[k] {
+				t.Errorf("session %s keyword %q is not a word of its exchanges", ses.ID, k)
+			}
 		}
 	}
 	res, err := s.Retrieve(t.Context(), RetrieveRequest{ThreadID: "t", Query: "sourdough hydration"})

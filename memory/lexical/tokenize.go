@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -33,11 +34,30 @@ func Tokenize(text string) []string {
 	return out
 }
 
+// Words calls fn with each term of text, in order, as Tokenize returns
+// them, and the word of text it was made from, lowercased: "Goroutines"
+// gives the term "goroutin" and the word "goroutines". A CJK bigram is
+// its own word. It lets a caller show people words rather than index
+// terms.
+func Words(text string, fn func(term, word string)) {
+	var t tokenizer
+	t.reset(text)
+	for tok, ok := t.next(); ok; tok, ok = t.next() {
+		word := string(tok)
+		if t.from >= 0 {
+			word = strings.ToLower(strings.TrimRight(text[t.from:t.pos], "'’"))
+			word = strings.TrimSuffix(strings.TrimSuffix(word, "'s"), "’s")
+		}
+		fn(string(tok), word)
+	}
+}
+
 // tokenizer is a pull tokenizer over one text. It keeps its buffers across
 // reset, so a reused tokenizer allocates nothing.
 type tokenizer struct {
 	text string
 	pos  int    // byte offset of the next unread rune
+	from int    // byte offset where the last word token started; -1 for a CJK bigram
 	word []byte // the current word or bigram, folded
 	cjk  []rune // the current CJK run
 	ci   int    // index in cjk of the next bigram's first rune
@@ -52,6 +72,7 @@ func (t *tokenizer) reset(text string) {
 func (t *tokenizer) next() ([]byte, bool) {
 	for {
 		if t.ci < len(t.cjk) {
+			t.from = -1
 			return t.nextCJK(), true
 		}
 		for t.pos < len(t.text) {
@@ -78,6 +99,7 @@ func (t *tokenizer) next() ([]byte, bool) {
 			}
 		}
 		start := t.pos
+		t.from = start
 		if tok, ok := t.scanWord(); ok {
 			return tok, true
 		}

@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -106,4 +107,30 @@ func FuzzTokenize(f *testing.F) {
 			t.Fatalf("Tokenize(%q) not deterministic: %q then %q", s, toks, again)
 		}
 	})
+}
+
+func TestWords(t *testing.T) {
+	tests := []struct {
+		text string
+		want [][2]string // term, word
+	}{
+		{"Goroutines leak", [][2]string{{"goroutin", "goroutines"}, {"leak", "leak"}}},
+		{"the Café's menu", [][2]string{{"caf", "café"}, {"menu", "menu"}}},
+		{"数据库 C++", [][2]string{{"数据", "数据"}, {"据库", "据库"}, {"c++", "c++"}}},
+		{"and the of", nil},
+	}
+	for _, tt := range tests {
+		var got [][2]string
+		Words(tt.text, func(term, word string) { got = append(got, [2]string{term, word}) })
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Words(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+		var terms []string
+		for _, g := range got {
+			terms = append(terms, g[0])
+		}
+		if want := Tokenize(tt.text); !reflect.DeepEqual(terms, want) && len(want)+len(terms) > 0 {
+			t.Errorf("Words(%q) terms = %v, Tokenize = %v", tt.text, terms, want)
+		}
+	}
 }

@@ -8,6 +8,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -46,28 +47,44 @@ const serverName = "mnemo"
 // core tools, and the tools that manage memory when m is also a Manager
 // (or nil, for listing the tools without a service).
 func All(m Memory) []server.ServerTool {
-	tools := []server.ServerTool{
-		AddMemory(m),
-		RetrieveMemory(m),
-		GetUserProfile(m),
-		FlushMemory(m),
+	makers := []func() server.ServerTool{
+		func() server.ServerTool { return AddMemory(m) },
+		func() server.ServerTool { return RetrieveMemory(m) },
+		func() server.ServerTool { return GetUserProfile(m) },
+		func() server.ServerTool { return FlushMemory(m) },
 	}
 	mm, ok := m.(Manager)
 	if ok || m == nil {
-		tools = append(tools, ManageTools(mm)...)
+		makers = append(makers, manageMakers(mm)...)
 	}
-	return tools
+	return build(makers)
 }
 
 // ManageTools returns the tools that manage memory directly over m.
 func ManageTools(m Manager) []server.ServerTool {
-	return []server.ServerTool{
-		SaveMemory(m),
-		UpdateMemory(m),
-		ForgetMemory(m),
-		ListMemories(m),
-		MemoryHistory(m),
+	return build(manageMakers(m))
+}
+
+func manageMakers(m Manager) []func() server.ServerTool {
+	return []func() server.ServerTool{
+		func() server.ServerTool { return SaveMemory(m) },
+		func() server.ServerTool { return UpdateMemory(m) },
+		func() server.ServerTool { return ForgetMemory(m) },
+		func() server.ServerTool { return ListMemories(m) },
+		func() server.ServerTool { return MemoryHistory(m) },
 	}
+}
+
+// build makes the tools in parallel, keeping their order: generating and
+// compiling their schemas is most of a server's start-up time.
+func build(makers []func() server.ServerTool) []server.ServerTool {
+	out := make([]server.ServerTool, len(makers))
+	var wg sync.WaitGroup
+	for i, mk := range makers {
+		wg.Go(func() { out[i] = mk() })
+	}
+	wg.Wait()
+	return out
 }
 
 // Option configures NewServer.

@@ -87,7 +87,7 @@ func runDemo(ctx context.Context, cfg *Config, stdout io.Writer, log *slog.Logge
 		cfg.DataDir = tmp
 		dirNote = "(temporary, removed at the end; pass --data-dir DIR to keep it)"
 	}
-	svc, closeStore, err := openService(cfg, log)
+	svc, closeStore, err := openService(cfg, log, nil)
 	if err != nil {
 		return err
 	}

@@ -152,13 +152,25 @@ const serveGCPercent = 35
 // is cancelled (SIGINT/SIGTERM); both are a clean shutdown. lowGC lowers
 // the GC percent to serveGCPercent once the default scope is loaded.
 func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, log *slog.Logger, lowGC bool) (err error) {
-	svc, closeStore, err := openService(cfg, log)
+	// The token encoding loads once the MCP server is built: both take
+	// CPU, and building the server is on the way to the initialize answer.
+	built := make(chan struct{})
+	defer func() {
+		select {
+		case <-built:
+		default:
+			close(built)
+		}
+	}()
+	svc, closeStore, err := openService(cfg, log, built)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeStore()) }()
 
-	stdio := server.NewStdioServer(newMCPServer(svc, cfg))
+	mcpServer := newMCPServer(svc, cfg)
+	close(built)
+	stdio := server.NewStdioServer(mcpServer)
 	stdio.SetErrorLogger(slog.NewLogLogger(log.Handler(), slog.LevelError))
 	log.Info("serving MCP on stdio",
 		"version", version(), "data_dir", cfg.DataDir, "user_id", cfg.Memory.UserID,
@@ -210,8 +222,9 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 }
 
 // openService wires the file store, the token counter and the memory
-// service. The returned func closes the store.
-func openService(cfg *Config, log *slog.Logger) (*memory.Service, func() error, error) {
+// service. The returned func closes the store. The token encoding loads in
+// the background, once loadAfter is closed (at once when it is nil).
+func openService(cfg *Config, log *slog.Logger, loadAfter <-chan struct{}) (*memory.Service, func() error, error) {
 	store, err := files.Open(cfg.DataDir, files.WithLogger(log), files.WithVersions(cfg.Memory.MemoryVersions))
 	if err != nil {
 		return nil, nil, fmt.Errorf("open data dir %s: %w", cfg.DataDir, err)
@@ -223,6 +236,9 @@ func openService(cfg *Config, log *slog.Logger) (*memory.Service, func() error, 
 	// Loading the BPE ranks takes ~100 ms: do it while the host initializes
 	// instead of before the first answer.
 	go func() {
+		if loadAfter != nil {
+			<-loadAfter
+		}
 		if err := tokens.Load(); err != nil {
 			log.Error("cannot load the token encoding; token counts are estimated", "err", err)
 		}

@@ -38,7 +38,7 @@ func runSearch(ctx context.Context, args []string, getenv func(string) string, s
 		return e.fail(exitUsage, "--limit and --max-tokens must be positive")
 	}
 
-	svc, closeStore, err := openService(e.cfg, e.log)
+	svc, closeStore, err := openService(e.cfg, e.log, nil)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}

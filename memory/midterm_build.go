@@ -180,11 +180,17 @@ func (s *Service) flushMidTerm(ctx context.Context) {
 // empty. Nothing saved, or a state that cannot be read, starts empty, and
 // syncMidTerm then rebuilds the sessions from the turn log.
 func (s *Service) loadMidTerm(ctx context.Context, st *scopeState) *midTerm {
-	m := newMidTerm()
 	if s.midStore == nil {
-		return m
+		return newMidTerm()
 	}
 	saved, err := s.midStore.LoadMidTerm(ctx, st.scope)
+	return s.fitMidTerm(st, saved, err)
+}
+
+// fitMidTerm is loadMidTerm once the saved state is read (saved and err
+// are LoadMidTerm's results).
+func (s *Service) fitMidTerm(st *scopeState, saved *MidTermState, err error) *midTerm {
+	m := newMidTerm()
 	if err != nil {
 		s.log.Warn("mid-term memory unreadable; rebuilding it from the turn log", "scope", st.scope.Key(), "err", err)
 		m.dirty = true

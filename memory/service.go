@@ -456,11 +456,28 @@ func (s *Service) Preload(ctx context.Context, userID, agentName string) error {
 	if err != nil {
 		return err
 	}
+	// The saved mid-term state is read and decoded while the turn log is.
+	type midRead struct {
+		saved *MidTermState
+		err   error
+	}
+	var mid chan midRead
+	if s.midStore != nil {
+		mid = make(chan midRead, 1)
+		go func() {
+			saved, err := s.midStore.LoadMidTerm(ctx, scope)
+			mid <- midRead{saved, err}
+		}()
+	}
 	st, err := s.loadedState(ctx, scope)
 	if err != nil {
 		return err
 	}
 	defer st.mu.Unlock()
+	if st.mid == nil && mid != nil {
+		r := <-mid
+		st.mid = s.fitMidTerm(st, r.saved, r.err)
+	}
 	s.ensureMidTerm(ctx, st)
 	return nil
 }

@@ -662,3 +662,51 @@ func TestForgettingLatestExchangesReturnsPagesToWindow(t *testing.T) {
 	}
 	s.Close(context.Background())
 }
+
+// TestPreloadReadsSavedSessions checks that Preload, which reads the saved
+// mid-term state while the turn log is read, ends with the same sessions
+// as a first retrieval would build.
+func TestPreloadReadsSavedSessions(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ShortTermCapacity = 3
+	store, mid := newMemStore(), &memMidTerm{}
+	start := func() *Service {
+		s, err := NewService(cfg, store, mustCounter(t), WithMidTermStore(mid), WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := start()
+	r := rand.New(rand.NewPCG(9, 9))
+	for i := range 40 {
+		addPair(t, s, fmt.Sprint("t", i%2), topicText(r, i/8, 8), topicText(r, i/8, 5))
+	}
+	if _, err := s.Retrieve(t.Context(), RetrieveRequest{Query: "kyoto"}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.MidTerm(t.Context(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close(context.Background())
+
+	s = start()
+	defer s.Close(context.Background())
+	if err := s.Preload(t.Context(), "", ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.MidTerm(t.Context(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Sessions) != len(want.Sessions) || len(got.Sessions) == 0 {
+		t.Fatalf("%d sessions after Preload, want %d", len(got.Sessions), len(want.Sessions))
+	}
+	for i := range got.Sessions {
+		g, w := got.Sessions[i], want.Sessions[i]
+		if g.ID != w.ID || g.Visits != w.Visits || len(g.Pages) != len(w.Pages) || g.Summary != w.Summary {
+			t.Errorf("session %d after Preload = %s visits %d pages %d, want %s visits %d pages %d", i, g.ID, g.Visits, len(g.Pages), w.ID, w.Visits, len(w.Pages))
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -33,11 +34,13 @@ import (
 // or print validator internals ("/max_results: &{Got:0/1 Want:1/1}").
 
 // typed pairs tool with a handler that takes decoded arguments of type T.
-// It panics if the tool's input schema does not compile, a bug that every
-// test run catches.
+// The input schema is compiled on the tool's first call, not at start-up
+// (compiling every schema is a third of a server's start); a schema that
+// does not compile panics there, a bug TestToolSchemasCompile catches.
 func typed[T any](tool mcp.Tool, handle func(ctx context.Context, req mcp.CallToolRequest, args T) (*mcp.CallToolResult, error)) server.ServerTool {
-	check := newValidator(tool)
+	validator := sync.OnceValue(func() *validator { return newValidator(tool) })
 	return server.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		check := validator()
 		raw, err := rawArguments(req)
 		if err != nil {
 			return argumentError("arguments: cannot be read: " + err.Error())

@@ -123,3 +123,20 @@ func TestArgPath(t *testing.T) {
 		}
 	}
 }
+
+// TestToolSchemasCompile compiles the input schema of every tool: typed
+// compiles them on first use only.
+func TestToolSchemasCompile(t *testing.T) {
+	for _, st := range All(nil) {
+		t.Run(st.Tool.Name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("input schema does not compile: %v", r)
+				}
+			}()
+			if v := newValidator(st.Tool); v.schema == nil {
+				t.Fatal("no schema compiled")
+			}
+		})
+	}
+}

@@ -32,14 +32,10 @@ type applyCountingLLM struct {
 func newApplyCountingLLM(t *testing.T, maxDelay time.Duration) *applyCountingLLM {
 	f := &applyCountingLLM{}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Messages []struct{ Content string } `json:"messages"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
-			http.Error(w, "bad request", http.StatusBadRequest)
+		prompt, ok := lastPrompt(w, r)
+		if !ok {
 			return
 		}
-		prompt := req.Messages[len(req.Messages)-1].Content
 		conv := prompt[strings.LastIndex(prompt, "<conversation>")+1:]
 		conv, _, _ = strings.Cut(conv, "</conversation>")
 		f.mu.Lock()

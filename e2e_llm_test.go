@@ -30,14 +30,10 @@ var codewordRE = regexp.MustCompile(`codeword-[a-z]+`)
 func newFakeOpenAI(t *testing.T) *fakeOpenAI {
 	f := &fakeOpenAI{seen: map[string]int{}}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Messages []struct{ Content string } `json:"messages"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
-			http.Error(w, "bad request", http.StatusBadRequest)
+		prompt, ok := lastPrompt(w, r)
+		if !ok {
 			return
 		}
-		prompt := req.Messages[len(req.Messages)-1].Content
 		// The conversation block is the last <conversation> … </conversation>.
 		conv := prompt[strings.LastIndex(prompt, "<conversation>")+1:]
 		conv, _, _ = strings.Cut(conv, "</conversation>")
@@ -63,6 +59,20 @@ func newFakeOpenAI(t *testing.T) *fakeOpenAI {
 	}))
 	t.Cleanup(f.Close)
 	return f
+}
+
+// lastPrompt reads an OpenAI chat completion request and returns the
+// content of its last message; a request it cannot read gets a 400 and
+// false.
+func lastPrompt(w http.ResponseWriter, r *http.Request) (string, bool) {
+	var req struct {
+		Messages []struct{ Content string } `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return "", false
+	}
+	return req.Messages[len(req.Messages)-1].Content, true
 }
 
 func (f *fakeOpenAI) snapshot() (calls int, seen map[string]int) {

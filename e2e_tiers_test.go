@@ -81,14 +81,10 @@ func newTiersLLM(t *testing.T) *tiersLLM {
 }
 
 func (f *tiersLLM) serve(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Messages []struct{ Content string } `json:"messages"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
-		http.Error(w, "bad request", http.StatusBadRequest)
+	prompt, ok := lastPrompt(w, r)
+	if !ok {
 		return
 	}
-	prompt := req.Messages[len(req.Messages)-1].Content
 	var kinds []string
 	var reply any
 	for _, k := range tiersPromptKinds {

@@ -300,15 +300,7 @@ func TestShortToMidBoundaryLosesNothing(t *testing.T) {
 					place[e.ID]++
 				}
 			}
-			view, err := s.MidTerm(t.Context(), "", "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, ses := range view.Sessions {
-				for _, p := range ses.Pages {
-					place[p.ID]++
-				}
-			}
+			view := countSessionPages(t, s, place)
 			if len(ids) != 1000 {
 				t.Fatalf("%d exchanges stored, want 1000", len(ids))
 			}
@@ -625,15 +617,7 @@ func TestForgettingLatestExchangesReturnsPagesToWindow(t *testing.T) {
 			place[e.ID]++
 			recent = append(recent, e.ID)
 		}
-		view, err := s.MidTerm(t.Context(), "", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ses := range view.Sessions {
-			for _, p := range ses.Pages {
-				place[p.ID]++
-			}
-		}
+		countSessionPages(t, s, place)
 		return place, recent
 	}
 	places(s) // seven exchanges move to mid-term
@@ -709,4 +693,20 @@ func TestPreloadReadsSavedSessions(t *testing.T) {
 			t.Errorf("session %d after Preload = %s visits %d pages %d, want %s visits %d pages %d", i, g.ID, g.Visits, len(g.Pages), w.ID, w.Visits, len(w.Pages))
 		}
 	}
+}
+
+// countSessionPages adds one to place[id] for every page of every
+// mid-term session, and returns the view it counted.
+func countSessionPages(t *testing.T, s *Service, place map[string]int) *MidTermView {
+	t.Helper()
+	view, err := s.MidTerm(t.Context(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ses := range view.Sessions {
+		for _, p := range ses.Pages {
+			place[p.ID]++
+		}
+	}
+	return view
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -258,35 +257,21 @@ const maxPendingThreads = 10
 // pendingInfo reports the scope's pending work, listing thread (when it
 // has pending turns) and the busiest other threads. The caller holds st.mu.
 func (s *Service) pendingInfo(st *scopeState, thread string) PendingInfo {
-	total, all := st.pendingCounts()
-	// The call's thread and the maxPendingThreads busiest others (most
-	// pending turns, then by id), picked in one pass: a scope may have
-	// thousands of threads.
-	type tc struct {
-		id string
-		n  int
-	}
-	busiest := make([]tc, 0, maxPendingThreads+1)
-	for id, n := range all {
-		if id == thread {
-			continue
-		}
-		i := len(busiest)
-		for i > 0 && (busiest[i-1].n < n || busiest[i-1].n == n && busiest[i-1].id > id) {
-			i--
-		}
-		if i < maxPendingThreads {
-			busiest = slices.Insert(busiest, i, tc{id, n})[:min(len(busiest)+1, maxPendingThreads)]
-		}
-	}
-	byThread := make(map[string]int, len(busiest)+1)
-	if n, ok := all[thread]; ok {
+	// The call's thread and the maxPendingThreads busiest others, from
+	// the cache's ranking: no pass over every thread of the scope.
+	c := st.pendingCounts()
+	byThread := make(map[string]int, maxPendingThreads+1)
+	if n, ok := c.count[thread]; ok {
 		byThread[thread] = n
 	}
-	for _, b := range busiest {
-		byThread[b.id] = b.n
+	others := 0
+	for _, t := range c.top {
+		if t.id != thread && others < maxPendingThreads {
+			byThread[t.id] = t.n
+			others++
+		}
 	}
-	other := len(all) - len(byThread)
+	other := len(c.count) - len(byThread)
 	llm := "not configured: turns are stored and searchable; extraction waits for an LLM"
 	if s.llm != nil {
 		llm = fmt.Sprintf("configured: pending turns are processed after %ds of quiet per thread, or now by flush_memory", s.cfg.DebounceSeconds)
@@ -299,5 +284,5 @@ func (s *Service) pendingInfo(st *scopeState, thread string) PendingInfo {
 			llm = "configured, but the last update failed and is retried in the background with backoff — " + strings.Join(parts, "; ")
 		}
 	}
-	return PendingInfo{Turns: total, Threads: byThread, OtherThreads: other, LLM: llm}
+	return PendingInfo{Turns: c.total, Threads: byThread, OtherThreads: other, LLM: llm}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -288,11 +289,27 @@ func TestPendingCountsStayExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gotTotal, got := st.pendingCounts()
+		c := st.pendingCounts()
+		gotTotal, got, gotTop := c.total, maps.Clone(c.count), slices.Clone(c.top)
 		wantTotal, want := st.countPending()
 		st.mu.Unlock()
 		if gotTotal != wantTotal || !maps.Equal(got, want) {
 			t.Fatalf("step %d: cached pending %d %v, recount %d %v", step, gotTotal, got, wantTotal, want)
+		}
+		// The busiest list is the head of every thread ranked by pending
+		// turns, then id.
+		var all []threadCount
+		for id, n := range want {
+			all = append(all, threadCount{id, n})
+		}
+		slices.SortFunc(all, func(a, b threadCount) int {
+			if a.above(b) {
+				return -1
+			}
+			return 1
+		})
+		if wantTop := all[:min(len(all), maxPendingThreads+1)]; !slices.Equal(gotTop, wantTop) {
+			t.Fatalf("step %d: busiest threads %v, want %v", step, gotTop, wantTop)
 		}
 	}
 }

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -201,13 +199,7 @@ type scopeState struct {
 	snapPages int
 	snapBusy  bool
 
-	// pendCount and pendTotal cache pending(): turns above their
-	// thread's watermark, kept up to date as turns arrive while the
-	// document revision is pendRev (pendOK); a new revision recounts.
-	pendCount map[string]int
-	pendTotal int
-	pendRev   int64
-	pendOK    bool
+	pend pendingCache // what pending() reports, kept as turns arrive
 	// touched lists the threads that got turns since the mid-term tier
 	// last caught up with them.
 	touched map[string]bool
@@ -346,10 +338,7 @@ func (st *scopeState) addTurns(turns []Turn, indexed int) {
 			st.touched = make(map[string]bool)
 		}
 		st.touched[t.ThreadID] = true
-		if st.pendOK && st.pendRev == st.docRev && t.Seq > st.doc.Watermarks[t.ThreadID] {
-			st.pendCount[t.ThreadID]++
-			st.pendTotal++
-		}
+		st.notePending(t)
 		if pos < indexed {
 			continue
 		}
@@ -373,39 +362,6 @@ func (st *scopeState) setDocument(doc *Document) {
 	for i, f := range doc.Facts {
 		st.factIdx.Add(i, f.Content)
 	}
-}
-
-// pending counts turns not yet reflected in the memory document, in total
-// and per thread. The caller holds st.mu; the map is the caller's.
-func (st *scopeState) pending() (total int, byThread map[string]int) {
-	total, byThread = st.pendingCounts()
-	return total, maps.Clone(byThread)
-}
-
-// pendingCounts is pending without the copy: the map is the cache, to be
-// read only, and only while st.mu is held.
-func (st *scopeState) pendingCounts() (total int, byThread map[string]int) {
-	if st.pendOK && st.pendRev == st.docRev {
-		return st.pendTotal, st.pendCount
-	}
-	total, byThread = st.countPending()
-	st.pendCount, st.pendTotal, st.pendRev, st.pendOK = byThread, total, st.docRev, true
-	return total, byThread
-}
-
-// countPending counts the pending turns of every thread from scratch.
-func (st *scopeState) countPending() (total int, byThread map[string]int) {
-	byThread = make(map[string]int)
-	for thread, positions := range st.threads {
-		wm := st.doc.Watermarks[thread]
-		// positions are in Seq order: find the first turn above the watermark.
-		i := sort.Search(len(positions), func(i int) bool { return st.turns[positions[i]].Seq > wm })
-		if n := len(positions) - i; n > 0 {
-			byThread[thread] = n
-			total += n
-		}
-	}
-	return total, byThread
 }
 
 // loadedState returns the scope's state synced with the store, locked for

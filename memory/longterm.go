@@ -266,7 +266,7 @@ func (s *Service) promoteHot(ctx context.Context, scope Scope) (bool, error) {
 		cur.Visits, cur.Interactions, cur.due = 0, 0, false
 		cur.LastVisit = s.now()
 		st.mid.dirty = true
-		s.saveMidTerm(ctx, st)
+		s.saveMidTermSoon(st)
 	}
 	s.log.Info("mid-term session analysed into long-term memory", "scope", scope.Key(), "session", id,
 		"heat", round4(heat), "pages", len(batch), "user_knowledge", len(upd.UserKnowledge), "assistant_knowledge", len(upd.AssistantKnowledge))

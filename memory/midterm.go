@@ -137,6 +137,8 @@ type midTerm struct {
 	idx      *lexical.Index // over session keywords and summary, by num
 	dirty    bool
 	saved    time.Time // wall time of the last save
+	// saving says a background save of this state is running.
+	saving bool
 	// caughtUp says every thread of the scope has been checked once;
 	// after that only the threads with new turns are.
 	caughtUp bool
@@ -193,12 +195,24 @@ func (m *midTerm) evict(capacity int) []string {
 	if len(m.sessions) <= capacity {
 		return nil
 	}
+	var dropped []string
+	if len(m.sessions) == capacity+1 {
+		// The usual case, one session over: one pass finds it.
+		var victim *MidSession
+		for _, ses := range m.sessions {
+			if victim == nil || lfuOrder(ses, victim) < 0 {
+				victim = ses
+			}
+		}
+		m.drop(victim)
+		m.dirty = true
+		return append(dropped, victim.ID)
+	}
 	all := make([]*MidSession, 0, len(m.sessions))
 	for _, ses := range m.sessions {
 		all = append(all, ses)
 	}
 	slices.SortFunc(all, lfuOrder)
-	var dropped []string
 	for _, ses := range all[:len(all)-capacity] {
 		m.drop(ses)
 		dropped = append(dropped, ses.ID)

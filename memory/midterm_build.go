@@ -98,7 +98,7 @@ func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 	}
 	m.evict(s.cfg.MidTermCapacity)
 	if m.dirty && time.Since(m.saved) >= midSaveEvery {
-		s.saveMidTerm(ctx, st)
+		s.saveMidTermSoon(st)
 	}
 }
 
@@ -157,8 +157,33 @@ func (s *Service) saveMidTerm(ctx context.Context, st *scopeState) {
 	st.mid.saved = time.Now()
 }
 
+// saveMidTermSoon writes st's mid-term state in the background: the
+// state is copied under st.mu, which the caller holds, and encoded and
+// written after, so that add_memory never waits for a save. One save per
+// scope runs at a time; a change meanwhile stays dirty for the next.
+func (s *Service) saveMidTermSoon(st *scopeState) {
+	m := st.mid
+	if s.midStore == nil || m == nil || m.saving {
+		return
+	}
+	state := m.state()
+	m.saving, m.dirty, m.saved = true, false, time.Now()
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		err := s.midStore.SaveMidTerm(s.bgCtx, st.scope, state)
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		m.saving = false
+		if err != nil {
+			m.dirty = true
+			s.log.Warn("cannot save mid-term memory; it will be rebuilt from the turn log if lost", "scope", st.scope.Key(), "err", err)
+		}
+	}()
+}
+
 // flushMidTerm saves every scope whose mid-term state changed since its
-// last save; Close calls it.
+// last save; Close calls it once background saves are done.
 func (s *Service) flushMidTerm(ctx context.Context) {
 	s.mu.Lock()
 	states := make([]*scopeState, 0, len(s.scopes))

@@ -166,6 +166,8 @@ func (s *Service) Close(ctx context.Context) {
 	if s.llm != nil {
 		s.queue.close(ctx)
 	}
+	// Background saves finish first, so the final ones are the newest.
+	s.bg.Wait()
 	s.flushMidTerm(context.WithoutCancel(ctx))
 	s.flushPageSnapshots(ctx)
 	s.bgCancel()

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -709,4 +710,52 @@ func countSessionPages(t *testing.T, s *Service, place map[string]int) *MidTermV
 		}
 	}
 	return view
+}
+
+// gatedMidTerm is a MidTermStore whose saves wait for gate.
+type gatedMidTerm struct {
+	memMidTerm
+	gate  chan struct{}
+	saves atomic.Int32
+}
+
+func (g *gatedMidTerm) SaveMidTerm(ctx context.Context, sc Scope, st *MidTermState) error {
+	<-g.gate
+	g.saves.Add(1)
+	return g.memMidTerm.SaveMidTerm(ctx, sc, st)
+}
+
+// TestMidTermSaveDoesNotBlockAdds checks that saving the mid-term state
+// happens off the add path: adds go on while a save is stuck, and Close
+// writes the newest state once it is not.
+func TestMidTermSaveDoesNotBlockAdds(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ShortTermCapacity = 1
+	store := &gatedMidTerm{gate: make(chan struct{})}
+	s, err := NewService(cfg, newMemStore(), mustCounter(t), WithMidTermStore(store), WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MidTerm(t.Context(), "", ""); err != nil { // builds the tier: saves from now on
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		addPair(t, s, "t", fmt.Sprintf("kyoto temple visit %d", i), "ok")
+	}
+	if n := store.saves.Load(); n != 0 {
+		t.Fatalf("%d saves finished while the store was stuck", n)
+	}
+	close(store.gate)
+	s.Close(context.Background())
+	saved, err := store.LoadMidTerm(t.Context(), Scope{UserID: DefaultUserID})
+	if err != nil || saved == nil {
+		t.Fatalf("LoadMidTerm() = %v, %v; want the state saved at close", saved, err)
+	}
+	pages := 0
+	for _, ses := range saved.Sessions {
+		pages += len(ses.Pages)
+	}
+	if pages != 19 {
+		t.Errorf("saved state holds %d pages, want the 19 that left the window", pages)
+	}
 }

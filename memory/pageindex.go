@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,9 +21,8 @@ type PageIndexStore interface {
 	// OpenPageIndex opens the scope's snapshot; nothing saved returns nil
 	// and no error.
 	OpenPageIndex(ctx context.Context, scope Scope) (io.ReadCloser, error)
-	// SavePageIndex replaces the scope's snapshot atomically with what
-	// write writes.
-	SavePageIndex(ctx context.Context, scope Scope, write func(io.Writer) error) error
+	// SavePageIndex replaces the scope's snapshot with data, atomically.
+	SavePageIndex(ctx context.Context, scope Scope, data []byte) error
 }
 
 // WithPageIndexStore keeps page index snapshots in ps. Without it (and
@@ -135,39 +135,30 @@ func (s *Service) writePageSnapshot(ctx context.Context, st *scopeState) {
 	start := time.Now()
 	st.mu.RLock()
 	head := pageIndexHeader{Version: pageIndexVersion, Pages: len(st.turns), Epoch: st.logEpoch}
-	var body bytesWriter
+	var data bytes.Buffer
+	var err error
 	if head.Pages > 0 {
 		head.LastSeq = st.turns[head.Pages-1].Seq
 		head.IDsHash = turnIDsHash(head.Pages, func(i int) string { return st.turns[i].ID })
-		_, err := st.pages.WriteTo(&body)
-		if err != nil {
-			body = nil
-		}
+		line, _ := json.Marshal(head) // plain numbers: cannot fail
+		data.Write(append(line, '\n'))
+		_, err = st.pages.WriteTo(&data)
 	}
 	st.mu.RUnlock()
 
-	var err error
 	s.mu.Lock()
 	current := s.scopes[st.scope.Key()] == st
 	s.mu.Unlock()
 	// A state dropped meanwhile (its turns were rewritten) must not
 	// replace a newer snapshot.
-	if current && head.Pages > 0 && body != nil {
-		err = s.pageStore.SavePageIndex(ctx, st.scope, func(w io.Writer) error {
-			line, err := json.Marshal(head)
-			if err != nil {
-				return err
-			}
-			if _, err := w.Write(append(line, '\n')); err != nil {
-				return err
-			}
-			_, err = w.Write(body)
-			return err
-		})
+	saved := false
+	if current && head.Pages > 0 && err == nil {
+		err = s.pageStore.SavePageIndex(ctx, st.scope, data.Bytes())
+		saved = err == nil
 	}
 	st.mu.Lock()
 	st.snapBusy = false
-	if current && err == nil && body != nil {
+	if saved {
 		st.snapPages = head.Pages
 	}
 	st.mu.Unlock()
@@ -175,7 +166,7 @@ func (s *Service) writePageSnapshot(ctx context.Context, st *scopeState) {
 		s.log.Warn("cannot save the page index snapshot; the next start indexes the turn log again", "scope", st.scope.Key(), "err", err)
 		return
 	}
-	s.log.Debug("page index snapshot saved", "scope", st.scope.Key(), "pages", head.Pages, "bytes", len(body), "took", time.Since(start))
+	s.log.Debug("page index snapshot saved", "scope", st.scope.Key(), "pages", head.Pages, "bytes", data.Len(), "took", time.Since(start))
 }
 
 // flushPageSnapshots saves the snapshot of every scope whose index grew by
@@ -201,12 +192,4 @@ func (s *Service) flushPageSnapshots(ctx context.Context) {
 			s.writePageSnapshot(ctx, st)
 		}
 	}
-}
-
-// bytesWriter is a growable byte buffer.
-type bytesWriter []byte
-
-func (b *bytesWriter) Write(p []byte) (int, error) {
-	*b = append(*b, p...)
-	return len(p), nil
 }

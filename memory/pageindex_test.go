@@ -30,17 +30,13 @@ func (m *memPageIndex) OpenPageIndex(_ context.Context, sc Scope) (io.ReadCloser
 	return io.NopCloser(bytes.NewReader(b)), nil
 }
 
-func (m *memPageIndex) SavePageIndex(_ context.Context, sc Scope, write func(io.Writer) error) error {
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
-		return err
-	}
+func (m *memPageIndex) SavePageIndex(_ context.Context, sc Scope, data []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.saved == nil {
 		m.saved = map[string][]byte{}
 	}
-	m.saved[sc.Key()] = buf.Bytes()
+	m.saved[sc.Key()] = bytes.Clone(data)
 	m.saves++
 	return nil
 }

@@ -1,7 +1,6 @@
 package files
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -40,9 +39,9 @@ func (s *Store) OpenPageIndex(ctx context.Context, scope memory.Scope) (io.ReadC
 	return f, nil
 }
 
-// SavePageIndex replaces the scope's page index snapshot atomically with
-// what write writes (temp file, fsync, rename).
-func (s *Store) SavePageIndex(ctx context.Context, scope memory.Scope, write func(io.Writer) error) error {
+// SavePageIndex replaces the scope's page index snapshot with data,
+// atomically (temp file, fsync, rename).
+func (s *Store) SavePageIndex(ctx context.Context, scope memory.Scope, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -50,14 +49,10 @@ func (s *Store) SavePageIndex(ctx context.Context, scope memory.Scope, write fun
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
-		return err
-	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	if _, err := writeAtomic(dir, pageIndexName, buf.Bytes()); err != nil {
+	if _, err := writeAtomic(dir, pageIndexName, data); err != nil {
 		return fmt.Errorf("write page index snapshot %s: %w", filepath.Join(dir, pageIndexName), err)
 	}
 	return nil

@@ -88,23 +88,15 @@ func (q *queue) tiers(scope Scope) {
 	go func() {
 		defer q.running.Done()
 		ctx := q.svc.bgCtx
-		lock := q.scopeLock(scope)
-		select {
-		case lock <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		defer func() { <-lock }()
-		select {
-		case q.sem <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		defer func() { <-q.sem }()
+		release, err := q.acquire(ctx, scope, true)
 		q.mu.Lock()
 		delete(q.tierPending, key)
 		q.mu.Unlock()
-		err := q.svc.runTiers(ctx, scope)
+		if err != nil {
+			return
+		}
+		defer release()
+		err = q.svc.runTiers(ctx, scope)
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		if err == nil {
@@ -240,27 +232,44 @@ func (q *queue) scopeLock(scope Scope) chan struct{} {
 	return m
 }
 
-// run updates one thread of a scope, waiting for any update of the same
-// scope that is in progress (a flush during an update is queued behind
-// it, not dropped). Background runs (bounded) also take a slot of the
-// parallelism limit, after the scope lock, so a scope waiting on itself
-// never holds a slot another scope could use.
-func (q *queue) run(ctx context.Context, scope Scope, thread string, bounded bool) (*threadReport, error) {
+// acquire takes the scope's update lock and, for background work
+// (bounded), then a slot of the parallelism limit, so that a scope waiting
+// on itself never holds a slot another scope could use. It returns what
+// releases them, or why it gave up (ctx ended).
+func (q *queue) acquire(ctx context.Context, scope Scope, bounded bool) (func(), error) {
 	lock := q.scopeLock(scope)
 	select {
 	case lock <- struct{}{}:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("wait for running update of %s: %w", scope.Key(), ctx.Err())
 	}
-	defer func() { <-lock }()
 	if bounded {
 		select {
 		case q.sem <- struct{}{}:
 		case <-ctx.Done():
+			<-lock
 			return nil, fmt.Errorf("wait for an update slot: %w", ctx.Err())
 		}
-		defer func() { <-q.sem }()
 	}
+	return func() {
+		if bounded {
+			<-q.sem
+		}
+		<-lock
+	}, nil
+}
+
+// run updates one thread of a scope, waiting for any update of the same
+// scope that is in progress (a flush during an update is queued behind
+// it, not dropped). Background runs (bounded) also take a slot of the
+// parallelism limit, after the scope lock, so a scope waiting on itself
+// never holds a slot another scope could use.
+func (q *queue) run(ctx context.Context, scope Scope, thread string, bounded bool) (*threadReport, error) {
+	release, err := q.acquire(ctx, scope, bounded)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	rep, err := q.svc.updateThread(ctx, scope, thread)
 	if err == nil {
 		// Tier failures are logged and retried by a later run; the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/files"
+	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 )
 
 // This file holds what the data-directory commands (show, search, export,
@@ -142,6 +143,17 @@ func (e *cliEnv) scope() (memory.Scope, error) {
 
 // openStore opens the configured data directory with the same store and
 // locking as the server.
+// storeService is a memory service over an open store for a command that
+// works on the data directory without a server (no model; the token
+// encoding loads only if something counts tokens).
+func storeService(cfg *Config, store memory.Store, log *slog.Logger) (*memory.Service, error) {
+	tokens, err := tiktoken.NewLazy(cfg.Memory.TokenEncoding)
+	if err != nil {
+		return nil, err
+	}
+	return memory.NewService(cfg.Memory, store, tokens, memory.WithLogger(log))
+}
+
 func (e *cliEnv) openStore() (*files.Store, error) {
 	s, err := files.Open(e.cfg.DataDir, files.WithLogger(e.log), files.WithVersions(e.cfg.Memory.MemoryVersions))
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 
 	"github.com/mnemo-mcp/mnemo/memory"
-	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 )
 
 // forgetParts deletes single facts, exchanges or a whole thread of one
@@ -24,12 +23,7 @@ func forgetParts(ctx context.Context, cfg *Config, store memory.Store, scope mem
 		fmt.Fprintln(stderr, "mnemo forget: this cannot be undone; run again with --yes to delete it")
 		return exitUsage
 	}
-	tokens, err := tiktoken.NewLazy(cfg.Memory.TokenEncoding)
-	if err != nil {
-		fmt.Fprintf(stderr, "mnemo forget: %v\n", err)
-		return exitError
-	}
-	svc, err := memory.NewService(cfg.Memory, store, tokens, memory.WithLogger(log))
+	svc, err := storeService(cfg, store, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "mnemo forget: %v\n", err)
 		return exitError
@@ -84,12 +78,7 @@ func forget(ctx context.Context, cfg *Config, store memory.Store, scope memory.S
 		fmt.Fprintln(stderr, "mnemo forget: this cannot be undone; run again with --yes to delete the memory listed above")
 		return exitUsage
 	}
-	tokens, err := tiktoken.NewLazy(cfg.Memory.TokenEncoding)
-	if err != nil {
-		fmt.Fprintf(stderr, "mnemo forget: %v\n", err)
-		return exitError
-	}
-	svc, err := memory.NewService(cfg.Memory, store, tokens, memory.WithLogger(log))
+	svc, err := storeService(cfg, store, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "mnemo forget: %v\n", err)
 		return exitError

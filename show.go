@@ -83,7 +83,7 @@ func runShow(ctx context.Context, args []string, getenv func(string) string, std
 	if sessions {
 		// The sessions are built by the memory service, as a server
 		// would: from midterm.json, brought up to date with the turn log.
-		svc, err := memory.NewService(e.cfg.Memory, store, estimateTokens{}, memory.WithLogger(e.log))
+		svc, err := storeService(e.cfg, store, e.log)
 		if err != nil {
 			return e.fail(exitError, "%v", err)
 		}
@@ -172,12 +172,6 @@ func loadShow(ctx context.Context, store memory.Store, scope memory.Scope) (*sho
 	})
 	return out, nil
 }
-
-// estimateTokens counts four bytes as a token: show never builds an
-// injection text, so it does not load a tokenizer.
-type estimateTokens struct{}
-
-func (estimateTokens) Count(s string) int { return (len(s) + 3) / 4 }
 
 // writeSessions prints the mid-term sessions, hottest first.
 func writeSessions(b *strings.Builder, sessions []memory.MidTermSessionView) {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ func runCmd(t *testing.T, dir string, args ...string) (code int, stdout, stderr 
 		}
 		return ""
 	}
-	code = run(t.Context(), args, getenv, strings.NewReader(""), &out, &errOut)
+	code = Run(t.Context(), args, getenv, strings.NewReader(""), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 func TestRunBenchDrivesTheBinary(t *testing.T) {
 	bin := mnemoBinary(t)
 	var out, errOut bytes.Buffer
-	code := run(t.Context(), []string{"bench", "-n", "30", "-m", "10", "--server", bin + " serve", "--data-dir", t.TempDir()}, func(string) string { return "" }, nil, &out, &errOut)
+	code := Run(t.Context(), []string{"bench", "-n", "30", "-m", "10", "--server", bin + " serve", "--data-dir", t.TempDir()}, func(string) string { return "" }, nil, &out, &errOut)
 	if code != exitOK {
 		t.Fatalf("mnemo bench = exit %d, stderr %q", code, errOut.String())
 	}
@@ -32,7 +32,7 @@ func TestRunBenchRejectsBadFlags(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			if code := run(t.Context(), tc.args, func(string) string { return "" }, nil, &out, &errOut); code != exitUsage {
+			if code := Run(t.Context(), tc.args, func(string) string { return "" }, nil, &out, &errOut); code != exitUsage {
 				t.Errorf("run(%q) = %d, want %d (usage)", tc.args, code, exitUsage)
 			}
 		})

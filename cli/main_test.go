@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -41,7 +41,7 @@ func writeFile(t *testing.T, content string) string {
 
 func TestVersionAndUnknownCommand(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := run(t.Context(), []string{"version"}, env{}.get, nil, &stdout, &stderr); code != exitOK || !strings.HasPrefix(stdout.String(), "mnemo ") {
+	if code := Run(t.Context(), []string{"version"}, env{}.get, nil, &stdout, &stderr); code != exitOK || !strings.HasPrefix(stdout.String(), "mnemo ") {
 		t.Errorf("run(version) = %d, stdout %q", code, stdout.String())
 	}
 }
@@ -49,7 +49,7 @@ func TestVersionAndUnknownCommand(t *testing.T) {
 func TestRunDemo(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), []string{"demo", "--data-dir", dir}, baseEnv(nil).get, nil, &stdout, &stderr)
+	code := Run(t.Context(), []string{"demo", "--data-dir", dir}, baseEnv(nil).get, nil, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("run(demo) = %d; stderr:\n%s\nstdout:\n%s", code, stderr.String(), stdout.String())
 	}
@@ -77,7 +77,7 @@ func TestRunDemo(t *testing.T) {
 
 func TestRunDemoWithoutHome(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := run(t.Context(), []string{"demo"}, env{}.get, nil, &stdout, &stderr); code != exitOK {
+	if code := Run(t.Context(), []string{"demo"}, env{}.get, nil, &stdout, &stderr); code != exitOK {
 		t.Fatalf("run(demo) without HOME = %d, want 0; stderr:\n%s", code, stderr.String())
 	}
 }
@@ -88,7 +88,7 @@ func TestRunDemoTemporaryDir(t *testing.T) {
 	// MNEMO_DATA_DIR must not be used: the demo never writes into real memory
 	// unless --data-dir says so.
 	e := baseEnv(env{"HOME": home, "MNEMO_DATA_DIR": filepath.Join(home, "real")})
-	if code := run(t.Context(), []string{"demo"}, e.get, nil, &stdout, &stderr); code != exitOK {
+	if code := Run(t.Context(), []string{"demo"}, e.get, nil, &stdout, &stderr); code != exitOK {
 		t.Fatalf("run(demo) = %d; stderr:\n%s", code, stderr.String())
 	}
 	if _, err := os.Stat(filepath.Join(home, "real")); !os.IsNotExist(err) {
@@ -100,7 +100,7 @@ func TestRunDemoTemporaryDir(t *testing.T) {
 }
 
 func TestMCPJSONExampleMatchesREADME(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestMCPJSONExampleMatchesREADME(t *testing.T) {
 	if !ok || !ok2 || !ok3 {
 		t.Fatal("README.md has no Claude Desktop JSON snippet")
 	}
-	example, err := os.ReadFile("mcp.json.example")
+	example, err := os.ReadFile("../mcp.json.example")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestRunServe(t *testing.T) {
 	code := make(chan int, 1)
 	e := env{"MNEMO_DATA_DIR": t.TempDir()}
 	go func() {
-		code <- run(t.Context(), []string{"serve"}, e.get, stdinR, stdoutW, stderr)
+		code <- Run(t.Context(), []string{"serve"}, e.get, stdinR, stdoutW, stderr)
 		stdoutW.Close()
 	}()
 	lines := bufio.NewScanner(stdoutR)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 func runEnv(t *testing.T, e env, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = run(t.Context(), args, e.get, strings.NewReader(""), &out, &errOut)
+	code = Run(t.Context(), args, e.get, strings.NewReader(""), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -57,7 +57,7 @@ func mnemoBinary(t *testing.T) string {
 		if raceEnabled() {
 			args = append(args, "-race")
 		}
-		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+		out, err := exec.Command("go", append(args, "github.com/mnemo-mcp/mnemo")...).CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

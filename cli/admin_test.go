@@ -121,14 +121,33 @@ func TestForgetCommand(t *testing.T) {
 		before[sc] = snap(sc)
 	}
 
-	code, out, errOut := runCmd(t, dir, "forget", "--user", "ana")
+	// An empty value is never "all", and the whole memory goes only with
+	// --all: none of these deletes anything.
+	for _, args := range [][]string{
+		{"forget", "--user", "ana", "--yes"},
+		{"forget", "--user", "ana", "--thread", "", "--yes"},
+		{"forget", "--user", "ana", "--thread", "  ", "--yes"},
+		{"forget", "--user", "ana", "--agent", "", "--all", "--yes"},
+		{"forget", "--user", "", "--all", "--yes"},
+		{"forget", "--user=", "--all", "--yes"},
+		{"forget", "--user", "ana", "--fact", "", "--yes"},
+	} {
+		if code, out, errOut := runCmd(t, dir, args...); code != exitUsage {
+			t.Errorf("%q = %d, want a usage error\n%s%s", args, code, out, errOut)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "users", "ana", "agents", "coder", "memory.json")); err != nil {
+			t.Fatalf("%q deleted something: %v", args, err)
+		}
+	}
+
+	code, out, errOut := runCmd(t, dir, "forget", "--user", "ana", "--all")
 	if code == exitOK || !strings.Contains(errOut, "--yes") || !strings.Contains(out, "ana/coder") {
 		t.Fatalf("forget without --yes = %d\n%s%s", code, out, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "users", "ana", "memory.json")); err != nil {
 		t.Fatalf("forget without --yes deleted something: %v", err)
 	}
-	if code, out, errOut = runCmd(t, dir, "forget", "--user", "ana", "--yes"); code != exitOK {
+	if code, out, errOut = runCmd(t, dir, "forget", "--user", "ana", "--all", "--yes"); code != exitOK {
 		t.Fatalf("forget --yes = %d\n%s%s", code, out, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "users", "ana")); !os.IsNotExist(err) {
@@ -145,10 +164,10 @@ func TestForgetCommand(t *testing.T) {
 			t.Errorf("forgetting ana changed the memory of %s", sc.Key())
 		}
 	}
-	if code, out, _ := runCmd(t, dir, "forget", "--user", "ana", "--yes"); code != exitOK || !strings.Contains(out, "nothing is stored") {
+	if code, out, _ := runCmd(t, dir, "forget", "--user", "ana", "--all", "--yes"); code != exitOK || !strings.Contains(out, "nothing is stored") {
 		t.Errorf("second forget = %d %s, want nothing to do", code, out)
 	}
-	if code, _, errOut := runCmd(t, dir, "forget", "--yes"); code != exitUsage || !strings.Contains(errOut, "--user") {
+	if code, _, errOut := runCmd(t, dir, "forget", "--all", "--yes"); code != exitUsage || !strings.Contains(errOut, "--user") {
 		t.Errorf("forget without --user = %d %s, want a usage error naming --user", code, errOut)
 	}
 }

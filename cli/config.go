@@ -69,9 +69,6 @@ func defaultConfig() *Config {
 	}
 }
 
-// errHelp is returned by loadConfig when --help or -h was given.
-var errHelp = errors.New("help requested")
-
 // errNoDataDir is the error of a command that needs a data directory when
 // none is configured and there is no home directory to put the default in.
 var errNoDataDir = errors.New("no data directory: there is no home directory (HOME) for the default; set --data-dir or MNEMO_DATA_DIR")
@@ -81,15 +78,14 @@ var errUsage = errors.New("usage error")
 
 // loadConfig builds the configuration from, in increasing precedence,
 // defaults, the JSON config file (--config or MNEMO_CONFIG), the environment
-// (read only through getenv) and flags. Every error names the setting and
+// (read only through getenv) and the settings flags in args (as the
+// command's parse left them: --name=value). Every error names the setting and
 // where its value came from.
 func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (*Config, error) {
 	fs := flag.NewFlagSet("mnemo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Run 'mnemo help' to see every flag and setting.") }
 	configPath := fs.String("config", "", "JSON config file")
-	help := fs.Bool("help", false, "show help")
-	fs.BoolVar(help, "h", false, "show help")
 	flagValues := map[string]string{}
 	for _, s := range settings {
 		if s.secret {
@@ -99,9 +95,6 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (*C
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, errUsage
-	}
-	if *help {
-		return nil, errHelp
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q; settings are given as flags like --data-dir DIR (run 'mnemo help')", fs.Arg(0))

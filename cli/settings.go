@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net/url"
@@ -311,94 +310,6 @@ func (s *setting) flagText() string {
 		return "(none)"
 	}
 	return "--" + s.flagName() + " " + s.kind
-}
-
-const helpIntro = `mnemo - long-term memory for AI assistants, served over MCP.
-
-Usage:
-  mnemo [serve] [flags]   serve MCP over stdin/stdout (what MCP hosts run)
-  mnemo demo [flags]      run a scripted conversation through the real server and
-                          show what is stored and retrieved (in a temporary data
-                          dir unless --data-dir is given)
-  mnemo rollback [--user U] [--agent A] [--list | --to N]
-                          list the kept versions of a memory, or restore
-                          revision N (the restore is itself undoable)
-  mnemo forget --user U [--agent A] --yes
-  mnemo forget --user U [--agent A] [--fact ID]... [--turn ID]... [--thread T] --yes
-                          delete a user's memory (every agent's too, unless
-                          --agent names one); run it while no server is up
-  mnemo show [--user U] [--agent A] [--json] [--facts|--profile|--threads|--sessions]
-                          print a memory: profile, facts (with what to avoid
-                          for corrections), knowledge, threads and pending
-                          turns; --sessions: the mid-term topic sessions
-  mnemo search [--user U] [--agent A] [--thread T] [--limit N] [--max-tokens N]
-               [--json] [--injection] QUERY
-                          rank stored exchanges as retrieve_memory does; with
-                          --injection also print the <memory> text
-  mnemo export [--out FILE] [--user U [--agent A] | --all]
-                          write memory as versioned JSON (README "Export
-                          format"); a user includes the user's agents
-  mnemo import [--format mnemo|memoryos|deerflow] [--user U] [--agent A]
-               [--thread T] [--pending] PATH
-                          import a mnemo export, a DeerFlow memory.json or a
-                          MemoryOS data directory into empty scopes
-  mnemo doctor            check the configuration, the data directory, the
-                          token encoding and the LLM/embeddings endpoints (a
-                          real request); exit status 1 if something needs fixing
-  mnemo version           print the version
-  mnemo help              show this help
-
-The commands that read or write memory (show, search, export, import, forget,
-rollback, doctor) take the same settings as serve and use the data directory
-with the same locks; --user defaults to user_id.
-
-Settings: a flag beats its environment variable, which beats the JSON config
-file, which beats the default. Empty environment variables are ignored. A bad
-value is a startup error (exit status 2) naming the setting and its source.
-
-  --config PATH   env MNEMO_CONFIG
-      JSON config file: one object keyed by setting name, for example
-      {"data_dir": "/srv/mnemo", "debounce_seconds": 10}. Unknown keys are errors.
-`
-
-// writeHelp prints the usage and every setting, generated from the table.
-func writeHelp(w io.Writer) {
-	var b strings.Builder
-	b.WriteString(helpIntro)
-	group := ""
-	for i := range settings {
-		s := &settings[i]
-		if s.group != group {
-			group = s.group
-			fmt.Fprintf(&b, "\n%s\n", group)
-		}
-		fmt.Fprintf(&b, "\n  %s\n      flag %s   env %s\n", s.name, s.flagText(), s.envText())
-		values := "default: " + s.defaultText()
-		if s.rng != "" {
-			values += "; range: " + s.rng
-		}
-		for _, line := range append(wrap(values, 74), wrap(s.doc, 74)...) {
-			fmt.Fprintf(&b, "      %s\n", line)
-		}
-	}
-	io.WriteString(w, b.String())
-}
-
-// wrap breaks text into lines of at most width bytes at spaces.
-func wrap(text string, width int) []string {
-	var lines []string
-	line := ""
-	for _, word := range strings.Fields(text) {
-		if line != "" && len(line)+1+len(word) > width {
-			lines = append(lines, line)
-			line = ""
-		}
-		if line != "" {
-			line += " "
-		}
-		line += word
-	}
-	return append(lines, line)
 }
 
 // settingsMarkdown is the README's configuration table.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -20,20 +19,15 @@ import (
 	"time"
 )
 
-// benchUsage documents mnemo bench.
-const benchUsage = `Usage: mnemo bench [flags]
-
-Drives a memory server over stdio the way an MCP host does and prints
+// benchDetails documents mnemo bench.
+const benchDetails = `Drives a memory server over stdio the way an MCP host does and prints
 latency percentiles, start-up time and peak memory:
   1. start the server and time spawn → initialize answer;
   2. store N exchanges with add_memory, one call each;
   3. ask M distinct questions with retrieve_memory;
   4. restart it on the same data and time the initialize answer and the
      first retrieval (which loads and indexes what was stored).
-Peak memory is the server's VmHWM (Linux only).
-
-Flags:
-`
+Peak memory is the server's VmHWM (Linux only).`
 
 // benchConfig is mnemo bench's command line.
 type benchConfig struct {
@@ -44,32 +38,25 @@ type benchConfig struct {
 }
 
 // runBench runs mnemo bench and returns the exit code.
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var bc benchConfig
-	fs.IntVar(&bc.n, "n", 5000, "exchanges to store")
-	fs.IntVar(&bc.m, "m", 1000, "retrievals to run")
-	fs.StringVar(&bc.server, "server", "", "server command line (split on spaces; {data_dir} is replaced); default: this binary's serve")
-	fs.StringVar(&bc.dataDir, "data-dir", "", "data directory, passed as MNEMO_DATA_DIR; default: a new temporary directory, removed afterwards")
-	fs.Uint64Var(&bc.seed, "seed", 1, "seed of the generated conversation")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, benchUsage)
-		fs.PrintDefaults()
+func runBench(ctx context.Context, c *call) int {
+	bc := benchConfig{server: c.args.str("server"), dataDir: c.args.str("data-dir"), seed: 1}
+	var err error
+	if bc.n, err = c.args.int("n", 5000); err != nil {
+		return c.fail(exitUsage, "%v", err)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+	if bc.m, err = c.args.int("m", 1000); err != nil {
+		return c.fail(exitUsage, "%v", err)
+	}
+	if c.args.has("seed") {
+		if bc.seed, err = strconv.ParseUint(c.args.str("seed"), 10, 64); err != nil {
+			return c.fail(exitUsage, "--seed %q is not a whole number", c.args.str("seed"))
 		}
-		return exitUsage
 	}
-	if bc.n < 1 || bc.m < 1 || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "mnemo bench: -n and -m must be at least 1, and no arguments follow the flags")
-		return exitUsage
+	if bc.n < 1 || bc.m < 1 {
+		return c.fail(exitUsage, "-n and -m must be at least 1")
 	}
-	if err := bench(ctx, bc, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "mnemo bench: %v\n", err)
-		return exitError
+	if err := bench(ctx, bc, c.stdout, c.stderr); err != nil {
+		return c.fail(exitError, "%v", err)
 	}
 	return exitOK
 }

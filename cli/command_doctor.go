@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
-	"github.com/mnemo-mcp/mnemo/memory/files"
 	"github.com/mnemo-mcp/mnemo/memory/openai"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 )
@@ -60,30 +59,16 @@ func (d *doctor) line(status, text string) {
 // runDoctor is "mnemo doctor": it checks the configuration, the data
 // directory, the token encoding and the endpoints, says what to fix, and
 // exits 0 when all is well, 1 otherwise.
-func runDoctor(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	a, rest, err := parseCLI(args, map[string]bool{})
-	if err == nil && len(a.positional) > 0 {
-		err = fmt.Errorf("unexpected argument %q", a.positional[0])
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "mnemo doctor: %v\nRun 'mnemo help' for usage.\n", err)
-		return exitUsage
-	}
-	d := &doctor{w: stdout}
-	fmt.Fprintln(stdout, "mnemo doctor", version())
+func runDoctor(ctx context.Context, c *call) int {
+	d := &doctor{w: c.stdout}
+	fmt.Fprintln(c.stdout, "mnemo doctor", version())
 
 	d.section("Configuration")
-	cfg, err := loadConfig(rest, getenv, stderr)
-	switch {
-	case errors.Is(err, errHelp):
-		writeHelp(stdout)
-		return exitOK
-	case errors.Is(err, errUsage):
-		return exitUsage
-	case err != nil:
-		d.fail("correct the setting named above (run 'mnemo help' for its range)", "%v", err)
+	if c.cfgErr != nil {
+		d.fail("correct the setting named above (run 'mnemo help' for its range)", "%v", c.cfgErr)
 		return d.finish()
 	}
+	cfg := c.cfg
 	for _, s := range []string{cfg.LLM.APIKey, cfg.Embedding.APIKey} {
 		if len(s) >= 4 {
 			d.secrets = append(d.secrets, s)
@@ -202,8 +187,7 @@ func (d *doctor) checkDataDir(ctx context.Context, cfg *Config) {
 	}
 	d.ok("writable (created, synced and removed a probe file)")
 
-	log := slog.New(slog.DiscardHandler)
-	store, err := files.Open(dir, files.WithLogger(log), files.WithVersions(cfg.Memory.MemoryVersions))
+	store, err := openStore(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		d.fail("check the directory's permissions", "cannot open the store: %v", err)
 		return
@@ -281,7 +265,7 @@ var errDoctorProbe = errors.New("doctor probe")
 
 // checkLock takes and releases the cross-process lock of a scope that
 // holds nothing, the way every write does, then removes that scope.
-func (d *doctor) checkLock(ctx context.Context, store *files.Store, scopes []memory.Scope) {
+func (d *doctor) checkLock(ctx context.Context, store memory.Store, scopes []memory.Scope) {
 	var b [4]byte
 	rand.Read(b[:])
 	probe := memory.Scope{UserID: "mnemo-doctor-probe-" + hex.EncodeToString(b[:])}

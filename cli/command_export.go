@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -36,16 +35,7 @@ type exportScope struct {
 }
 
 // runExport is "mnemo export [--out FILE] [--user U [--agent A] | --all]".
-func runExport(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	e, code, ok := loadCLI("export", args, map[string]bool{
-		"user": true, "agent": true, "all": false, "out": true,
-	}, getenv, stdout, stderr)
-	if !ok {
-		return code
-	}
-	if len(e.args.positional) > 0 {
-		return e.fail(exitUsage, "unexpected argument %q; usage: mnemo export [--out FILE] [--user U [--agent A] | --all]", e.args.positional[0])
-	}
+func runExport(ctx context.Context, e *call) int {
 	all := e.args.flag("all")
 	if all && (e.args.has("user") || e.args.has("agent")) {
 		return e.fail(exitUsage, "--all exports every user; leave out --user and --agent, or --all")
@@ -54,7 +44,7 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return e.fail(exitUsage, "%v", err)
 	}
-	store, err := e.openStore()
+	store, err := openStore(e.cfg, e.log)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}
@@ -90,12 +80,12 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	out := e.args.str("out")
 	if out == "" || out == "-" {
-		stdout.Write(data)
+		e.stdout.Write(data)
 		out = "stdout"
 	} else if err := writeFilePrivate(out, data); err != nil {
 		return e.fail(exitError, "%v", err)
 	}
-	fmt.Fprintf(stderr, "exported %d scope(s), %d turns, %d facts to %s\n", len(file.Scopes), turns, facts, out)
+	fmt.Fprintf(e.stderr, "exported %d scope(s), %d turns, %d facts to %s\n", len(file.Scopes), turns, facts, out)
 	return exitOK
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,13 +49,8 @@ func (o *importOptions) note(format string, args ...any) {
 
 // runImport is "mnemo import FILE [--format mnemo|memoryos|deerflow]
 // [--user U] [--agent A]".
-func runImport(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	e, code, ok := loadCLI("import", args, map[string]bool{
-		"user": true, "agent": true, "format": true, "thread": true, "pending": false,
-	}, getenv, stdout, stderr)
-	if !ok {
-		return code
-	}
+func runImport(ctx context.Context, e *call) int {
+	stdout := e.stdout
 	if len(e.args.positional) != 1 {
 		return e.fail(exitUsage, "name one file or directory: mnemo import [--format mnemo|memoryos|deerflow] [--user U] [--agent A] PATH")
 	}
@@ -105,7 +99,7 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		return e.fail(exitError, "%s: %v", path, err)
 	}
 
-	store, err := e.openStore()
+	store, err := openStore(e.cfg, e.log)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}

@@ -11,13 +11,7 @@ import (
 
 // runSearch is "mnemo search QUERY": the retrieval retrieve_memory runs,
 // through the same memory.Service, printed for a terminal or as JSON.
-func runSearch(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	e, code, ok := loadCLI("search", args, map[string]bool{
-		"user": true, "agent": true, "thread": true, "limit": true, "max-tokens": true, "json": false, "injection": false,
-	}, getenv, stdout, stderr)
-	if !ok {
-		return code
-	}
+func runSearch(ctx context.Context, e *call) int {
 	query := strings.Join(e.args.positional, " ")
 	if strings.TrimSpace(query) == "" {
 		return e.fail(exitUsage, "give the text to search for: mnemo search [--user U] [--agent A] [--limit N] [--json] [--injection] QUERY")
@@ -38,11 +32,15 @@ func runSearch(ctx context.Context, args []string, getenv func(string) string, s
 		return e.fail(exitUsage, "--limit and --max-tokens must be positive")
 	}
 
-	svc, closeStore, err := openService(e.cfg, e.log, nil)
+	store, err := openStore(e.cfg, e.log)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}
-	defer closeStore()
+	defer store.Close()
+	svc, err := openService(e.cfg, store, e.log, withModels, nil)
+	if err != nil {
+		return e.fail(exitError, "%v", err)
+	}
 	defer svc.Close(context.WithoutCancel(ctx))
 
 	res, err := svc.Retrieve(ctx, memory.RetrieveRequest{
@@ -61,7 +59,7 @@ func runSearch(ctx context.Context, args []string, getenv func(string) string, s
 	if e.args.flag("json") {
 		return writeJSON(e, res)
 	}
-	writeSearch(stdout, query, res, e.args.flag("injection"))
+	writeSearch(e.stdout, query, res, e.args.flag("injection"))
 	return exitOK
 }
 

@@ -45,21 +45,13 @@ type threadInfo struct {
 }
 
 // runShow is "mnemo show [--json] [--facts|--profile|--threads|--sessions]".
-func runShow(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	e, code, ok := loadCLI("show", args, map[string]bool{
-		"user": true, "agent": true, "json": false, "facts": false, "profile": false, "threads": false, "sessions": false,
-	}, getenv, stdout, stderr)
-	if !ok {
-		return code
-	}
-	if len(e.args.positional) > 0 {
-		return e.fail(exitUsage, "unexpected argument %q; usage: mnemo show [--user U] [--agent A] [--json] [--facts|--profile|--threads|--sessions]", e.args.positional[0])
-	}
+func runShow(ctx context.Context, e *call) int {
+	stdout := e.stdout
 	scope, err := e.scope()
 	if err != nil {
 		return e.fail(exitUsage, "%v", err)
 	}
-	store, err := e.openStore()
+	store, err := openStore(e.cfg, e.log)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}
@@ -83,7 +75,7 @@ func runShow(ctx context.Context, args []string, getenv func(string) string, std
 	if sessions {
 		// The sessions are built by the memory service, as a server
 		// would: from midterm.json, brought up to date with the turn log.
-		svc, err := storeService(e.cfg, store, e.log)
+		svc, err := openService(e.cfg, store, e.log, withoutModels, nil)
 		if err != nil {
 			return e.fail(exitError, "%v", err)
 		}
@@ -287,53 +279,4 @@ func writeFactTable(b *strings.Builder, facts []memory.Fact, scores []float64) {
 			b.WriteString(pad + l + "\n")
 		}
 	}
-}
-
-// plural is "1 turn", "2 turns".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
-}
-
-// writeTable prints rows with columns aligned by the widest cell.
-func writeTable(b *strings.Builder, rows [][]string, indent string) {
-	var widths []int
-	for _, r := range rows {
-		for i, c := range r {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], len([]rune(c)))
-		}
-	}
-	for _, r := range rows {
-		line := indent
-		for i, c := range r {
-			if i < len(r)-1 {
-				c += strings.Repeat(" ", widths[i]-len([]rune(c))+2)
-			}
-			line += c
-		}
-		b.WriteString(strings.TrimRight(line, " ") + "\n")
-	}
-}
-
-// wrapParagraphs wraps text to width, keeping its line breaks.
-func wrapParagraphs(text string, width int) []string {
-	var out []string
-	for _, para := range strings.Split(strings.TrimSpace(text), "\n") {
-		out = append(out, wrap(para, width)...)
-	}
-	return out
-}
-
-func fmtDate(t time.Time) string { return t.UTC().Format("2006-01-02") }
-
-func fmtMinute(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format("2006-01-02 15:04")
 }

@@ -75,7 +75,16 @@ var demoQueries = []string{
 // runDemo plays demoScript through the real MCP server with the in-process
 // client and prints what was stored and what retrieval returns. It uses a
 // temporary data dir unless --data-dir was given.
-func runDemo(ctx context.Context, cfg *Config, stdout io.Writer, log *slog.Logger) (err error) {
+func runDemo(ctx context.Context, c *call) int {
+	if err := demo(ctx, c.cfg, c.stdout, c.log); err != nil {
+		c.log.Error("mnemo demo failed", "err", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// demo is runDemo's work.
+func demo(ctx context.Context, cfg *Config, stdout io.Writer, log *slog.Logger) (err error) {
 	p := &printer{w: stdout}
 	dirNote := "(from " + cfg.origin["data_dir"] + ")"
 	if !strings.HasPrefix(cfg.origin["data_dir"], "flag") {
@@ -87,11 +96,15 @@ func runDemo(ctx context.Context, cfg *Config, stdout io.Writer, log *slog.Logge
 		cfg.DataDir = tmp
 		dirNote = "(temporary, removed at the end; pass --data-dir DIR to keep it)"
 	}
-	svc, closeStore, err := openService(cfg, log, nil)
+	store, err := openStore(cfg, log)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, closeStore()) }()
+	defer func() { err = errors.Join(err, store.Close()) }()
+	svc, err := openService(cfg, store, log, withModels, nil)
+	if err != nil {
+		return err
+	}
 	defer svc.Close(context.WithoutCancel(ctx))
 
 	c, err := client.NewInProcessClient(newMCPServer(svc, cfg))
@@ -316,17 +329,3 @@ func describeSignals(s memory.Signals) string {
 }
 
 // clip shortens s to at most n runes.
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "nothing"
-	}
-	return s
-}

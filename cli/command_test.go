@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// TestCommandHelp checks that every command has help of its own, reached
+// by --help, -h and "mnemo help CMD", that lists its own flags and not the
+// whole settings table (except serve and demo, which take the settings).
+func TestCommandHelp(t *testing.T) {
+	for _, cmd := range commands {
+		t.Run(cmd.name, func(t *testing.T) {
+			var outs []string
+			for _, args := range [][]string{{cmd.name, "--help"}, {cmd.name, "-h"}, {"help", cmd.name}} {
+				code, out, errOut := runEnv(t, baseEnv(nil), args...)
+				if code != exitOK || errOut != "" {
+					t.Fatalf("%q = %d, stderr %q", args, code, errOut)
+				}
+				outs = append(outs, out)
+			}
+			if outs[0] != outs[1] || outs[0] != outs[2] {
+				t.Errorf("--help, -h and help %s differ", cmd.name)
+			}
+			help := outs[0]
+			if !strings.Contains(help, "mnemo "+cmd.synopsis[0]) {
+				t.Errorf("help of %s lacks its usage %q:\n%s", cmd.name, cmd.synopsis[0], help)
+			}
+			for _, f := range cmd.flags {
+				if !strings.Contains(help, "--"+f.name) {
+					t.Errorf("help of %s lacks its flag --%s", cmd.name, f.name)
+				}
+			}
+			whole := strings.Contains(help, "\n  debounce_seconds\n")
+			if whole != cmd.helpSettings {
+				t.Errorf("help of %s lists every setting: %v, want %v", cmd.name, whole, cmd.helpSettings)
+			}
+		})
+	}
+	if code, _, errOut := runEnv(t, baseEnv(nil), "help", "nope"); code != exitUsage || !strings.Contains(errOut, `unknown command "nope"`) {
+		t.Errorf("help nope = %d %q, want a usage error", code, errOut)
+	}
+}
+
+// TestSettingsBeforeCommand checks that settings flags may come before
+// the command as well as after it.
+func TestSettingsBeforeCommand(t *testing.T) {
+	dir := t.TempDir()
+	seedDocs(t, dir, memory.Scope{UserID: "ana"}, 1)
+	for _, args := range [][]string{
+		{"--data-dir", dir, "show", "--user", "ana", "--facts"},
+		{"--data-dir=" + dir, "show", "--user", "ana", "--facts"},
+		{"show", "--data-dir", dir, "--user", "ana", "--facts"},
+		{"show", "--user", "ana", "--facts", "--data-dir", dir},
+		{"--log-level", "warn", "--data-dir", dir, "show", "--facts", "--user=ana"},
+	} {
+		code, out, errOut := runEnv(t, env{}, args...)
+		if code != exitOK || !strings.Contains(out, "Memory of ana: revision 1") {
+			t.Errorf("%q = %d\n%s%s", args, code, out, errOut)
+		}
+	}
+}
+
+// TestParseErrors checks the one parse's errors: each names the flag and
+// says where to read more, and the command does not run.
+func TestParseErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"show", "--jsn"}, "unknown flag --jsn; did you mean --json?"},
+		{[]string{"show", "--json=yes"}, "--json takes no value"},
+		{[]string{"show", "--user"}, "--user needs a value"},
+		{[]string{"show", "--user", ""}, "--user is empty"},
+		{[]string{"show", "--user", "a", "--user", "b"}, "--user is given twice"},
+		{[]string{"show", "extra"}, `unexpected argument "extra"`},
+		{[]string{"search", "--limit", "x", "q"}, `--limit "x" is not a whole number`},
+		{[]string{"bench", "-n", "0"}, "-n and -m must be at least 1"},
+		{[]string{"version", "--data-dir", dir}, "unknown flag --data-dir"},
+		{[]string{"nope"}, `unknown command "nope"`},
+	} {
+		code, out, errOut := runEnv(t, dataEnv(dir), tt.args...)
+		if code != exitUsage || !strings.Contains(errOut, tt.want) || out != "" {
+			t.Errorf("%q = %d, stdout %q, stderr %q; want exit 2 and %q", tt.args, code, out, errOut, tt.want)
+		}
+	}
+}
+
+// TestRepeatableFlag checks that --fact may be given several times and
+// every value reaches the command.
+func TestRepeatableFlag(t *testing.T) {
+	c, code, ok := prepare(lookupCommand("forget"), []string{"--user", "ana", "--fact", "f1", "--fact=f2", "--turn", "t1"},
+		baseEnv(nil).get, nil, &strings.Builder{}, &strings.Builder{})
+	if !ok {
+		t.Fatalf("prepare = %d", code)
+	}
+	if got := c.args.all("fact"); len(got) != 2 || got[0] != "f1" || got[1] != "f2" {
+		t.Errorf("--fact values = %q, want [f1 f2]", got)
+	}
+	if got := c.args.all("turn"); len(got) != 1 || got[0] != "t1" {
+		t.Errorf("--turn values = %q, want [t1]", got)
+	}
+}

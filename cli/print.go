@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// The printers every command shares.
+
+// writeJSON prints v as indented JSON on stdout.
+func writeJSON(c *call, v any) int {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return c.fail(exitError, "encode JSON: %v", err)
+	}
+	c.stdout.Write(append(data, '\n'))
+	return exitOK
+}
+
+// plural is "1 turn", "2 turns".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// writeTable prints rows with columns aligned by the widest cell.
+func writeTable(b *strings.Builder, rows [][]string, indent string) {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	for _, r := range rows {
+		line := indent
+		for i, c := range r {
+			if i < len(r)-1 {
+				c += strings.Repeat(" ", widths[i]-len([]rune(c))+2)
+			}
+			line += c
+		}
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+}
+
+// wrapParagraphs wraps text to width, keeping its line breaks.
+func wrapParagraphs(text string, width int) []string {
+	var out []string
+	for _, para := range strings.Split(strings.TrimSpace(text), "\n") {
+		out = append(out, wrap(para, width)...)
+	}
+	return out
+}
+
+// fmtDate is the day of t (UTC).
+func fmtDate(t time.Time) string { return t.UTC().Format("2006-01-02") }
+
+// fmtMinute is t to the minute (UTC), or "-".
+func fmtMinute(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}
+
+// agentFlag is " --agent A" for a scope of an agent, else "", for the
+// commands a message suggests.
+func agentFlag(scope memory.Scope) string {
+	if scope.AgentName == "" {
+		return ""
+	}
+	return " --agent " + scope.AgentName
+}
+
+// fmtTime is t in RFC 3339 (UTC), or "never".
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// clip shortens s to n runes, marking the cut with an ellipsis.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// orNone is s, or "nothing" when it is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}

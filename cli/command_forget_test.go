@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,87 +8,8 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/files"
-	"github.com/mnemo-mcp/mnemo/memory/storetest"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 )
-
-// runCmd runs the program in-process with only MNEMO_DATA_DIR set.
-func runCmd(t *testing.T, dir string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	getenv := func(k string) string {
-		if k == "MNEMO_DATA_DIR" {
-			return dir
-		}
-		return ""
-	}
-	code = Run(t.Context(), args, getenv, strings.NewReader(""), &out, &errOut)
-	return code, out.String(), errOut.String()
-}
-
-// seedDocs saves n revisions of scope's document, the i-th with summary
-// "v<i>".
-func seedDocs(t *testing.T, dir string, scope memory.Scope, n int) {
-	t.Helper()
-	s, err := files.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	storetest.MustAppendTurns(t, s, scope, storetest.NewTurns("t", 0, 2)...)
-	for i := 1; i <= n; i++ {
-		storetest.MustUpdateDocument(t, s, scope, func(d *memory.Document) error {
-			d.User.TopOfMind.Summary = "v" + string(rune('0'+i))
-			return nil
-		})
-	}
-}
-
-func loadSummary(t *testing.T, dir string, scope memory.Scope) (string, int64) {
-	t.Helper()
-	s, err := files.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	d := storetest.MustLoadDocument(t, s, scope)
-	return d.User.TopOfMind.Summary, d.Revision
-}
-
-func TestRollbackCommand(t *testing.T) {
-	dir := t.TempDir()
-	scope := memory.Scope{UserID: "ana", AgentName: "coder"}
-	seedDocs(t, dir, scope, 4)
-
-	code, out, errOut := runCmd(t, dir, "rollback", "--user", "ana", "--agent", "coder", "--list")
-	if code != exitOK || !strings.Contains(out, "current revision 4") || !strings.Contains(out, "\n3 ") || !strings.Contains(out, "\n1 ") {
-		t.Fatalf("rollback --list = %d\n%s%s", code, out, errOut)
-	}
-	code, out, errOut = runCmd(t, dir, "rollback", "--user=ana", "--agent=coder", "--to", "2")
-	if code != exitOK || !strings.Contains(out, "restored revision 2") || !strings.Contains(out, "--to 4") {
-		t.Fatalf("rollback --to 2 = %d\n%s%s", code, out, errOut)
-	}
-	if sum, rev := loadSummary(t, dir, scope); sum != "v2" || rev != 5 {
-		t.Errorf("after rollback: summary %q revision %d, want v2 revision 5", sum, rev)
-	}
-	// The rollback can itself be rolled back.
-	if code, out, errOut = runCmd(t, dir, "rollback", "--user", "ana", "--agent", "coder", "--to", "4"); code != exitOK {
-		t.Fatalf("undo rollback = %d\n%s%s", code, out, errOut)
-	}
-	if sum, _ := loadSummary(t, dir, scope); sum != "v4" {
-		t.Errorf("after undoing the rollback: summary %q, want v4", sum)
-	}
-	for _, args := range [][]string{
-		{"rollback", "--user", "ana", "--agent", "coder", "--to", "99"},
-		{"rollback", "--user", "../x", "--list"},
-		{"rollback", "--to", "abc"},
-		{"rollback", "--to"},
-	} {
-		if code, out, errOut := runCmd(t, dir, args...); code == exitOK || errOut == "" {
-			t.Errorf("%v = %d, want a failure that says why\n%s%s", args, code, out, errOut)
-		}
-	}
-}
 
 // TestForgetCommand deletes one user's memory and checks that every file
 // of it is gone and no other user's memory was touched, including users

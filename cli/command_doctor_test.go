@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// doctorEndpoint is an OpenAI-compatible endpoint that answers every chat
+// completion with "ok" and every embedding with a 3-vector, or fails
+// every request with status when it is set.
+func doctorEndpoint(t *testing.T, status int) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if status != 0 {
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+			return
+		}
+		switch r.URL.Path {
+		case "/v1/chat/completions":
+			reply := `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":14,"completion_tokens":1,"total_tokens":15}}`
+			w.Write([]byte(reply))
+		case "/v1/embeddings":
+			w.Write([]byte(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1,0.2,0.3]}],"model":"emb","usage":{"prompt_tokens":5,"total_tokens":5}}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestDoctorCommand(t *testing.T) {
+	const key = "sk-test-Zq8WcX1eKf"
+	normalize := func(out, dir, url string) string {
+		out = strings.ReplaceAll(out, dir, "$DATA")
+		return strings.ReplaceAll(out, url, "$URL")
+	}
+	t.Run("healthy", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "data") // created 0700 by the store
+		seedRich(t, dir)
+		srv := doctorEndpoint(t, 0)
+		code, out, errOut := runEnv(t, env{
+			"MNEMO_DATA_DIR": dir, "MNEMO_LLM_BASE_URL": srv.URL + "/v1", "MNEMO_LLM_API_KEY": key,
+			"MNEMO_EMBEDDING_MODEL": "emb-small",
+		}, "doctor")
+		if code != exitOK {
+			t.Errorf("doctor = %d, want 0\n%s%s", code, out, errOut)
+		}
+		if strings.Contains(out+errOut, key) {
+			t.Errorf("doctor printed the API key:\n%s", out)
+		}
+		checkGolden(t, "doctor_healthy", normalize(out, dir, srv.URL))
+		if entries, _ := os.ReadDir(filepath.Join(dir, "users")); len(entries) != 1 {
+			t.Errorf("doctor left %d entries in users/, want only ana", len(entries))
+		}
+	})
+	t.Run("broken", func(t *testing.T) {
+		dir := t.TempDir()
+		seedRich(t, dir)
+		os.Chmod(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "users", "ana", "coder.txt"), nil, 0o644)
+		srv := doctorEndpoint(t, http.StatusUnauthorized)
+		code, out, errOut := runEnv(t, env{"MNEMO_DATA_DIR": dir, "MNEMO_LLM_BASE_URL": srv.URL + "/v1", "MNEMO_LLM_API_KEY": key}, "doctor")
+		if code != exitError {
+			t.Errorf("doctor = %d, want 1", code)
+		}
+		if !strings.Contains(out, "MNEMO_LLM_API_KEY") || !strings.Contains(out, "chmod 700") || !strings.Contains(out, "3 problem(s)") {
+			t.Errorf("doctor output does not say what to fix:\n%s", out)
+		}
+		if strings.Contains(out+errOut, key) {
+			t.Errorf("doctor printed the API key:\n%s", out)
+		}
+		checkGolden(t, "doctor_broken", normalize(out, dir, srv.URL))
+	})
+	t.Run("missing data dir", func(t *testing.T) {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "a", "b")
+		code, out, _ := runEnv(t, dataEnv(dir), "doctor")
+		if code != exitOK || !strings.Contains(out, "does not exist yet") {
+			t.Errorf("doctor with a missing data dir = %d\n%s", code, out)
+		}
+		if _, err := os.Stat(filepath.Join(parent, "a")); !os.IsNotExist(err) {
+			t.Errorf("doctor left the directories it created to check (err %v)", err)
+		}
+		ro := filepath.Join(parent, "ro")
+		os.Mkdir(ro, 0o500)
+		if os.Geteuid() != 0 {
+			code, out, _ = runEnv(t, dataEnv(filepath.Join(ro, "data")), "doctor")
+			if code != exitError || !strings.Contains(out, "cannot be created") {
+				t.Errorf("doctor with an uncreatable data dir = %d\n%s", code, out)
+			}
+		}
+	})
+	t.Run("bad config", func(t *testing.T) {
+		code, out, _ := runEnv(t, env{"MNEMO_DATA_DIR": t.TempDir(), "MNEMO_MAX_FACTS": "0"}, "doctor")
+		if code != exitError || !strings.Contains(out, "max_facts") || !strings.Contains(out, "MNEMO_MAX_FACTS") {
+			t.Errorf("doctor with a bad setting = %d\n%s", code, out)
+		}
+	})
+	t.Run("corrupt memory", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "data")
+		seedRich(t, dir)
+		os.WriteFile(filepath.Join(dir, "users", "ana", "memory.json"), []byte("{not json"), 0o600)
+		code, out, _ := runEnv(t, dataEnv(dir), "doctor")
+		if code != exitError || !strings.Contains(out, "memory.json of ana") || !strings.Contains(out, "mnemo rollback --user ana") {
+			t.Errorf("doctor with a corrupt memory.json = %d\n%s", code, out)
+		}
+	})
+}

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestShowCommand(t *testing.T) {
+	dir := t.TempDir()
+	seedRich(t, dir)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"show", []string{"show", "--user", "ana"}},
+		{"show_facts", []string{"show", "--user=ana", "--facts"}},
+		{"show_agent_json", []string{"show", "--user", "ana", "--agent", "coder", "--json"}},
+		{"show_empty", []string{"show", "--user", "nobody"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runEnv(t, dataEnv(dir), tc.args...)
+			if code != exitOK {
+				t.Fatalf("%v = %d\n%s", tc.args, code, errOut)
+			}
+			checkGolden(t, tc.name, strings.ReplaceAll(out, dir, "$DATA"))
+		})
+	}
+	// Sessions: with a two-exchange window, ana's older exchanges are in
+	// mid-term sessions.
+	sessEnv := env{"MNEMO_DATA_DIR": dir, "MNEMO_SHORT_TERM_CAPACITY": "2"}
+	if code, out, errOut := runEnv(t, sessEnv, "show", "--user", "ana", "--sessions"); code != exitOK {
+		t.Fatalf("show --sessions = %d\n%s", code, errOut)
+	} else {
+		checkGolden(t, "show_sessions", out)
+	}
+	if code, out, errOut := runEnv(t, sessEnv, "show", "--user", "ana", "--sessions", "--json"); code != exitOK {
+		t.Fatalf("show --sessions --json = %d\n%s", code, errOut)
+	} else {
+		var got showOutput
+		pages := 0
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		for _, ses := range got.Sessions {
+			pages += len(ses.Pages)
+		}
+		// 7 exchanges in two threads, 2 of each thread in its window.
+		if pages != 3 || got.Facts != nil || got.Threads != nil {
+			t.Errorf("show --sessions --json = %+v, want 3 pages in sessions and nothing else", got)
+		}
+	}
+	// The configured user is the default.
+	code, out, _ := runEnv(t, env{"MNEMO_DATA_DIR": dir, "MNEMO_USER_ID": "ana"}, "show", "--threads", "--json")
+	var got showOutput
+	if err := json.Unmarshal([]byte(out), &got); code != exitOK || err != nil {
+		t.Fatalf("show --threads --json = %d, %v\n%s", code, err, out)
+	}
+	if got.Scope.UserID != "ana" || len(got.Threads) != 2 || got.Facts != nil || got.PendingTurns != 2 {
+		t.Errorf("show --threads --json = %+v, want ana's 2 threads, 2 pending turns and no facts", got)
+	}
+	for _, args := range [][]string{{"show", "extra"}, {"show", "--user", "../x"}, {"show", "--user"}} {
+		if code, _, errOut := runEnv(t, dataEnv(dir), args...); code != exitUsage || errOut == "" {
+			t.Errorf("%v = %d %q, want a usage error", args, code, errOut)
+		}
+	}
+}
+
+// showJSON runs show --json for scope in dir.
+func showJSON(t *testing.T, dir string, args ...string) showOutput {
+	t.Helper()
+	code, out, errOut := runEnv(t, dataEnv(dir), append([]string{"show", "--json"}, args...)...)
+	var got showOutput
+	if err := json.Unmarshal([]byte(out), &got); code != exitOK || err != nil {
+		t.Fatalf("show --json = %d, %v\n%s%s", code, err, out, errOut)
+	}
+	return got
+}

@@ -349,3 +349,16 @@ func prepare(cmd *command, args []string, getenv func(string) string, stdin io.R
 	c.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	return c, exitOK, true
 }
+
+// scopesOf is the stored scopes that want names: want itself, and for a
+// user without an agent every agent of the user too (a user's memory
+// includes the agents' memories of the user).
+func scopesOf(stored []memory.Scope, want memory.Scope) []memory.Scope {
+	var out []memory.Scope
+	for _, sc := range stored {
+		if sc == want || want.AgentName == "" && sc.UserID == want.UserID {
+			out = append(out, sc)
+		}
+	}
+	return out
+}

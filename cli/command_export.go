@@ -54,12 +54,9 @@ func runExport(ctx context.Context, e *call) int {
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}
-	var scopes []memory.Scope
-	for _, sc := range stored {
-		// A user without --agent is the user's whole memory, agents included.
-		if all || sc == want || want.AgentName == "" && sc.UserID == want.UserID {
-			scopes = append(scopes, sc)
-		}
+	scopes := stored
+	if !all {
+		scopes = scopesOf(stored, want)
 	}
 	if len(scopes) == 0 {
 		return e.fail(exitError, "no memory is stored for %s in %s; nothing to export", want.Key(), e.cfg.DataDir)

@@ -90,12 +90,7 @@ func forgetScope(ctx context.Context, c *call, store memory.Store, scope memory.
 	if err != nil {
 		return c.fail(exitError, "%v", err)
 	}
-	var doomed []memory.Scope
-	for _, sc := range scopes {
-		if sc == scope || scope.AgentName == "" && sc.UserID == scope.UserID {
-			doomed = append(doomed, sc)
-		}
-	}
+	doomed := scopesOf(scopes, scope)
 	if len(doomed) == 0 {
 		fmt.Fprintf(stdout, "nothing is stored for %s\n", scope.Key())
 		return exitOK

@@ -256,3 +256,50 @@ func checkDataFiles(t *testing.T, dir string, want int) {
 	}
 	t.Logf("checked %d turns and %d memory documents", turns, docs)
 }
+
+// TestE2EProtocolGuard checks, through the real binary, that a tool call
+// before initialize runs nothing, that ids the protocol does not allow are
+// refused, and that a line far over the limit is answered with an error
+// while the server keeps serving.
+func TestE2EProtocolGuard(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	srv := startServer(t, dir, "MNEMO_MAX_MESSAGE_BYTES=1024", "MNEMO_MAX_MESSAGES=1")
+	if _, err := srv.call(ctx, "tools/call", map[string]any{"name": "add_memory", "arguments": map[string]any{
+		"user_input": "written before initialize", "agent_response": "no"}}); err == nil || !strings.Contains(err.Error(), "not initialized") {
+		t.Fatalf("tools/call before initialize: err %v, want a not-initialized error", err)
+	}
+	srv.initialize(ctx)
+	// A 4 MiB line: far over the limit derived from the settings.
+	huge := map[string]any{"jsonrpc": "2.0", "id": "huge", "method": "tools/call", "params": map[string]any{
+		"name": "add_memory", "arguments": map[string]any{"user_input": strings.Repeat("x", 4<<20), "agent_response": "ok"}}}
+	if err := srv.send(huge); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{`{"a":1}`, `[1]`, `123456789012345678901234567890`} {
+		if err := srv.send(json.RawMessage(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var res struct {
+		TurnIDs []string `json:"turn_ids"`
+	}
+	if err := srv.tool(ctx, "add_memory", map[string]any{"user_input": "I keep bees.", "agent_response": "Noted."}, &res); err != nil || len(res.TurnIDs) != 1 {
+		t.Fatalf("add_memory after the refused lines: %v %v", res, err)
+	}
+	srv.stdin.Close()
+	srv.wait()
+	srv.mu.Lock()
+	bad := srv.bad
+	srv.mu.Unlock()
+	if len(bad) != 0 {
+		t.Errorf("stdout lines that are not JSON-RPC: %q", bad)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "users", "default", "turns.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "before initialize") || strings.Count(string(data), "\n") != 1 {
+		t.Errorf("turn log holds %q, want the one exchange after initialize", data)
+	}
+}

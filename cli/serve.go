@@ -93,7 +93,8 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 		}
 	})
 
-	err = stdio.Listen(ctx, stdin, stdout)
+	out := &lockedWriter{w: stdout}
+	err = stdio.Listen(ctx, newStdioGuard(stdin, out, maxRequestLine(cfg.Memory)), out)
 	switch {
 	case err == nil:
 		log.Info("stdin closed; shutting down", "grace", cfg.Memory.ShutdownGrace)

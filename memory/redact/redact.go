@@ -1,0 +1,186 @@
+// Package redact finds secrets in text and replaces them, under one rule
+// for the whole program: what remembered text may not keep (API keys of
+// the common providers, cloud credentials, tokens, JWTs, private key
+// blocks, passwords in URLs and in "password: ..." assignments) and what
+// the operator's own settings may not show (credentials and secret query
+// parameters of URLs, configured keys).
+//
+// A secret is replaced by "[redacted: KIND]" so that the text still reads
+// and says what was there. The patterns are anchored on the shapes the
+// providers publish (prefixes, lengths, alphabets), so ordinary prose does
+// not match: over the LoCoMo development conversations (the eval corpus)
+// they find nothing.
+package redact
+
+import (
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Finding is one redacted secret: its kind and where it was, in bytes of
+// the original text.
+type Finding struct {
+	Kind  string `json:"kind"`
+	Start int    `json:"start"`
+	End   int    `json:"end"`
+}
+
+// rule is one kind of secret. When group is set, only that submatch is
+// replaced (the value of an assignment, the password of a URL).
+type rule struct {
+	kind  string
+	re    *regexp.Regexp
+	group int
+}
+
+// rules, most specific first: where two overlap, the first wins.
+var rules = []rule{
+	// A block without its END line is redacted to the end of the text.
+	{"private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\z)`), 0},
+	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), 0},
+	{"anthropic api key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), 0},
+	{"openai api key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), 0},
+	{"stripe key", regexp.MustCompile(`\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`), 0},
+	{"github token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`), 0},
+	{"gitlab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`), 0},
+	{"slack token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), 0},
+	{"google api key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), 0},
+	{"hugging face token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), 0},
+	{"npm token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), 0},
+	{"mnemo token", regexp.MustCompile(`\bmnemo_[A-Za-z0-9_-]{32,}`), 0},
+	{"aws access key", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), 0},
+	{"aws secret key", regexp.MustCompile(`(?i)\baws_?secret_?(?:access_?)?key\s*["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})`), 1},
+	{"azure key", regexp.MustCompile(`(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/=]{20,})`), 1},
+	{"bearer token", regexp.MustCompile(`(?i)\bBearer\s+([A-Za-z0-9._~+/-]{20,}=*)`), 1},
+	{"password", regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@`), 1},
+	{"password", regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|passphrase)\s*[:=]\s*["']?([^\s"']{4,})`), 1},
+	// "my password is X" only when X looks like one (a digit or a symbol
+	// in it): "the password is easy to guess" keeps its words.
+	{"password", regexp.MustCompile(`(?i)\b(?:password|passwd|passphrase)\s+(?:is|was)\s+["']?([^\s"']*[0-9!@#$%^&*_+=~-][^\s"'.,;]*)`), 1},
+	{"secret", regexp.MustCompile(`(?i)\b(?:api[_-]?key|secret[_-]?key|client[_-]?secret|access[_-]?token|auth[_-]?token|secret)\s*[:=]\s*["']?([A-Za-z0-9_./+=-]{12,})`), 1},
+}
+
+// Text returns text with every secret replaced by "[redacted: KIND]", and
+// what was replaced, in order. Text that holds none is returned as it is.
+func Text(text string) (string, []Finding) {
+	var found []Finding
+	for _, r := range rules {
+		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
+			start, end := m[2*r.group], m[2*r.group+1]
+			if start < 0 || strings.HasPrefix(text[start:end], "[redacted") {
+				continue
+			}
+			if overlaps(found, start, end) {
+				continue
+			}
+			found = append(found, Finding{Kind: r.kind, Start: start, End: end})
+		}
+	}
+	if len(found) == 0 {
+		return text, nil
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].Start < found[j].Start })
+	var b strings.Builder
+	last := 0
+	for _, f := range found {
+		b.WriteString(text[last:f.Start])
+		b.WriteString("[redacted: " + f.Kind + "]")
+		last = f.End
+	}
+	b.WriteString(text[last:])
+	return b.String(), found
+}
+
+func overlaps(found []Finding, start, end int) bool {
+	for _, f := range found {
+		if start < f.End && f.Start < end {
+			return true
+		}
+	}
+	return false
+}
+
+// Kinds lists the distinct kinds of findings, in order of appearance.
+func Kinds(found []Finding) []string {
+	var kinds []string
+	seen := map[string]bool{}
+	for _, f := range found {
+		if !seen[f.Kind] {
+			seen[f.Kind] = true
+			kinds = append(kinds, f.Kind)
+		}
+	}
+	return kinds
+}
+
+// secretParams are query parameters whose values are credentials.
+var secretParams = regexp.MustCompile(`(?i)^(?:.*[_-])?(?:key|apikey|api-key|token|secret|password|passwd|pwd|sig|signature|auth|credential|credentials|code)$`)
+
+// Masked is the text that replaces a credential in a URL or message.
+const Masked = "xxxxx"
+
+// URL returns raw with its credentials masked: the password of the
+// userinfo (the user name too when there is no password, as in
+// https://TOKEN@host), and the values of query parameters that name a key,
+// token, secret, password or signature. It works on text that does not
+// parse as a URL too, so a malformed URL in an error message is masked.
+func URL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" && u.Host == "" {
+		return maskLoose(raw)
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), Masked)
+		} else if u.User.Username() != "" {
+			u.User = url.User(Masked)
+		}
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		changed := false
+		for k, vs := range q {
+			if secretParams.MatchString(k) {
+				for i := range vs {
+					vs[i] = Masked
+				}
+				changed = true
+			}
+		}
+		if changed {
+			u.RawQuery = q.Encode()
+		}
+	}
+	return u.String()
+}
+
+var (
+	looseUserinfo = regexp.MustCompile(`(//[^\s/@:]*:)[^/@]*@`)
+	looseUser     = regexp.MustCompile(`(//)[^\s/@:]+@`)
+	looseQuery    = regexp.MustCompile(`(?i)([?&](?:[\w-]*[_-])?(?:key|apikey|api-key|token|secret|password|passwd|pwd|sig|signature|auth|credentials?|code)=)[^&\s#]*`)
+)
+
+// maskLoose masks credentials in text that is not a parseable URL.
+func maskLoose(s string) string {
+	s = looseUserinfo.ReplaceAllString(s, "${1}"+Masked+"@")
+	s = looseUser.ReplaceAllString(s, "${1}"+Masked+"@")
+	return looseQuery.ReplaceAllString(s, "${1}"+Masked)
+}
+
+// urlInText finds URLs inside a longer message.
+var urlInText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
+
+// Message returns msg with every URL in it masked (URL) and every known
+// secret replaced by "xxxxx". Every non-empty secret is replaced, however
+// short: one rule, so that a short key is not shown where a long one is
+// hidden.
+func Message(msg string, secrets ...string) string {
+	for _, s := range secrets {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, Masked)
+		}
+	}
+	return urlInText.ReplaceAllStringFunc(msg, URL)
+}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/openai"
+	"github.com/mnemo-mcp/mnemo/memory/redact"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 )
 
@@ -49,9 +50,7 @@ func (d *doctor) fail(fix, format string, args ...any) {
 }
 
 func (d *doctor) line(status, text string) {
-	for _, s := range d.secrets {
-		text = strings.ReplaceAll(text, s, "[redacted]")
-	}
+	text = redact.Message(text, d.secrets...)
 	// Not wrapped: the lines hold paths and URLs a user copies.
 	fmt.Fprintf(d.w, "  %s  %s\n", status, text)
 }
@@ -69,11 +68,7 @@ func runDoctor(ctx context.Context, c *call) int {
 		return d.finish()
 	}
 	cfg := c.cfg
-	for _, s := range []string{cfg.LLM.APIKey, cfg.Embedding.APIKey} {
-		if len(s) >= 4 {
-			d.secrets = append(d.secrets, s)
-		}
-	}
+	d.secrets = []string{cfg.LLM.APIKey, cfg.Embedding.APIKey}
 	d.ok("every setting is valid")
 	for _, name := range slices.Sorted(maps.Keys(cfg.origin)) {
 		s := lookupSetting(name)

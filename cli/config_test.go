@@ -283,3 +283,37 @@ func TestREADMESettingsTable(t *testing.T) {
 		}
 	}
 }
+
+// TestURLCredentialsNeverPrinted checks that credentials in endpoint URLs
+// (a password, a user name used as a token, a secret query parameter) and
+// a short key appear in no output: doctor, the serve start-up log and the
+// error of an invalid URL.
+func TestURLCredentialsNeverPrinted(t *testing.T) {
+	secrets := []string{"PASSWD1", "QUERYKEY2", "TOKEN3", "k4y"}
+	endpoint := doctorEndpoint(t, 200)
+	withCreds := strings.Replace(endpoint.URL, "://", "://maya:PASSWD1@", 1) + "/v1?api-key=QUERYKEY2"
+	dir := t.TempDir()
+	runs := []struct {
+		args []string
+		env  env
+	}{
+		{[]string{"doctor"}, env{"MNEMO_DATA_DIR": dir, "MNEMO_LLM_BASE_URL": withCreds, "MNEMO_LLM_API_KEY": "k4y",
+			"MNEMO_EMBEDDING_MODEL": "m", "MNEMO_EMBEDDING_BASE_URL": strings.Replace(endpoint.URL, "://", "://TOKEN3@", 1)}},
+		{[]string{"--llm-base-url", "http://maya:PASSWD1@bad host/?api-key=QUERYKEY2"}, env{"MNEMO_DATA_DIR": dir}},
+		{[]string{"doctor", "--llm-base-url", "ftp://maya:PASSWD1@h/?token=QUERYKEY2"}, env{"MNEMO_DATA_DIR": dir}},
+	}
+	for _, r := range runs {
+		code, out, errOut := runEnv(t, r.env, r.args...)
+		for _, s := range secrets {
+			if strings.Contains(out+errOut, s) {
+				t.Errorf("%q (exit %d) prints %q:\n%s%s", r.args, code, s, out, errOut)
+			}
+		}
+	}
+	// The serve start-up log names the endpoint, masked.
+	cfg := defaultConfig()
+	cfg.LLM.BaseURL = withCreds
+	if got := llmState(cfg); strings.Contains(got, "PASSWD1") || strings.Contains(got, "QUERYKEY2") || !strings.Contains(got, "xxxxx") {
+		t.Errorf("llmState() = %q, want the credentials masked", got)
+	}
+}

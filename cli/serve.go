@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/openai"
+	"github.com/mnemo-mcp/mnemo/memory/redact"
 	"github.com/mnemo-mcp/mnemo/tools"
 )
 
@@ -134,11 +134,7 @@ func llmState(cfg *Config) string {
 	if base == "" {
 		base = openai.DefaultBaseURL
 	}
-	if u, err := url.Parse(base); err == nil {
-		u.User = nil // never log credentials embedded in the URL
-		base = u.Redacted()
-	}
-	return cfg.LLM.Model + " at " + base
+	return cfg.LLM.Model + " at " + redact.URL(base)
 }
 
 // version is the module version stamped by the go command ("go install

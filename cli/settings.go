@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/redact"
 )
 
 // setting is one row of the settings table. Its name is the JSON key of the
@@ -283,7 +284,7 @@ func checkURL(v string) error {
 	}
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http(s) URL like https://api.openai.com/v1", v)
+		return fmt.Errorf("%q is not an http(s) URL like https://api.openai.com/v1", redact.URL(v))
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ import (
 	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/redact"
 )
 
 // Defaults applied by New to zero Config fields.
@@ -304,14 +305,12 @@ func (c *Client) backoff(retry int, retryAfter string) time.Duration {
 	return min(c.jitter(ceiling), c.maxBackoff)
 }
 
-// redactString replaces the API key in s. Messages are built from sanitized
-// parts only, but a hostile endpoint could still echo the key as an error
-// code, parameter name or finish reason; shorter keys are not secrets.
+// redactString replaces the API key in s, however short, and masks the
+// credentials of any URL in it (redact.Message, the one rule). Messages are
+// built from sanitized parts only, but a hostile endpoint could still echo
+// the key as an error code, parameter name or finish reason.
 func (c *Client) redactString(s string) string {
-	if len(c.apiKey) < 8 {
-		return s
-	}
-	return strings.ReplaceAll(s, c.apiKey, "[redacted]")
+	return redact.Message(s, c.apiKey)
 }
 
 // sleepCtx waits for d or until ctx ends, whichever is first.

@@ -324,6 +324,11 @@ func prepare(cmd *command, args []string, getenv func(string) string, stdin io.R
 		return nil, exitUsage, false
 	}
 	c.args = a
+	if cmd.name != "serve" {
+		// stdout is the MCP channel of serve; every other command prints
+		// for a person or a script, never raw control characters.
+		c.stdout = &safeWriter{w: stdout, json: cmd.name == "export" || a.flag("json")}
+	}
 	c.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if !cmd.settings {
 		return c, exitOK, true

@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/files"
+	"github.com/mnemo-mcp/mnemo/memory/storetest"
 )
 
 func TestShowCommand(t *testing.T) {
@@ -75,4 +79,45 @@ func showJSON(t *testing.T, dir string, args ...string) showOutput {
 		t.Fatalf("show --json = %d, %v\n%s%s", code, err, out, errOut)
 	}
 	return got
+}
+
+// TestHostileTextNeutralised stores text with terminal control sequences
+// (as an LLM reply or an old version could have planted them) and checks
+// that show, search and export never print them raw.
+func TestHostileTextNeutralised(t *testing.T) {
+	dir := t.TempDir()
+	const evil = "evil \x1b]52;c;cm0gLXJmIH4=\x07 \u009b2J \x1b[31m\x00\x7f \u202eright-to-left"
+	s, err := files.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ana := memory.Scope{UserID: "ana"}
+	turns := storetest.NewTurns("t", 0, 1)
+	turns[0].User = "tell me about sailing " + evil
+	storetest.MustAppendTurns(t, s, ana, turns...)
+	storetest.MustUpdateDocument(t, s, ana, func(d *memory.Document) error {
+		d.Facts = []memory.Fact{{ID: "fact_0000000a", Content: "Likes sailing " + evil, Category: memory.CategoryPreference, Confidence: 0.9, CreatedAt: richTime}}
+		d.User.TopOfMind = memory.Section{Summary: evil, UpdatedAt: richTime}
+		return nil
+	})
+	s.Close()
+	for _, args := range [][]string{
+		{"show", "--user", "ana"}, {"show", "--user", "ana", "--json"},
+		{"search", "--user", "ana", "--injection", "sailing"}, {"search", "--user", "ana", "--json", "sailing"},
+		{"export", "--user", "ana"},
+	} {
+		code, out, errOut := runEnv(t, dataEnv(dir), args...)
+		if code != exitOK {
+			t.Fatalf("%q = %d\n%s", args, code, errOut)
+		}
+		for _, r := range out + errOut {
+			if unsafeRune(r) {
+				t.Errorf("%q prints %U raw", args, r)
+				break
+			}
+		}
+		if !strings.Contains(out, "sailing") {
+			t.Errorf("%q does not show the text at all:\n%s", args, out)
+		}
+	}
 }

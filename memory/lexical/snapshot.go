@@ -14,7 +14,7 @@ import (
 // it, and one made by another version is refused: its terms would not
 // match what queries are tokenized into. Bump it with any change to what
 // Tokenize returns.
-const analyzerVersion = 1
+const analyzerVersion = 2
 
 // snapshotMagic opens a snapshot; the byte after "MNLX" is the format
 // version.

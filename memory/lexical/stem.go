@@ -49,4 +49,3 @@ var lexiconShape = func() (shape [16]uint32) {
 	}
 	return shape
 }()
-

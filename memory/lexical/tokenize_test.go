@@ -99,6 +99,8 @@ func FuzzTokenize(f *testing.F) {
 				t.Fatalf("Tokenize(%q) has token %q, not lowercase", s, tok)
 			case len(tok) > maxTokenBytes+2:
 				t.Fatalf("Tokenize(%q) has token %q of %d bytes", s, tok, len(tok))
+			case strings.IndexByte(tok, prefixMark) >= 0:
+				t.Fatalf("Tokenize(%q) has token %q with the prefix mark", s, tok)
 			case strings.IndexFunc(tok, unicode.IsSpace) >= 0:
 				t.Fatalf("Tokenize(%q) has token %q with white space", s, tok)
 			}

@@ -11,11 +11,13 @@ func stem(w []byte) []byte {
 	if len(w) <= 2 {
 		return w
 	}
-	if s, ok := stemExceptions[string(w)]; ok {
-		if s == "" {
-			return w
+	if len(w) <= maxExceptionLen {
+		if s, ok := stemExceptions[string(w)]; ok {
+			if s == "" {
+				return w
+			}
+			return append(w[:0], s...)
 		}
-		return append(w[:0], s...)
 	}
 	// An upper-case 'Y' is a y used as a consonant: at the start of the
 	// word or after a vowel.
@@ -52,6 +54,9 @@ var stemExceptions = map[string]string{
 	"idly": "idl", "gently": "gentl", "ugly": "ugli", "early": "earli", "only": "onli", "singly": "singl",
 	"sky": "", "news": "", "howe": "", "atlas": "", "cosmos": "", "bias": "", "andes": "",
 }
+
+// maxExceptionLen is the length of the longest word in stemExceptions.
+const maxExceptionLen = 6
 
 // regionPrefixes are word beginnings after which R1 starts, where the
 // general rule would put it too early (generic/general, organ/organic).
@@ -101,8 +106,9 @@ func (s *porter) replace(n int, to string) {
 // longest returns the longest of suffixes that ends the word, or "".
 func (s *porter) longest(suffixes []string) string {
 	best := ""
+	last := s.w[len(s.w)-1]
 	for _, x := range suffixes {
-		if len(x) > len(best) && s.ends(x) {
+		if x[len(x)-1] == last && len(x) > len(best) && s.ends(x) {
 			best = x
 		}
 	}

@@ -40,6 +40,11 @@ func TestStemVocabulary(t *testing.T) {
 	if bad > 0 {
 		t.Errorf("%d of %d words stemmed wrong", bad, words)
 	}
+	for w := range stemExceptions {
+		if len(w) > maxExceptionLen {
+			t.Errorf("stemExceptions has %q, longer than maxExceptionLen %d", w, maxExceptionLen)
+		}
+	}
 	if words < 40000 {
 		t.Errorf("vocabulary has %d words, want the whole list", words)
 	}

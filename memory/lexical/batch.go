@@ -71,6 +71,18 @@ type dictionary struct {
 	ids   map[string]int32
 	terms []string // by id
 	tok   tokenizer
+	pre   []byte // the current prefix term
+}
+
+// id returns the dictionary id of term, numbering it if it is new.
+func (d *dictionary) id(term []byte) int32 {
+	if id, ok := d.ids[string(term)]; ok {
+		return id
+	}
+	id := int32(len(d.terms))
+	d.ids[string(term)] = id
+	d.terms = append(d.terms, string(term))
+	return id
 }
 
 // tokenized is one round of documents as term ids of a worker's
@@ -86,14 +98,11 @@ func (d *dictionary) tokenize(texts []string) tokenized {
 	for _, text := range texts {
 		d.tok.reset(text)
 		for tok, ok := d.tok.next(); ok; tok, ok = d.tok.next() {
-			id, ok := d.ids[string(tok)]
-			if !ok {
-				term := string(tok)
-				id = int32(len(d.terms))
-				d.ids[term] = id
-				d.terms = append(d.terms, term)
+			t.toks = append(t.toks, d.id(tok))
+			if p, ok := appendPrefix(d.pre[:0], tok); ok {
+				t.toks = append(t.toks, d.id(p))
+				d.pre = p
 			}
-			t.toks = append(t.toks, id)
 		}
 		t.ends = append(t.ends, len(t.toks))
 	}

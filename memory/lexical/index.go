@@ -1,8 +1,10 @@
 // Package lexical is an in-memory full-text index with BM25 ranking, updated
 // one document at a time. mnemo uses it to find conversation pages and facts
 // that share words with a query. The analyzer (Tokenize) folds case and
-// Latin diacritics, lightly stems English, and indexes Chinese, Japanese and
-// Korean as character bigrams, so it needs no dictionary.
+// Latin diacritics, stems English (Porter2), and indexes Chinese, Japanese
+// and Korean as character bigrams, so it needs no dictionary. A second,
+// lower-weighted field of five-letter stem prefixes lets derivations
+// ("deploy", "deployment") meet.
 //
 // Documents are identified by small non-negative ints that the caller
 // assigns, densely (0, 1, 2, …); memory is proportional to the largest id.
@@ -48,6 +50,7 @@ type Index struct {
 	removed []int32          // documents whose postings are stale
 	tok     tokenizer        // Add's, guarded by mu
 	ids     []int32          // Add's term ids, guarded by mu
+	pre     []byte           // Add's prefix term, guarded by mu
 	freed   uint64           // terms freed so far, to expire AddBatch's caches
 
 	scratch sync.Pool // *scratch, for Search
@@ -109,14 +112,22 @@ func (ix *Index) Add(id int, text string) {
 	ids := ix.ids[:0]
 	ix.tok.reset(text)
 	for tok, ok := ix.tok.next(); ok; tok, ok = ix.tok.next() {
-		tid, ok := ix.terms[string(tok)]
-		if !ok {
-			tid = ix.newTerm(string(tok))
+		ids = append(ids, ix.termID(tok))
+		if p, ok := appendPrefix(ix.pre[:0], tok); ok {
+			ids = append(ids, ix.termID(p))
+			ix.pre = p
 		}
-		ids = append(ids, tid)
 	}
 	ix.ids = ids
 	ix.link(id, ids)
+}
+
+// termID returns the id of term, creating the term if need be.
+func (ix *Index) termID(term []byte) int32 {
+	if tid, ok := ix.terms[string(term)]; ok {
+		return tid
+	}
+	return ix.newTerm(string(term))
 }
 
 // checkID panics unless id can be a document id.
@@ -308,6 +319,9 @@ func (ix *Index) DocTerms(id int, fn func(term string, tf int)) {
 	}
 	for _, tid := range ix.docs[id].terms {
 		l := &ix.lists[tid]
+		if isPrefixTerm(l.term) {
+			continue
+		}
 		if i, ok := l.find(int32(id)); ok {
 			fn(l.term, int(l.p[i].tf))
 		}

@@ -28,7 +28,7 @@ func TestAgainstReference(t *testing.T) {
 		case op < 6:
 			s := text()
 			ix.Add(id, s)
-			ref[id] = Tokenize(s)
+			ref[id] = indexTerms(s)
 		default:
 			ix.Remove(id)
 			delete(ref, id)
@@ -52,8 +52,9 @@ func TestAgainstReference(t *testing.T) {
 	}
 }
 
-// referenceSearch scores every document in docs (id → tokens) by BM25 with
-// the default options.
+// referenceSearch scores every document in docs (id → index terms) by BM25
+// with the default options: each query word scores the better of its own
+// term and prefixWeight times its prefix term.
 func referenceSearch(docs map[int][]string, query string, k int) []Hit {
 	const k1, b = 1.2, 0.75
 	tf := map[int]map[string]int{}
@@ -77,11 +78,20 @@ func referenceSearch(docs map[int][]string, query string, k int) []Hit {
 			dl += c
 		}
 		s := 0.0
-		for _, q := range Tokenize(query) {
-			if c := float64(terms[q]); c > 0 {
-				idf := math.Log(1 + (n-float64(df[q])+0.5)/(float64(df[q])+0.5))
-				s += idf * c * (k1 + 1) / (c + k1*(1-b+b*float64(dl)/(float64(total)/n)))
+		bm25 := func(q string) float64 {
+			c := float64(terms[q])
+			if c == 0 {
+				return 0
 			}
+			idf := math.Log(1 + (n-float64(df[q])+0.5)/(float64(df[q])+0.5))
+			return idf * c * (k1 + 1) / (c + k1*(1-b+b*float64(dl)/(float64(total)/n)))
+		}
+		for _, q := range Tokenize(query) {
+			sc := bm25(q)
+			if p, ok := appendPrefix(nil, q); ok {
+				sc = max(sc, prefixWeight*bm25(string(p)))
+			}
+			s += sc
 		}
 		if s > 0 {
 			hits = append(hits, Hit{id, s})

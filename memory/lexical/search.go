@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -16,7 +17,9 @@ type Hit struct {
 // ids whose score is not.
 type scratch struct {
 	tok     tokenizer
+	pre     []byte // the current query word's prefix term
 	q       []int32
+	qp      [][2]int32 // prefix term and word term (or -1) of query words
 	scores  []float64
 	touched []int32
 	heap    []Hit
@@ -49,11 +52,20 @@ func (ix *Index) accumulate(s *scratch, query string) {
 	if ix.live == 0 || ix.total == 0 {
 		return
 	}
-	s.q = s.q[:0]
+	s.q, s.qp = s.q[:0], s.qp[:0]
 	s.tok.reset(query)
 	for tok, ok := s.tok.next(); ok; tok, ok = s.tok.next() {
-		if tid, ok := ix.terms[string(tok)]; ok && ix.lists[tid].df > 0 {
+		tid, ok := ix.terms[string(tok)]
+		if ok && ix.lists[tid].df > 0 {
 			s.q = append(s.q, tid)
+		} else {
+			tid = -1
+		}
+		if p, ok := appendPrefix(s.pre[:0], tok); ok {
+			s.pre = p
+			if ptid, ok := ix.terms[string(p)]; ok && ix.lists[ptid].df > 0 {
+				s.qp = append(s.qp, [2]int32{ptid, tid})
+			}
 		}
 	}
 	slices.Sort(s.q)
@@ -63,6 +75,15 @@ func (ix *Index) accumulate(s *scratch, query string) {
 			j++
 		}
 		ix.accumulateTerm(s, s.q[i], float64(j-i))
+		i = j
+	}
+	slices.SortFunc(s.qp, func(a, b [2]int32) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	for i := 0; i < len(s.qp); {
+		j := i + 1
+		for j < len(s.qp) && s.qp[j] == s.qp[i] {
+			j++
+		}
+		ix.accumulatePrefix(s, s.qp[i][0], s.qp[i][1], float64(j-i))
 		i = j
 	}
 }
@@ -93,6 +114,54 @@ func (ix *Index) accumulateTerm(s *scratch, tid int32, weight float64) {
 	}
 }
 
+// accumulatePrefix adds the prefix field's share for one query word: to
+// every live document containing prefix term ptid, weight times the amount
+// by which prefixWeight times that term's BM25 contribution exceeds the
+// contribution of the word's own term tid (-1 if none), which
+// accumulateTerm added. A document thus scores the better of the exact
+// and the prefix match of each word, never both.
+func (ix *Index) accumulatePrefix(s *scratch, ptid, tid int32, weight float64) {
+	if len(s.scores) < len(ix.lens) {
+		s.scores = make([]float64, len(ix.lens)+len(ix.lens)/4)
+	}
+	scores, lens := s.scores, ix.lens
+	n := float64(ix.live)
+	c1 := ix.k1 * (1 - ix.b)
+	c2 := ix.k1 * ix.b * n / float64(ix.total)
+	l := &ix.lists[ptid]
+	w := prefixWeight * idf(float64(l.df), n) * (ix.k1 + 1)
+	var exact []posting
+	we := 0.0
+	if tid >= 0 {
+		exact = ix.lists[tid].p
+		we = idf(float64(ix.lists[tid].df), n) * (ix.k1 + 1)
+	}
+	for _, p := range l.p {
+		dl := lens[p.doc]
+		if dl == 0 {
+			continue
+		}
+		norm := c1 + c2*float64(dl)
+		tf := float64(p.tf)
+		add := w * tf / (tf + norm)
+		for len(exact) > 0 && exact[0].doc < p.doc {
+			exact = exact[1:]
+		}
+		if len(exact) > 0 && exact[0].doc == p.doc {
+			etf := float64(exact[0].tf)
+			add -= we * etf / (etf + norm)
+		}
+		if add <= 0 {
+			continue
+		}
+		sc := scores[p.doc]
+		if sc == 0 {
+			s.touched = append(s.touched, p.doc)
+		}
+		scores[p.doc] = sc + weight*add
+	}
+}
+
 // Term is an analysed query term (one of Tokenize's outputs) with the
 // weight of its BM25 contribution.
 type Term struct {
@@ -111,8 +180,20 @@ func (ix *Index) SearchTerms(terms []Term, k int, keep func(id int) bool) []Hit 
 	ix.mu.RLock()
 	if ix.live > 0 && ix.total > 0 {
 		for _, t := range terms {
-			if tid, ok := ix.terms[t.Text]; ok && ix.lists[tid].df > 0 && t.Weight > 0 {
+			if t.Weight <= 0 {
+				continue
+			}
+			tid, ok := ix.terms[t.Text]
+			if ok && ix.lists[tid].df > 0 {
 				ix.accumulateTerm(s, tid, t.Weight)
+			} else {
+				tid = -1
+			}
+			if p, ok := appendPrefix(s.pre[:0], t.Text); ok {
+				s.pre = p
+				if ptid, ok := ix.terms[string(p)]; ok && ix.lists[ptid].df > 0 {
+					ix.accumulatePrefix(s, ptid, tid, t.Weight)
+				}
 			}
 		}
 	}
@@ -177,13 +258,24 @@ func (s *scratch) top(k int, keep func(int) bool) []Hit {
 // length: a BM25 score comparable to Search's, for ranking a few candidates
 // that are not indexed. It returns 0 when they share no term.
 func (ix *Index) Similarity(query, text string) float64 {
-	q, t := Tokenize(query), Tokenize(text)
+	q, t := Tokenize(query), indexTerms(text)
 	if len(q) == 0 || len(t) == 0 {
 		return 0
 	}
 	slices.Sort(q)
 	slices.Sort(t)
 	dl := float64(len(t))
+	count := func(term string) float64 {
+		lo, found := slices.BinarySearch(t, term)
+		if !found {
+			return 0
+		}
+		hi := lo + 1
+		for hi < len(t) && t[hi] == term {
+			hi++
+		}
+		return float64(hi - lo)
+	}
 
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -192,25 +284,30 @@ func (ix *Index) Similarity(query, text string) float64 {
 		avgdl = float64(ix.total) / n
 	}
 	norm := ix.k1 * (1 - ix.b + ix.b*dl/avgdl)
+	bm25 := func(term string) float64 {
+		tf := count(term)
+		if tf == 0 {
+			return 0
+		}
+		df := 0.0
+		if tid, ok := ix.terms[term]; ok {
+			df = float64(ix.lists[tid].df)
+		}
+		return idf(df, n) * (ix.k1 + 1) * tf / (tf + norm)
+	}
 	score := 0.0
+	var pre []byte
 	for i := 0; i < len(q); {
 		j := i + 1
 		for j < len(q) && q[j] == q[i] {
 			j++
 		}
-		lo, found := slices.BinarySearch(t, q[i])
-		if found {
-			hi := lo + 1
-			for hi < len(t) && t[hi] == q[i] {
-				hi++
-			}
-			df := 0.0
-			if tid, ok := ix.terms[q[i]]; ok {
-				df = float64(ix.lists[tid].df)
-			}
-			tf := float64(hi - lo)
-			score += float64(j-i) * idf(df, n) * (ix.k1 + 1) * tf / (tf + norm)
+		sc := bm25(q[i])
+		if p, ok := appendPrefix(pre[:0], q[i]); ok {
+			pre = p
+			sc = max(sc, prefixWeight*bm25(string(p)))
 		}
+		score += float64(j-i) * sc
 		i = j
 	}
 	return score

@@ -10,11 +10,12 @@ import (
 	"math"
 )
 
-// analyzerVersion numbers the behaviour of Tokenize. A snapshot records
-// it, and one made by another version is refused: its terms would not
-// match what queries are tokenized into. Bump it with any change to what
-// Tokenize returns.
-const analyzerVersion = 1
+// analyzerVersion numbers the behaviour of Tokenize and of the prefix
+// field. A snapshot records it, and one made by another version is
+// refused: its terms would not match what queries are tokenized into. Bump
+// it with any change to what Tokenize returns or to appendPrefix (3: the
+// Porter2 stemmer and the prefix field).
+const analyzerVersion = 3
 
 // snapshotMagic opens a snapshot; the byte after "MNLX" is the format
 // version.

@@ -19,22 +19,22 @@ func TestTokenize(t *testing.T) {
 		{"only separators", "  ...!?\t\n—", nil},
 		{"only stop words", "The and of it is, I think?", []string{"think"}},
 		{"lowercase and punctuation", "Hello, World! (Hello-world)", []string{"hello", "world", "hello", "world"}},
-		{"plurals", "dogs stories boxes classes buses ties", []string{"dog", "stori", "box", "class", "bus", "tie"}},
-		{"no plural", "bus class analysis tennis news", []string{"bus", "class", "analysis", "tennis", "news"}},
-		{"ing", "running coding meeting using going thing string", []string{"run", "cod", "meet", "use", "go", "thing", "string"}},
-		{"ed", "stopped played used needed tried died shed", []string{"stop", "play", "use", "need", "try", "die", "shed"}},
-		{"ly and ness", "quickly really happily happiness darkness only early", []string{"quick", "real", "happi", "happi", "dark", "earli"}},
+		{"plurals", "dogs stories boxes classes buses ties", []string{"dog", "stori", "box", "class", "buse", "tie"}},
+		{"no plural", "bus class analysis tennis news atlas", []string{"bus", "class", "analysi", "tenni", "news", "atlas"}},
+		{"ing", "running coding meeting using going thing string", []string{"run", "code", "meet", "use", "go", "thing", "string"}},
+		{"ed", "stopped played used needed tried died shed", []string{"stop", "play", "use", "need", "tri", "die", "shed"}},
+		{"ly and ness", "quickly really happily happiness darkness only early", []string{"quick", "realli", "happili", "happi", "dark", "earli"}},
 		{"forms agree", "study studies studied studying", []string{"studi", "studi", "studi", "studi"}},
-		{"final e", "code codes coded make making use", []string{"cod", "cod", "cod", "mak", "mak", "use"}},
+		{"final e", "code codes coded make making use", []string{"code", "code", "code", "make", "make", "use"}},
 		{"protected", "business busy news new", []string{"business", "busi", "news", "new"}},
 		{"contractions", "don't I'm it's user's we’re O'Brien", []string{"user", "obrien"}},
 		{"quote marks are separators", "'hello' ‘world’", []string{"hello", "world"}},
 		{"numbers", "42 3.14 10.0.0.1 v1.2 2024-05-01 1,000 3.", []string{"42", "3.14", "10.0.0.1", "v1.2", "2024", "05", "01", "1", "000", "3"}},
 		{"alphanumeric", "GPT4o mp3s 2nd", []string{"gpt4o", "mp3s", "2nd"}},
 		{"languages", "C++, C#, F# and c; notepad++ a#b", []string{"c++", "c#", "f#", "c", "notepad", "b"}},
-		{"diacritics", "Café naïve Straße ÆSIR Ångström école", []string{"caf", "naiv", "strass", "aesir", "angstrom", "ecol"}},
+		{"diacritics", "Café naïve Straße ÆSIR Ångström école", []string{"cafe", "naiv", "strass", "aesir", "angstrom", "ecol"}},
 		{"combining marks", "e\u0301cole", []string{"ecol"}},
-		{"fullwidth and ligatures", "ＦａｓｔＡＰＩ １２３ ﬁle", []string{"fastapi", "123", "fil"}},
+		{"fullwidth and ligatures", "ＦａｓｔＡＰＩ １２３ ﬁle", []string{"fastapi", "123", "file"}},
 		{"other scripts", "Привет мир Ωμέγα", []string{"привет", "мир", "ωμέγα"}},
 		{"han bigrams", "数据库", []string{"数据", "据库"}},
 		{"lone han", "猫", []string{"猫"}},
@@ -42,9 +42,9 @@ func TestTokenize(t *testing.T) {
 		{"mixed scripts", "我用Go写FastAPI", []string{"我用", "go", "写", "fastapi"}},
 		{"japanese", "東京タワーです", []string{"東京", "京タ", "タワ", "ワー", "ーで", "です"}},
 		{"hangul", "안녕하세요 세계", []string{"안녕", "녕하", "하세", "세요", "세계"}},
-		{"emoji", "🎉 party 👨‍👩‍👧 time🚀", []string{"parti", "tim"}},
+		{"emoji", "🎉 party 👨‍👩‍👧 time🚀", []string{"parti", "time"}},
 		{"emoji only", "🎉🎉🎉", nil},
-		{"emoji modifiers", "1\ufe0f\u20e3 ❤\ufe0f love\ufe0f", []string{"1", "lov"}},
+		{"emoji modifiers", "1\ufe0f\u20e3 ❤\ufe0f love\ufe0f", []string{"1", "love"}},
 		{"indic marks kept", "हिन्दी", []string{"हिन्दी"}},
 		{"long word truncated", strings.Repeat("x", 100), []string{strings.Repeat("x", maxTokenBytes)}},
 		{"invalid utf-8", "ab\xffcd \xc3", []string{"ab", "cd"}},
@@ -99,6 +99,8 @@ func FuzzTokenize(f *testing.F) {
 				t.Fatalf("Tokenize(%q) has token %q, not lowercase", s, tok)
 			case len(tok) > maxTokenBytes+2:
 				t.Fatalf("Tokenize(%q) has token %q of %d bytes", s, tok, len(tok))
+			case strings.IndexByte(tok, prefixMark) >= 0:
+				t.Fatalf("Tokenize(%q) has token %q with the prefix mark", s, tok)
 			case strings.IndexFunc(tok, unicode.IsSpace) >= 0:
 				t.Fatalf("Tokenize(%q) has token %q with white space", s, tok)
 			}
@@ -115,7 +117,7 @@ func TestWords(t *testing.T) {
 		want [][2]string // term, word
 	}{
 		{"Goroutines leak", [][2]string{{"goroutin", "goroutines"}, {"leak", "leak"}}},
-		{"the Café's menu", [][2]string{{"caf", "café"}, {"menu", "menu"}}},
+		{"the Café's menu", [][2]string{{"cafe", "café"}, {"menu", "menu"}}},
 		{"数据库 C++", [][2]string{{"数据", "数据"}, {"据库", "据库"}, {"c++", "c++"}}},
 		{"and the of", nil},
 	}

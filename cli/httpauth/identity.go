@@ -19,6 +19,7 @@ package httpauth
 import (
 	"context"
 	"errors"
+	"net/http"
 )
 
 // Method says how a request was authenticated.
@@ -102,4 +103,13 @@ func (e *Error) Unwrap() error { return e.Err }
 // invalidToken is the 401 invalid_token refusal.
 func invalidToken(desc string, err error) *Error {
 	return &Error{Status: 401, Code: "invalid_token", Description: desc, Err: err}
+}
+
+// Chain returns h wrapped in the middleware, the first outermost:
+// Chain(h, a, b) is a(b(h)).
+func Chain(h http.Handler, middleware ...func(http.Handler) http.Handler) http.Handler {
+	for i := len(middleware) - 1; i >= 0; i-- {
+		h = middleware[i](h)
+	}
+	return h
 }

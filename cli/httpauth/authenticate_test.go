@@ -51,7 +51,7 @@ const testBodyLimit = 1024
 
 // newStack builds the stack; each credential may make burst requests (the
 // rate limiter's clock stands still).
-func newStack(t *testing.T, ready func(context.Context) error, burst int) *stack {
+func newStack(t testing.TB, ready func(context.Context) error, burst int) *stack {
 	t.Helper()
 	s := &stack{tokens: newTestTokenFile(t), iss: newFakeIssuer(t, false), log: &syncBuffer{}}
 	s.key = s.iss.newKey(t, "k1", jose.RS256, true)
@@ -110,7 +110,7 @@ type request struct {
 	chunked      bool // send the body with unknown length
 }
 
-func (s *stack) do(t *testing.T, rq request) *httptest.ResponseRecorder {
+func (s *stack) do(t testing.TB, rq request) *httptest.ResponseRecorder {
 	t.Helper()
 	if rq.method == "" {
 		rq.method = http.MethodPost

@@ -45,7 +45,7 @@ type signingKey struct {
 	key crypto.Signer
 }
 
-func newFakeIssuer(t *testing.T, openID bool) *fakeIssuer {
+func newFakeIssuer(t testing.TB, openID bool) *fakeIssuer {
 	t.Helper()
 	iss := &fakeIssuer{openID: openID}
 	mux := http.NewServeMux()
@@ -71,7 +71,7 @@ func newFakeIssuer(t *testing.T, openID bool) *fakeIssuer {
 }
 
 // newKey makes a key of alg and, when publish, serves its public half.
-func (iss *fakeIssuer) newKey(t *testing.T, kid string, alg jose.SignatureAlgorithm, publish bool) signingKey {
+func (iss *fakeIssuer) newKey(t testing.TB, kid string, alg jose.SignatureAlgorithm, publish bool) signingKey {
 	t.Helper()
 	var key crypto.Signer
 	var err error
@@ -93,7 +93,7 @@ func (iss *fakeIssuer) newKey(t *testing.T, kid string, alg jose.SignatureAlgori
 }
 
 // sign returns a JWT of claims signed with k.
-func sign(t *testing.T, k signingKey, claims map[string]any) string {
+func sign(t testing.TB, k signingKey, claims map[string]any) string {
 	t.Helper()
 	opts := (&jose.SignerOptions{}).WithType("at+jwt")
 	if k.kid != "" {
@@ -135,7 +135,7 @@ func claimsFor(iss string, changes map[string]any) map[string]any {
 	return c
 }
 
-func newTestOAuth(t *testing.T, iss *fakeIssuer, change func(*OAuthConfig)) *OAuthVerifier {
+func newTestOAuth(t testing.TB, iss *fakeIssuer, change func(*OAuthConfig)) *OAuthVerifier {
 	t.Helper()
 	cfg := OAuthConfig{
 		Issuer:         iss.url,
@@ -166,7 +166,7 @@ func unsigned(claims map[string]any) string {
 
 // hmacWithPublicKey returns a JWT signed HS256 with the RSA public key's
 // bytes as the secret: the algorithm confusion attack.
-func hmacWithPublicKey(t *testing.T, k signingKey, claims map[string]any) string {
+func hmacWithPublicKey(t testing.TB, k signingKey, claims map[string]any) string {
 	t.Helper()
 	der, err := x509.MarshalPKIXPublicKey(k.key.Public())
 	if err != nil {

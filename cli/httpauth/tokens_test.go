@@ -21,7 +21,7 @@ func (r *fixedRand) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func newTestTokenFile(t *testing.T) *TokenFile {
+func newTestTokenFile(t testing.TB) *TokenFile {
 	t.Helper()
 	f := NewTokenFile(filepath.Join(t.TempDir(), "data", TokensFileName))
 	f.Now = func() time.Time { return time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC) }
@@ -29,7 +29,7 @@ func newTestTokenFile(t *testing.T) *TokenFile {
 	return f
 }
 
-func mustAdd(t *testing.T, f *TokenFile, user, agent string) (string, Token) {
+func mustAdd(t testing.TB, f *TokenFile, user, agent string) (string, Token) {
 	t.Helper()
 	secret, tok, err := f.Add(user, agent)
 	if err != nil {

@@ -3,6 +3,7 @@ module github.com/mnemo-mcp/mnemo
 go 1.25.5
 
 require (
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/google/uuid v1.6.0
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/pkoukk/tiktoken-go v0.1.8

@@ -25,7 +25,10 @@ import (
 //     string holds, when it holds one of that kind. Free objects such as
 //     meta_data are kept exactly as sent.
 //  2. validate against the tool's input schema (validate.go).
-//  3. decode into the tool's argument struct.
+//  3. confine to the caller: over an authenticated transport the scope
+//     (user_id, agent_name) comes from the caller's credential, and a call
+//     naming another user's memory is refused here (caller.go).
+//  4. decode into the tool's argument struct.
 //
 // Each step that fails answers with an isError result that names the
 // argument. This replaces mcp.NewTypedToolHandler and
@@ -39,6 +42,7 @@ import (
 // does not compile panics there, a bug TestToolSchemasCompile catches.
 func typed[T any](tool mcp.Tool, handle func(ctx context.Context, req mcp.CallToolRequest, args T) (*mcp.CallToolResult, error)) server.ServerTool {
 	validator := sync.OnceValue(func() *validator { return newValidator(tool) })
+	scoped := slices.Contains(argNames(reflect.TypeFor[T]()), "user_id")
 	return server.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		check := validator()
 		raw, err := rawArguments(req)
@@ -48,6 +52,10 @@ func typed[T any](tool mcp.Tool, handle func(ctx context.Context, req mcp.CallTo
 		raw = check.normalize(raw)
 		if msg := check.validate(raw); msg != "" {
 			return argumentError(msg)
+		}
+		raw, msg := confineArguments(ctx, raw, scoped)
+		if msg != "" {
+			return mcp.NewToolResultError("not allowed: " + msg), nil
 		}
 		var args T
 		if msg := bind(raw, &args); msg != "" {

@@ -85,7 +85,9 @@ func addResources(s *server.MCPServer, m Memory, defaultUser string) {
 }
 
 // readMemoryDoc reads document d of the scope named by the template
-// arguments, or of fixed when the URI has none.
+// arguments, or of fixed when the URI has none. With a caller in the
+// context (caller.go) the scope is the caller's, and a URI naming another
+// user's memory is refused.
 func readMemoryDoc(m Memory, d memoryDoc, fixed memory.Scope) server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		scope := fixed
@@ -97,6 +99,12 @@ func readMemoryDoc(m Memory, d memoryDoc, fixed memory.Scope) server.ResourceHan
 		}
 		if v, ok := req.Params.Arguments["agent_name"]; ok {
 			scope.AgentName = argString(v)
+		}
+		if c, ok := CallerFrom(ctx); ok {
+			var msg string
+			if scope, msg = c.confine(scope.UserID, scope.AgentName); msg != "" {
+				return nil, fmt.Errorf("resource %s: not allowed: %s", req.Params.URI, msg)
+			}
 		}
 		res, err := m.Profile(ctx, memory.ProfileRequest{UserID: scope.UserID, AgentName: scope.AgentName, IncludeKnowledge: true, IncludeAssistantKnowledge: true})
 		if err != nil {

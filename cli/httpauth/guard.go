@@ -1,0 +1,303 @@
+package httpauth
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Origins lists what CheckHostOrigin accepts.
+type Origins struct {
+	// Hosts are the host names (no port) a request's Host may name.
+	Hosts []string
+	// Origins are the browser origins (scheme://host[:port]) allowed.
+	Origins []string
+	// AnyIPHost also accepts a Host that is an IP address: a server
+	// listening on every interface is reached by whatever address, and a
+	// DNS rebinding attack always shows a host name, never an address.
+	AnyIPHost bool
+}
+
+// AllowedOrigins derives what CheckHostOrigin accepts from the listen
+// address (host:port), the public URLs the server is reached by (its
+// resource URL behind a proxy), and extra host names or origins the
+// operator allows. A loopback listener accepts localhost, 127.0.0.1 and
+// [::1]; a listener on every interface (0.0.0.0, [::] or no host) accepts
+// IP addresses as Host as well.
+func AllowedOrigins(listen string, publicURLs []string, extraHosts []string) (Origins, error) {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return Origins{}, fmt.Errorf("listen address %q: %w", listen, err)
+	}
+	var o Origins
+	addHost := func(h string) {
+		h = normalHost(h)
+		if h != "" && !slices.Contains(o.Hosts, h) {
+			o.Hosts = append(o.Hosts, h)
+		}
+	}
+	addOrigin := func(origin string) {
+		if !slices.Contains(o.Origins, origin) {
+			o.Origins = append(o.Origins, origin)
+		}
+	}
+	ip := net.ParseIP(host)
+	switch {
+	case host == "" || ip != nil && ip.IsUnspecified():
+		o.AnyIPHost = true
+		addHost("localhost")
+	case isLoopback(host):
+		for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
+			addHost(h)
+		}
+	default:
+		addHost(host)
+	}
+	for _, h := range o.Hosts {
+		for _, scheme := range []string{"http", "https"} {
+			addOrigin(scheme + "://" + net.JoinHostPort(h, port))
+		}
+	}
+	for _, raw := range publicURLs {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
+			return Origins{}, fmt.Errorf("public URL %q: want an absolute http or https URL", raw)
+		}
+		addHost(u.Hostname())
+		addOrigin(canonicalOrigin(u))
+	}
+	for _, h := range extraHosts {
+		if u, err := url.Parse(h); err == nil && u.Scheme != "" && u.Host != "" {
+			addHost(u.Hostname())
+			addOrigin(canonicalOrigin(u))
+			continue
+		}
+		addHost(h)
+	}
+	return o, nil
+}
+
+// normalHost is a host name compared case-insensitively, without brackets
+// or a trailing dot.
+func normalHost(h string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.Trim(h, "[]")), ".")
+}
+
+// canonicalOrigin is u's origin with its default port left out.
+func canonicalOrigin(u *url.URL) string {
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if port == "" || u.Scheme == "http" && port == "80" || u.Scheme == "https" && port == "443" {
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+		return strings.ToLower(u.Scheme) + "://" + host
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(host, port)
+}
+
+// hostAllowed reports whether a request's Host header is acceptable.
+func (o Origins) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = normalHost(host)
+	if host == "" {
+		return false
+	}
+	if slices.Contains(o.Hosts, host) {
+		return true
+	}
+	return o.AnyIPHost && net.ParseIP(host) != nil
+}
+
+// originAllowed reports whether an Origin header is acceptable: absent
+// (not a browser), or one of the allowed origins.
+func (o Origins) originAllowed(origin string) bool {
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || u.Path != "" && u.Path != "/" {
+		return false // including the opaque origin "null"
+	}
+	return slices.Contains(o.Origins, canonicalOrigin(u))
+}
+
+// CheckHostOrigin returns middleware against DNS rebinding: a request
+// whose Host is not one of o's is answered 403 Forbidden, as is one whose
+// Origin header names a foreign origin (or "null"). A request without
+// Origin (a non-browser client) passes.
+func CheckHostOrigin(o Origins) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !o.hostAllowed(r.Host) {
+				http.Error(w, "forbidden: this server is not reached by that host name", http.StatusForbidden)
+				return
+			}
+			origins := r.Header.Values("Origin")
+			if len(origins) > 1 || len(origins) == 1 && !o.originAllowed(origins[0]) {
+				http.Error(w, "forbidden: requests from that origin are not allowed", http.StatusForbidden)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// LimitBody returns middleware that answers 413 to a request whose body
+// is longer than limit bytes, before the handler sees any of it: a
+// declared Content-Length is checked at once, and a body of unknown length
+// is read up to limit first.
+func LimitBody(limit int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > limit {
+				tooLarge(w, limit)
+				return
+			}
+			if r.Body != nil && r.Body != http.NoBody && r.ContentLength < 0 {
+				data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+				if err != nil {
+					http.Error(w, "cannot read the request body", http.StatusBadRequest)
+					return
+				}
+				if int64(len(data)) > limit {
+					tooLarge(w, limit)
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(data))
+				r.ContentLength = int64(len(data))
+			} else if r.Body != nil {
+				r.Body = http.MaxBytesReader(w, r.Body, limit)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func tooLarge(w http.ResponseWriter, limit int64) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, fmt.Sprintf("request body too large: at most %d bytes", limit), http.StatusRequestEntityTooLarge)
+}
+
+// RateOptions configures RateLimit.
+type RateOptions struct {
+	// Rate is the sustained requests per second per credential.
+	Rate float64
+	// Burst is how many requests may come at once; at least 1.
+	Burst int
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// MaxKeys bounds how many credentials are tracked; default 10,000.
+	// Full buckets are forgotten first when the bound is reached.
+	MaxKeys int
+}
+
+// RateLimit returns middleware that limits each credential (the
+// identity's Credential; the client address for a request without one) to
+// a token bucket of Rate per second and Burst at once. A request over the
+// limit is answered 429 with Retry-After in whole seconds.
+func RateLimit(opts RateOptions) func(http.Handler) http.Handler {
+	l := newLimiter(opts)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			key := "addr:" + clientAddr(r)
+			if id, ok := IdentityFrom(r.Context()); ok {
+				key = string(id.Method) + ":" + id.Credential
+			}
+			if wait := l.take(key); wait > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+				http.Error(w, "too many requests: slow down and retry after the time in Retry-After", http.StatusTooManyRequests)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func clientAddr(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
+}
+
+// limiter holds one token bucket per key.
+type limiter struct {
+	rate    float64
+	burst   float64
+	now     func() time.Time
+	maxKeys int
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+func newLimiter(opts RateOptions) *limiter {
+	if opts.Burst < 1 {
+		opts.Burst = 1
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxKeys <= 0 {
+		opts.MaxKeys = 10000
+	}
+	return &limiter{rate: opts.Rate, burst: float64(opts.Burst), now: opts.Now, maxKeys: opts.MaxKeys, buckets: map[string]*bucket{}}
+}
+
+// take spends one token of key's bucket and returns 0, or returns how long
+// until a token is there, spending nothing.
+func (l *limiter) take(key string) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	b, ok := l.buckets[key]
+	if !ok {
+		if len(l.buckets) >= l.maxKeys {
+			l.forgetFull(now)
+		}
+		b = &bucket{tokens: l.burst, last: now}
+		l.buckets[key] = b
+	}
+	if elapsed := now.Sub(b.last); elapsed > 0 {
+		b.tokens = math.Min(l.burst, b.tokens+elapsed.Seconds()*l.rate)
+		b.last = now
+	}
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0
+	}
+	if l.rate <= 0 {
+		return time.Hour
+	}
+	return time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
+}
+
+// forgetFull drops the buckets that have refilled (forgetting them loses
+// nothing), or all of them when none has.
+func (l *limiter) forgetFull(now time.Time) {
+	for k, b := range l.buckets {
+		if b.tokens+now.Sub(b.last).Seconds()*l.rate >= l.burst {
+			delete(l.buckets, k)
+		}
+	}
+	if len(l.buckets) >= l.maxKeys {
+		clear(l.buckets)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -38,28 +37,29 @@ func parseVersionName(name string) (int64, bool) {
 // versions beyond s.versions. A scope with no saved document yet (raw nil)
 // has nothing to keep. The caller holds the scope lock.
 func (s *Store) keepVersion(st *scopeState, rev int64, raw []byte) error {
-	dir := filepath.Join(st.dir, versionsDir)
+	dir := filepath.Join(st.rel, versionsDir)
 	if s.versions == 0 {
-		if _, err := os.Stat(dir); err == nil {
-			return s.pruneVersions(dir, 0)
+		if ok, err := s.d.exists(dir); err != nil || !ok {
+			return err
 		}
-		return nil
+		return s.pruneVersions(dir, 0)
 	}
 	if raw == nil || rev <= 0 {
 		return nil
 	}
-	if err := s.makeScopeDir(dir); err != nil {
+	if err := s.d.mkdirAll(dir); err != nil {
 		return err
 	}
-	if _, err := writeAtomic(dir, versionName(rev), raw); err != nil {
+	if _, err := s.d.writeAtomic(dir, versionName(rev), raw); err != nil {
 		return err
 	}
 	return s.pruneVersions(dir, s.versions)
 }
 
-// pruneVersions removes all but the keep newest versions in dir.
+// pruneVersions removes all but the keep newest versions in dir
+// (relative to the data directory).
 func (s *Store) pruneVersions(dir string, keep int) error {
-	revs, err := versionRevisions(dir)
+	revs, err := s.versionRevisions(dir)
 	if err != nil {
 		return err
 	}
@@ -67,19 +67,17 @@ func (s *Store) pruneVersions(dir string, keep int) error {
 		return nil
 	}
 	for _, rev := range revs[keep:] {
-		if err := os.Remove(filepath.Join(dir, versionName(rev))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := s.d.remove(filepath.Join(dir, versionName(rev))); err != nil {
 			return err
 		}
 	}
-	return syncDir(dir)
+	return s.d.syncDir(dir)
 }
 
-// versionRevisions lists the revisions kept in dir, newest first.
-func versionRevisions(dir string) ([]int64, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// versionRevisions lists the revisions kept in dir (relative to the data
+// directory), newest first.
+func (s *Store) versionRevisions(dir string) ([]int64, error) {
+	entries, err := s.d.readDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +101,8 @@ func (s *Store) ListVersions(ctx context.Context, scope memory.Scope) ([]memory.
 		return nil, fmt.Errorf("list versions: %w", err)
 	}
 	dir := filepath.Join(st.dir, versionsDir)
-	revs, err := versionRevisions(dir)
+	rel := filepath.Join(st.rel, versionsDir)
+	revs, err := s.versionRevisions(rel)
 	if err != nil {
 		return nil, fmt.Errorf("list versions in %s: %w", dir, err)
 	}
@@ -113,12 +112,15 @@ func (s *Store) ListVersions(ctx context.Context, scope memory.Scope) ([]memory.
 			return nil, fmt.Errorf("list versions in %s: %w", dir, err)
 		}
 		v := memory.Version{Revision: rev}
-		if raw, err := os.ReadFile(filepath.Join(dir, versionName(rev))); err == nil {
+		raw, err := s.d.readFile(filepath.Join(rel, versionName(rev)))
+		if err == nil {
 			if d, err := parseDocument(raw); err == nil {
 				v.Saved, v.Facts = d.LastUpdated, len(d.Facts)
 			}
 		} else if errors.Is(err, fs.ErrNotExist) {
 			continue // pruned meanwhile
+		} else if errors.Is(err, ErrSymlink) {
+			return nil, fmt.Errorf("list versions in %s: %w", dir, err)
 		}
 		out = append(out, v)
 	}
@@ -142,7 +144,7 @@ func (s *Store) RestoreVersion(ctx context.Context, scope memory.Scope, rev int6
 		return nil, fmt.Errorf("restore memory version %s: %w", path, err)
 	}
 	defer s.unlock(st)
-	raw, err := os.ReadFile(path)
+	raw, err := s.d.readFile(filepath.Join(st.rel, versionsDir, versionName(rev)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("restore memory version %d of %s: %w: it is not among the kept versions", rev, scope.Key(), memory.ErrNotFound)
 	}

@@ -198,6 +198,7 @@ func (s *Store) removeTemps(scope memory.Scope, rel string) int {
 	}
 	return n
 }
+
 // isTempName reports whether name is one of our document, turn log or
 // mid-term temp files, ".memory.json.<random>.tmp",
 // ".turns.jsonl.<random>.tmp" or ".midterm.json.<random>.tmp".

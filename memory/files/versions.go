@@ -1,7 +1,9 @@
 package files
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -175,4 +177,75 @@ func (s *Store) RestoreVersion(ctx context.Context, scope memory.Scope, rev int6
 // isVersionTemp reports whether name is a temp file of a version save.
 func isVersionTemp(name string) bool {
 	return strings.HasPrefix(name, ".memory.") && strings.HasSuffix(name, tempSuffix)
+}
+
+var _ memory.VersionScrubber = (*Store)(nil)
+
+// ScrubVersions removes every kept version of the scope's memory.json that
+// contains any of texts, as written or as escaped in JSON, under the scope
+// lock, and fsyncs versions/; it returns how many it removed. A version it
+// cannot read stops it with an error (after the removals so far).
+func (s *Store) ScrubVersions(ctx context.Context, scope memory.Scope, texts []string) (int, error) {
+	st, err := s.state(scope)
+	if err != nil {
+		return 0, fmt.Errorf("scrub memory versions: %w", err)
+	}
+	dir := filepath.Join(st.dir, versionsDir)
+	var needles [][]byte
+	for _, t := range texts {
+		if t == "" {
+			continue
+		}
+		needles = append(needles, []byte(t))
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.Encode(t) // a string cannot fail
+		needles = append(needles, bytes.Trim(bytes.TrimSpace(b.Bytes()), `"`))
+	}
+	if len(needles) == 0 {
+		return 0, nil
+	}
+	if ok, err := s.d.exists(st.rel); err != nil || !ok {
+		if err != nil {
+			return 0, fmt.Errorf("scrub memory versions in %s: %w", dir, err)
+		}
+		return 0, nil
+	}
+	if err := s.lockExisting(ctx, st); err != nil {
+		if errors.Is(err, errNoScope) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("scrub memory versions in %s: %w", dir, err)
+	}
+	defer s.unlock(st)
+	rel := filepath.Join(st.rel, versionsDir)
+	revs, err := s.versionRevisions(rel)
+	if err != nil {
+		return 0, fmt.Errorf("scrub memory versions in %s: %w", dir, err)
+	}
+	n := 0
+	for _, rev := range revs {
+		name := filepath.Join(rel, versionName(rev))
+		raw, err := s.d.readFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return n, fmt.Errorf("scrub memory versions in %s: %w", dir, err)
+		}
+		if !slices.ContainsFunc(needles, func(b []byte) bool { return bytes.Contains(raw, b) }) {
+			continue
+		}
+		if err := s.d.remove(name); err != nil {
+			return n, fmt.Errorf("scrub memory versions in %s: %w", dir, err)
+		}
+		n++
+	}
+	if n > 0 {
+		if err := s.d.syncDir(rel); err != nil {
+			return n, fmt.Errorf("scrub memory versions in %s: %w", dir, err)
+		}
+	}
+	return n, nil
 }

@@ -66,31 +66,45 @@ func (d *dataDir) close() error { return d.root.Close() }
 // component that does not exist ends the check: the operation itself
 // then reports it missing, or creates it.
 func (d *dataDir) check(rel string) error {
+	_, err := d.walk(rel)
+	return err
+}
+
+// walk is check, returning the Lstat of rel itself (nil when missing or
+// rel is "."). The components are examined with plain lstat(2) calls on
+// the absolute path, one per component (an os.Root Lstat would reopen
+// every parent for each); the operation that follows goes through
+// os.Root, which keeps it inside the data directory whatever changes in
+// between.
+func (d *dataDir) walk(rel string) (fs.FileInfo, error) {
 	rel = filepath.Clean(rel)
 	if rel == "." {
-		return nil
+		return nil, nil
 	}
 	if !filepath.IsLocal(rel) {
-		return fmt.Errorf("%s is outside the data directory", rel)
+		return nil, fmt.Errorf("%s is outside the data directory", rel)
 	}
 	parts := strings.Split(rel, string(filepath.Separator))
-	for i := range parts {
-		p := filepath.Join(parts[:i+1]...)
-		fi, err := d.root.Lstat(p)
+	p := d.path
+	var fi fs.FileInfo
+	for i, name := range parts {
+		p = filepath.Join(p, name)
+		var err error
+		fi, err = os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil
+			return nil, nil
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			return &symlinkError{rel: p}
+			return nil, &symlinkError{rel: filepath.Join(parts[:i+1]...)}
 		}
 		if i < len(parts)-1 && !fi.IsDir() {
-			return fmt.Errorf("%s is not a directory", filepath.ToSlash(p))
+			return nil, fmt.Errorf("%s is not a directory", filepath.ToSlash(filepath.Join(parts[:i+1]...)))
 		}
 	}
-	return nil
+	return fi, nil
 }
 
 // open opens rel with flag and perm, creating it (perm) with O_CREATE.
@@ -117,8 +131,9 @@ func (d *dataDir) readFile(rel string) ([]byte, error) {
 
 // lstat describes rel itself, never what a link points to.
 func (d *dataDir) lstat(rel string) (fs.FileInfo, error) {
-	if err := d.check(rel); err != nil {
-		return nil, err
+	fi, err := d.walk(rel)
+	if err != nil || fi != nil {
+		return fi, err
 	}
 	return d.root.Lstat(rel)
 }

@@ -93,3 +93,16 @@ type Version struct {
 	// Facts is how many facts it holds.
 	Facts int `json:"facts"`
 }
+
+// VersionScrubber is implemented by stores that can remove from the kept
+// versions (see Store.ListVersions) every one that holds a given text, so
+// that forgotten text leaves no copy in undo history. The pipeline calls
+// it after forgetting facts, with their contents.
+type VersionScrubber interface {
+	// ScrubVersions removes, under the scope's cross-process lock, every
+	// kept version of the scope's document that contains any of texts
+	// (anywhere: facts, their history, the profile), and returns how many
+	// it removed. Empty texts are ignored; no versions is not an error.
+	// The current document is not touched.
+	ScrubVersions(ctx context.Context, scope Scope, texts []string) (int, error)
+}

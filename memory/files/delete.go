@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,6 +26,10 @@ const tombstoneMark = "~deleted~"
 // the tombstone is then removed, and Open removes any a crash left. Other
 // Stores, in this process or another, notice on their next write that the
 // lock file they hold open is no longer the scope's and start afresh.
+//
+// A symbolic link anywhere in the scope's directory is an error wrapping
+// ErrSymlink, and nothing is removed: a planted link must not lead to
+// deleting what it points to (nor the link be taken for the scope).
 func (s *Store) DeleteScope(ctx context.Context, scope memory.Scope) error {
 	st, err := s.state(scope)
 	if err != nil {
@@ -34,7 +37,7 @@ func (s *Store) DeleteScope(ctx context.Context, scope memory.Scope) error {
 	}
 	locked := []*scopeState{st}
 	if scope.AgentName == "" {
-		agents, err := readDirs(filepath.Join(st.dir, agentsDir))
+		agents, err := s.readDirs(filepath.Join(st.rel, agentsDir))
 		if err != nil {
 			return fmt.Errorf("delete scope %s: %w", scope.Key(), err)
 		}
@@ -60,7 +63,7 @@ func (s *Store) DeleteScope(ctx context.Context, scope memory.Scope) error {
 			return fmt.Errorf("delete scope %s: %w", scope.Key(), err)
 		}
 	}
-	err = s.removeScopeDir(st.dir)
+	err = s.removeScopeDir(st.rel)
 	for _, l := range slices.Backward(locked) {
 		unlockFile(l.lockFile)
 		s.dropFiles(l)
@@ -72,53 +75,79 @@ func (s *Store) DeleteScope(ctx context.Context, scope memory.Scope) error {
 	return nil
 }
 
-// removeScopeDir renames dir to a tombstone, fsyncs its parent and removes
-// the tombstone.
-func (s *Store) removeScopeDir(dir string) error {
+// removeScopeDir refuses a scope directory rel holding a symbolic link,
+// then renames it to a tombstone, fsyncs its parent and removes the
+// tombstone.
+func (s *Store) removeScopeDir(rel string) error {
+	links, err := s.d.links(rel)
+	if err != nil {
+		return err
+	}
+	if len(links) > 0 {
+		return &symlinkError{rel: filepath.FromSlash(links[0])}
+	}
 	var b [8]byte
 	rand.Read(b[:])
-	tomb := dir + tombstoneMark + hex.EncodeToString(b[:])
-	if err := os.Rename(dir, tomb); err != nil {
+	tomb := rel + tombstoneMark + hex.EncodeToString(b[:])
+	if err := s.d.rename(rel, tomb); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 		return err
 	}
-	if err := syncDir(filepath.Dir(dir)); err != nil {
+	if err := s.d.syncDir(filepath.Dir(rel)); err != nil {
 		return err
 	}
-	return os.RemoveAll(tomb)
+	return s.d.removeAll(tomb)
 }
 
 // removeTombstones removes what a DeleteScope interrupted by a crash left:
-// tombstone directories under users/ and users/<user>/agents/.
+// tombstone directories under users/ and users/<user>/agents/. Symbolic
+// links are skipped (and logged), never followed.
 func (s *Store) removeTombstones() error {
-	users := filepath.Join(s.root, usersDir)
-	names, err := readDirs(users)
+	var tombs []string
+	err := s.walkTombs(func(rel string) { tombs = append(tombs, rel) })
 	if err != nil {
 		return err
 	}
-	var tombs []string
+	for _, t := range tombs {
+		if err := s.d.removeAll(t); err != nil {
+			return fmt.Errorf("remove deleted scope %s: %w", filepath.ToSlash(t), err)
+		}
+		s.log.Info("removed a scope directory left by an interrupted delete", "path", filepath.ToSlash(t))
+	}
+	return nil
+}
+
+func (s *Store) walkTombs(fn func(rel string)) error {
+	skip := func(err error) error {
+		if errors.Is(err, ErrSymlink) {
+			s.log.Warn("skipping a symbolic link in the data directory", "err", err)
+			return nil
+		}
+		return err
+	}
+	names, err := s.readDirs(usersDir)
+	if err != nil {
+		return skip(err)
+	}
 	for _, u := range names {
 		if strings.Contains(u, tombstoneMark) {
-			tombs = append(tombs, filepath.Join(users, u))
+			fn(filepath.Join(usersDir, u))
 			continue
 		}
-		agents, err := readDirs(filepath.Join(users, u, agentsDir))
+		agents, err := s.readDirs(filepath.Join(usersDir, u, agentsDir))
 		if err != nil {
-			return err
+			if err := skip(err); err != nil {
+				return err
+			}
+			continue
 		}
 		for _, a := range agents {
 			if strings.Contains(a, tombstoneMark) {
-				tombs = append(tombs, filepath.Join(users, u, agentsDir, a))
+				fn(filepath.Join(usersDir, u, agentsDir, a))
 			}
 		}
-	}
-	for _, t := range tombs {
-		if err := os.RemoveAll(t); err != nil {
-			return fmt.Errorf("remove deleted scope %s: %w", t, err)
-		}
-		s.log.Info("removed a scope directory left by an interrupted delete", "path", t)
 	}
 	return nil
 }

@@ -46,7 +46,7 @@ func (s *Store) LoadDocument(ctx context.Context, scope memory.Scope) (*memory.D
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("load memory %s: %w", path, err)
 	}
-	doc, err := s.loadDocument(st, path, true)
+	doc, err := s.loadDocument(st, true)
 	if err != nil {
 		return nil, fmt.Errorf("load memory %s: %w", path, err)
 	}
@@ -90,7 +90,7 @@ func (s *Store) UpdateDocument(ctx context.Context, scope memory.Scope, fn func(
 // Before memory.json is replaced, the document it held is kept in
 // versions/ (see keepVersion).
 func (s *Store) updateLocked(ctx context.Context, st *scopeState, fn func(*memory.Document) error) (*memory.Document, error) {
-	cur, err := s.loadDocument(st, st.docPath, false)
+	cur, err := s.loadDocument(st, false)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (s *Store) updateLocked(ctx context.Context, st *scopeState, fn func(*memor
 	if err := s.keepVersion(st, cur.Revision, curRaw); err != nil {
 		return nil, fmt.Errorf("keep previous version: %w", err)
 	}
-	fi, err := writeAtomic(st.dir, docName, raw)
+	fi, err := s.d.writeAtomic(st.rel, docName, raw)
 	if fi != nil {
 		// The file was replaced even if err reports a failed directory
 		// fsync, so the cache must describe the new content.
@@ -139,9 +139,10 @@ func (s *Store) updateLocked(ctx context.Context, st *scopeState, fn func(*memor
 // caller must Clone it before changing it. With trustStat, an unchanged
 // stat is enough to reuse the cache; otherwise the file is read, and only
 // parsed when its bytes differ from the cached ones.
-func (s *Store) loadDocument(st *scopeState, path string, trustStat bool) (*memory.Document, error) {
+func (s *Store) loadDocument(st *scopeState, trustStat bool) (*memory.Document, error) {
+	rel := filepath.Join(st.rel, docName)
 	if trustStat {
-		fi, err := os.Stat(path)
+		fi, err := s.d.lstat(rel)
 		if errors.Is(err, fs.ErrNotExist) {
 			st.setDoc(nil)
 			return memory.NewDocument(), nil
@@ -155,7 +156,7 @@ func (s *Store) loadDocument(st *scopeState, path string, trustStat bool) (*memo
 	}
 
 	now := time.Now() // file times are wall-clock times, whatever s.now says
-	f, err := os.Open(path)
+	f, err := s.d.open(rel, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		st.setDoc(nil)
 		return memory.NewDocument(), nil
@@ -238,42 +239,4 @@ func encodeDocument(d *memory.Document) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// writeAtomic replaces dir/name with data: temp file (0600) in dir, write,
-// fsync, rename, directory fsync. Until the rename, any failure removes
-// the temp file and leaves dir/name as it was. It returns the stat of the
-// new file once the rename is done, even when the directory fsync after it
-// fails.
-func writeAtomic(dir, name string, data []byte) (os.FileInfo, error) {
-	f, err := os.CreateTemp(dir, "."+name+".*"+tempSuffix)
-	if err != nil {
-		return nil, err
-	}
-	tmp := f.Name()
-	renamed := false
-	defer func() {
-		if !renamed {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return nil, err
-	}
-	if err := f.Sync(); err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		return nil, err
-	}
-	renamed = true
-	return fi, syncDir(dir)
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -22,47 +21,48 @@ var _ memory.MidTermStore = (*Store)(nil)
 // LoadMidTerm returns the scope's saved mid-term state, or nil when none
 // is saved. A file that is not valid JSON is an error.
 func (s *Store) LoadMidTerm(ctx context.Context, scope memory.Scope) (*memory.MidTermState, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	dir, err := s.scopeDir(scope)
+	st, err := s.cacheState(ctx, scope)
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, midTermName)
-	data, err := os.ReadFile(path)
+	path := filepath.Join(st.dir, midTermName)
+	if err := s.observe(st, false); err != nil {
+		return nil, fmt.Errorf("read mid-term memory %s: %w", path, err)
+	}
+	data, err := s.d.readFile(filepath.Join(st.rel, midTermName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read mid-term memory %s: %w", path, err)
 	}
-	var st memory.MidTermState
-	if err := json.Unmarshal(data, &st); err != nil {
+	var ms memory.MidTermState
+	if err := json.Unmarshal(data, &ms); err != nil {
 		return nil, fmt.Errorf("decode mid-term memory %s: %w", path, err)
 	}
-	return &st, nil
+	return &ms, nil
 }
 
 // SaveMidTerm replaces the scope's mid-term state atomically (temp file,
-// fsync, rename, directory fsync).
+// fsync, rename, directory fsync), under the scope lock. It never creates
+// the scope's directory, and is refused with an error wrapping ErrStale
+// when the scope's turns were removed since this Store read them.
 func (s *Store) SaveMidTerm(ctx context.Context, scope memory.Scope, state *memory.MidTermState) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	dir, err := s.scopeDir(scope)
+	st, err := s.cacheState(ctx, scope)
 	if err != nil {
 		return err
 	}
+	path := filepath.Join(st.dir, midTermName)
 	data, err := json.Marshal(state)
 	if err != nil {
 		return fmt.Errorf("encode mid-term memory: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
+	if err := s.lockCache(ctx, st); err != nil {
+		return fmt.Errorf("write mid-term memory %s: %w", path, err)
 	}
-	if _, err := writeAtomic(dir, midTermName, data); err != nil {
-		return fmt.Errorf("write mid-term memory %s: %w", filepath.Join(dir, midTermName), err)
+	defer s.unlock(st)
+	if _, err := s.d.writeAtomic(st.rel, midTermName, data); err != nil {
+		return fmt.Errorf("write mid-term memory %s: %w", path, err)
 	}
 	return nil
 }

@@ -22,14 +22,14 @@ var _ memory.PageIndexStore = (*Store)(nil)
 // OpenPageIndex opens the scope's page index snapshot, or returns nil
 // when there is none.
 func (s *Store) OpenPageIndex(ctx context.Context, scope memory.Scope) (io.ReadCloser, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	dir, err := s.scopeDir(scope)
+	st, err := s.cacheState(ctx, scope)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(filepath.Join(dir, pageIndexName))
+	if err := s.observe(st, false); err != nil {
+		return nil, fmt.Errorf("open page index snapshot: %w", err)
+	}
+	f, err := s.d.open(filepath.Join(st.rel, pageIndexName), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -40,20 +40,21 @@ func (s *Store) OpenPageIndex(ctx context.Context, scope memory.Scope) (io.ReadC
 }
 
 // SavePageIndex replaces the scope's page index snapshot with data,
-// atomically (temp file, fsync, rename).
+// atomically (temp file, fsync, rename), under the scope lock. It never
+// creates the scope's directory, and is refused with an error wrapping
+// ErrStale when the scope's turns were removed since this Store read them.
 func (s *Store) SavePageIndex(ctx context.Context, scope memory.Scope, data []byte) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	dir, err := s.scopeDir(scope)
+	st, err := s.cacheState(ctx, scope)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
+	path := filepath.Join(st.dir, pageIndexName)
+	if err := s.lockCache(ctx, st); err != nil {
+		return fmt.Errorf("write page index snapshot %s: %w", path, err)
 	}
-	if _, err := writeAtomic(dir, pageIndexName, data); err != nil {
-		return fmt.Errorf("write page index snapshot %s: %w", filepath.Join(dir, pageIndexName), err)
+	defer s.unlock(st)
+	if _, err := s.d.writeAtomic(st.rel, pageIndexName, data); err != nil {
+		return fmt.Errorf("write page index snapshot %s: %w", path, err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -35,6 +36,9 @@ func (s *Store) ReadTurns(ctx context.Context, scope memory.Scope, after int64) 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("read turns from %s: %w", path, err)
 	}
+	if err := s.observe(st, after == 0); err != nil {
+		return nil, fmt.Errorf("read turns from %s: %w", path, err)
+	}
 	turns, err := s.readTurns(ctx, st, path, after)
 	if err != nil {
 		return nil, fmt.Errorf("read turns from %s: %w", path, err)
@@ -43,7 +47,8 @@ func (s *Store) ReadTurns(ctx context.Context, scope memory.Scope, after int64) 
 }
 
 func (s *Store) readTurns(ctx context.Context, st *scopeState, path string, after int64) ([]memory.Turn, error) {
-	fi, err := os.Stat(path)
+	rel := filepath.Join(st.rel, turnsName)
+	fi, err := s.d.lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -57,7 +62,7 @@ func (s *Store) readTurns(ctx context.Context, st *scopeState, path string, afte
 		return nil, nil
 	}
 
-	f, err := os.Open(path)
+	f, err := s.d.open(rel, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

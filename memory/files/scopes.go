@@ -16,16 +16,20 @@ import (
 
 // Scopes lists the scopes that have a non-empty turn log or a saved
 // document, users first and each user's agents after it, sorted. Entries
-// under users/ that are not valid scope directories are ignored.
+// under users/ that are not valid scope directories are ignored; a
+// symbolic link where a scope directory, an agents directory, a turn log
+// or a document would be is an error wrapping ErrSymlink.
 func (s *Store) Scopes(ctx context.Context) ([]memory.Scope, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, fmt.Errorf("list scopes in %s: %w", s.root, err)
 	}
 	var out []memory.Scope
-	err := s.walkScopes(ctx, func(scope memory.Scope, dir string) {
-		if hasData(dir) {
+	err := s.walkScopes(ctx, true, func(scope memory.Scope, rel string) error {
+		has, err := s.hasData(rel)
+		if has {
 			out = append(out, scope)
 		}
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list scopes in %s: %w", s.root, err)
@@ -45,22 +49,41 @@ func (s *Store) checkOpen() error {
 	return nil
 }
 
-// hasData reports whether a scope directory holds a non-empty turn log or
-// a document.
-func hasData(dir string) bool {
-	if fi, err := os.Lstat(filepath.Join(dir, turnsName)); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
-		return true
+// hasData reports whether the scope directory rel holds a non-empty turn
+// log or a document.
+func (s *Store) hasData(rel string) (bool, error) {
+	fi, err := s.d.lstat(filepath.Join(rel, turnsName))
+	switch {
+	case err == nil && fi.Mode().IsRegular() && fi.Size() > 0:
+		return true, nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return false, err
 	}
-	fi, err := os.Lstat(filepath.Join(dir, docName))
-	return err == nil && fi.Mode().IsRegular()
+	fi, err = s.d.lstat(filepath.Join(rel, docName))
+	switch {
+	case err == nil:
+		return fi.Mode().IsRegular(), nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, err
 }
 
 // walkScopes calls fn for every directory under users/ whose path is a
-// valid scope, whether or not it holds data.
-func (s *Store) walkScopes(ctx context.Context, fn func(memory.Scope, string)) error {
-	users, err := readDirs(filepath.Join(s.root, usersDir))
-	if err != nil {
+// valid scope, whether or not it holds data, with its path relative to
+// the data directory. A symbolic link in the tree of scope directories is
+// an error when strict; otherwise it is logged and skipped.
+func (s *Store) walkScopes(ctx context.Context, strict bool, fn func(memory.Scope, string) error) error {
+	skip := func(err error) error {
+		if !strict && errors.Is(err, ErrSymlink) {
+			s.log.Warn("skipping a symbolic link in the data directory", "err", err)
+			return nil
+		}
 		return err
+	}
+	users, err := s.readDirs(usersDir)
+	if err != nil {
+		return skip(err)
 	}
 	for _, user := range users {
 		if err := ctx.Err(); err != nil {
@@ -69,33 +92,46 @@ func (s *Store) walkScopes(ctx context.Context, fn func(memory.Scope, string)) e
 		if memory.ValidateID("user_id", user) != nil {
 			continue
 		}
-		udir := filepath.Join(s.root, usersDir, user)
-		fn(memory.Scope{UserID: user}, udir)
-		agents, err := readDirs(filepath.Join(udir, agentsDir))
+		udir := filepath.Join(usersDir, user)
+		if err := fn(memory.Scope{UserID: user}, udir); err != nil {
+			if err := skip(err); err != nil {
+				return err
+			}
+		}
+		agents, err := s.readDirs(filepath.Join(udir, agentsDir))
 		if err != nil {
-			return err
+			if err := skip(err); err != nil {
+				return err
+			}
+			continue
 		}
 		for _, agent := range agents {
-			if memory.ValidateID("agent_name", agent) == nil {
-				fn(memory.Scope{UserID: user, AgentName: agent}, filepath.Join(udir, agentsDir, agent))
+			if memory.ValidateID("agent_name", agent) != nil {
+				continue
+			}
+			if err := fn(memory.Scope{UserID: user, AgentName: agent}, filepath.Join(udir, agentsDir, agent)); err != nil {
+				if err := skip(err); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nil
 }
 
-// readDirs returns the names of the subdirectories of dir; a missing dir
-// has none.
-func readDirs(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// readDirs returns the names of the subdirectories of rel; a missing rel
+// has none. A symbolic link among them, or at rel, is an error wrapping
+// ErrSymlink.
+func (s *Store) readDirs(rel string) ([]string, error) {
+	entries, err := s.d.readDir(rel)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
 	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 {
+			return nil, &symlinkError{rel: filepath.Join(rel, e.Name())}
+		}
 		if e.IsDir() {
 			names = append(names, e.Name())
 		}
@@ -109,8 +145,9 @@ func readDirs(dir string) ([]string, error) {
 // save in progress in another process.
 func (s *Store) removeStaleTemps() error {
 	removed := 0
-	err := s.walkScopes(context.Background(), func(scope memory.Scope, dir string) {
-		removed += s.removeTemps(scope, dir)
+	err := s.walkScopes(context.Background(), false, func(scope memory.Scope, rel string) error {
+		removed += s.removeTemps(scope, rel)
+		return nil
 	})
 	if removed > 0 {
 		s.log.Info("removed stale temp files", "dir", s.root, "count", removed)
@@ -118,10 +155,10 @@ func (s *Store) removeStaleTemps() error {
 	return err
 }
 
-func (s *Store) removeTemps(scope memory.Scope, dir string) int {
-	entries, err := os.ReadDir(dir)
+func (s *Store) removeTemps(scope memory.Scope, rel string) int {
+	entries, err := s.d.readDir(rel)
 	if err != nil {
-		s.log.Warn("look for stale temp files", "dir", dir, "err", err)
+		s.log.Warn("look for stale temp files", "scope", scope.Key(), "err", err)
 		return 0
 	}
 	var stale []string
@@ -130,7 +167,7 @@ func (s *Store) removeTemps(scope memory.Scope, dir string) int {
 			stale = append(stale, e.Name())
 		}
 	}
-	if vs, err := os.ReadDir(filepath.Join(dir, versionsDir)); err == nil {
+	if vs, err := s.d.readDir(filepath.Join(rel, versionsDir)); err == nil {
 		for _, e := range vs {
 			if isVersionTemp(e.Name()) && e.Type().IsRegular() {
 				stale = append(stale, filepath.Join(versionsDir, e.Name()))
@@ -140,9 +177,9 @@ func (s *Store) removeTemps(scope memory.Scope, dir string) int {
 	if len(stale) == 0 {
 		return 0
 	}
-	lf, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	lf, err := s.d.open(filepath.Join(rel, lockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		s.log.Warn("open scope lock to remove stale temp files", "dir", dir, "err", err)
+		s.log.Warn("open scope lock to remove stale temp files", "scope", scope.Key(), "err", err)
 		return 0
 	}
 	defer lf.Close()
@@ -153,8 +190,8 @@ func (s *Store) removeTemps(scope memory.Scope, dir string) int {
 	defer unlockFile(lf)
 	n := 0
 	for _, name := range stale {
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.log.Warn("remove stale temp file", "path", filepath.Join(dir, name), "err", err)
+		if err := s.d.remove(filepath.Join(rel, name)); err != nil {
+			s.log.Warn("remove stale temp file", "path", filepath.ToSlash(filepath.Join(rel, name)), "err", err)
 			continue
 		}
 		n++

@@ -52,6 +52,7 @@ var _ memory.Store = (*Store)(nil)
 // the same directory.
 type Store struct {
 	root string
+	d    *dataDir // every file operation goes through it
 	now  func() time.Time
 	log  *slog.Logger
 
@@ -71,7 +72,8 @@ const defaultMaxOpen = 64
 // scopeState is what a Store keeps in memory about one scope.
 type scopeState struct {
 	scope     memory.Scope
-	dir       string
+	dir       string // absolute, for messages
+	rel       string // relative to the data directory, for file operations
 	turnsPath string
 	docPath   string
 
@@ -92,6 +94,11 @@ type scopeState struct {
 	marks      checkpoints
 	doc        *docCache
 	tornLogged bool
+	// loaded is the scope's generation (see generation.go) when this
+	// Store first read or wrote its turns; "" before that, or when the
+	// scope had none. observed says the scope was read or written at all.
+	loaded   string
+	observed bool
 }
 
 // DefaultVersions is how many earlier memory documents a Store keeps per
@@ -157,10 +164,15 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err := makeRoot(root); err != nil {
 		return nil, fmt.Errorf("open file store %s: %w", root, err)
 	}
+	if s.d, err = openDataDir(root); err != nil {
+		return nil, fmt.Errorf("open file store %s: %w", root, err)
+	}
 	if err := s.removeTombstones(); err != nil {
+		s.d.close()
 		return nil, fmt.Errorf("open file store %s: %w", root, err)
 	}
 	if err := s.removeStaleTemps(); err != nil {
+		s.d.close()
 		return nil, fmt.Errorf("open file store %s: %w", root, err)
 	}
 	return s, nil
@@ -212,24 +224,26 @@ func (s *Store) Close() error {
 		}
 		<-st.sem
 	}
+	errs = append(errs, s.d.close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close file store %s: %w", s.root, err)
 	}
 	return nil
 }
 
-// scopeDir validates scope and returns its directory.
-func (s *Store) scopeDir(scope memory.Scope) (string, error) {
+// scopeRel validates scope and returns its directory, relative to the
+// data directory.
+func scopeRel(scope memory.Scope) (string, error) {
 	if err := scope.Validate(); err != nil {
 		return "", err
 	}
-	dir := filepath.Join(s.root, usersDir, scope.UserID)
+	dir := filepath.Join(usersDir, scope.UserID)
 	if scope.AgentName != "" {
 		dir = filepath.Join(dir, agentsDir, scope.AgentName)
 	}
 	// Validate already excludes separators and dot names; this is the
 	// second line of defence against a path outside the store.
-	if !strings.HasPrefix(dir, s.root+string(filepath.Separator)) {
+	if !filepath.IsLocal(dir) || !strings.HasPrefix(dir, usersDir+string(filepath.Separator)) {
 		return "", &memory.InputError{Field: "scope", Message: fmt.Sprintf("%q resolves outside the data directory", scope.Key())}
 	}
 	return dir, nil
@@ -251,13 +265,15 @@ func (s *Store) state(scope memory.Scope) (*scopeState, error) {
 		st.used = s.tick
 		return st, nil
 	}
-	dir, err := s.scopeDir(scope)
+	rel, err := scopeRel(scope)
 	if err != nil {
 		return nil, err
 	}
+	dir := filepath.Join(s.root, rel)
 	st := &scopeState{
 		scope:     scope,
 		dir:       dir,
+		rel:       rel,
 		turnsPath: filepath.Join(dir, turnsName),
 		docPath:   filepath.Join(dir, docName),
 		sem:       make(chan struct{}, 1),
@@ -279,23 +295,48 @@ func (s *Store) lock(ctx context.Context, st *scopeState) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if err := s.lockFileOf(ctx, st); err != nil {
+	if err := s.lockFileOf(ctx, st, true); err != nil {
 		<-st.sem
 		return err
 	}
 	return nil
 }
 
-func (s *Store) lockFileOf(ctx context.Context, st *scopeState) error {
+// lockExisting is lock for a scope whose directory exists: it never
+// creates it, and fails with an error wrapping errNoScope when it is
+// missing (deleted, say, by another process).
+func (s *Store) lockExisting(ctx context.Context, st *scopeState) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case st.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := s.lockFileOf(ctx, st, false); err != nil {
+		<-st.sem
+		return err
+	}
+	return nil
+}
+
+func (s *Store) lockFileOf(ctx context.Context, st *scopeState, create bool) error {
 	for {
 		if st.closed {
 			return fs.ErrClosed
 		}
 		if st.lockFile == nil {
-			if err := s.makeScopeDir(st.dir); err != nil {
+			if create {
+				if err := s.d.mkdirAll(st.rel); err != nil {
+					return err
+				}
+			} else if ok, err := s.d.exists(st.rel); err != nil {
 				return err
+			} else if !ok {
+				return fmt.Errorf("%s: %w", filepath.ToSlash(st.rel), errNoScope)
 			}
-			f, err := os.OpenFile(filepath.Join(st.dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+			f, err := s.d.open(filepath.Join(st.rel, lockName), os.O_RDWR|os.O_CREATE, 0o600)
 			if err != nil {
 				return err
 			}
@@ -312,8 +353,12 @@ func (s *Store) lockFileOf(ctx context.Context, st *scopeState) error {
 		// while this Store held the old lock file open: a lock on that
 		// file excludes nobody, so check that it is still the one at the
 		// path, and start over on the new one if not.
-		same, err := lockIsCurrent(st)
+		same, err := s.lockIsCurrent(st)
 		if err == nil && same {
+			if err := ensureGeneration(st.lockFile); err != nil {
+				unlockFile(st.lockFile)
+				return err
+			}
 			return nil
 		}
 		unlockFile(st.lockFile)
@@ -326,12 +371,12 @@ func (s *Store) lockFileOf(ctx context.Context, st *scopeState) error {
 
 // lockIsCurrent reports whether st.lockFile is the scope's .lock file on
 // disk.
-func lockIsCurrent(st *scopeState) (bool, error) {
+func (s *Store) lockIsCurrent(st *scopeState) (bool, error) {
 	held, err := st.lockFile.Stat()
 	if err != nil {
 		return false, err
 	}
-	fi, err := os.Stat(filepath.Join(st.dir, lockName))
+	fi, err := s.d.lstat(filepath.Join(st.rel, lockName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -406,28 +451,4 @@ func (s *Store) closeIdle() {
 	lru.open = false
 	s.openScopes--
 	s.mu.Unlock()
-}
-
-// makeScopeDir creates dir and its missing parents below the root, 0700,
-// fsyncing each parent that gained an entry so the new directory survives
-// a crash.
-func (s *Store) makeScopeDir(dir string) error {
-	rel, err := filepath.Rel(s.root, dir)
-	if err != nil {
-		return err
-	}
-	parent := s.root
-	for _, name := range strings.Split(rel, string(filepath.Separator)) {
-		d := filepath.Join(parent, name)
-		switch err := os.Mkdir(d, 0o700); {
-		case err == nil:
-			if err := syncDir(parent); err != nil {
-				return err
-			}
-		case !errors.Is(err, fs.ErrExist):
-			return err
-		}
-		parent = d
-	}
-	return nil
 }

@@ -61,6 +61,9 @@ func unlockFile(f *os.File) error {
 	}
 }
 
+// dirSync says directories cannot be fsynced here.
+const dirSync = false
+
 // syncDir does nothing: directories cannot be fsynced on these systems
 // (on Windows, NTFS journals the rename itself).
 func syncDir(string) error { return nil }

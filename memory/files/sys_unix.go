@@ -61,6 +61,9 @@ func unlockFile(f *os.File) error {
 	return nil
 }
 
+// dirSync says directories can be fsynced here.
+const dirSync = true
+
 // syncDir fsyncs a directory, making entries created or renamed in it
 // durable.
 func syncDir(dir string) error {

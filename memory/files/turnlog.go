@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 )
@@ -62,6 +63,9 @@ func (s *Store) AppendTurns(ctx context.Context, scope memory.Scope, turns []mem
 		return nil, fmt.Errorf("append turns to %s: %w", path, err)
 	}
 	defer s.unlock(st)
+	if err := s.adoptLocked(st); err != nil {
+		return nil, fmt.Errorf("append turns to %s: %w", path, err)
+	}
 	out, err := s.appendLocked(st, path, turns)
 	if err != nil {
 		return nil, fmt.Errorf("append turns to %s: %w", path, err)
@@ -113,7 +117,7 @@ func (s *Store) rollback(st *scopeState, path string) {
 // whole cost.
 func (s *Store) syncWriter(st *scopeState, path string) error {
 	w := &st.w
-	fi, err := os.Stat(path)
+	fi, err := s.d.lstat(filepath.Join(st.rel, turnsName))
 	switch {
 	case err == nil && w.f != nil && os.SameFile(fi, w.fi):
 		if w.valid && fi.Size() == w.off {
@@ -147,16 +151,17 @@ func (s *Store) syncWriter(st *scopeState, path string) error {
 // directory entry durable when it is new. The file is opened read-write so
 // the last line is read through the very descriptor that appends.
 func (s *Store) openLog(st *scopeState, path string) (os.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	rel := filepath.Join(st.rel, turnsName)
+	f, err := s.d.open(rel, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	created := err == nil
 	if errors.Is(err, fs.ErrExist) {
-		f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+		f, err = s.d.open(rel, os.O_RDWR|os.O_APPEND, 0)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if created {
-		if err := syncDir(st.dir); err != nil {
+		if err := s.d.syncDir(st.rel); err != nil {
 			f.Close()
 			return nil, err
 		}

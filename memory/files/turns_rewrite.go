@@ -6,16 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 )
-
-// pageVectorsName is the scope's page-embedding cache (vectors.bin); it is
-// removed with any turn, since it holds what the removed text embedded to.
-const pageVectorsName = "vectors.bin"
 
 // DeleteTurns rewrites the scope's turns.jsonl without the matching turns,
 // under the scope lock: the lines kept are written to a temp file, which
@@ -23,8 +17,10 @@ const pageVectorsName = "vectors.bin"
 // log is replaced before the document: a process that sees the new
 // TurnLogEpoch re-reads a log that is already the new one. Checkpoints of
 // the old log and the open append handle are dropped (the new log is a
-// new file), and so are the scope's vectors.bin and midterm.json, caches
-// rebuilt on demand.
+// new file), and so are the scope's pages.idx, vectors.bin and
+// midterm.json, caches that may hold the removed text and are rebuilt
+// from the log on demand; the scope gets a new generation, so that no
+// Store that read the old log saves those caches again (see ErrStale).
 // A torn last line (a write that never completed) is not kept.
 func (s *Store) DeleteTurns(ctx context.Context, scope memory.Scope, match func(memory.Turn) bool) ([]memory.Turn, error) {
 	st, err := s.state(scope)
@@ -69,7 +65,17 @@ func (s *Store) deleteTurnsLocked(ctx context.Context, st *scopeState, match fun
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	_, werr := writeAtomic(st.dir, turnsName, raw)
+	// A link where a cache should be fails the call before anything is
+	// changed, rather than leaving the text in its target.
+	for _, name := range []string{pageIndexName, vectorsName, midTermName} {
+		if err := s.d.check(filepath.Join(st.rel, name)); err != nil {
+			return nil, err
+		}
+	}
+	if err := newGenerationLocked(st); err != nil {
+		return nil, err
+	}
+	_, werr := s.d.writeAtomic(st.rel, turnsName, raw)
 	// Whatever happened, forget what this Store knew of the old file.
 	st.w.close()
 	st.w = logWriter{}
@@ -80,9 +86,7 @@ func (s *Store) deleteTurnsLocked(ctx context.Context, st *scopeState, match fun
 	if werr != nil {
 		return nil, werr
 	}
-	if err := removeCaches(st.dir); err != nil {
-		s.log.Warn("remove page vectors and mid-term sessions after deleting turns", "scope", st.scope.Key(), "err", err)
-	}
+	cacheErr := s.removeCaches(st)
 
 	var last int64
 	left := map[string]bool{}
@@ -105,18 +109,21 @@ func (s *Store) deleteTurnsLocked(ctx context.Context, st *scopeState, match fun
 	if err != nil {
 		return nil, fmt.Errorf("turns removed, but the memory document was not updated: %w", err)
 	}
+	if cacheErr != nil {
+		return nil, fmt.Errorf("turns removed, but caches that may quote them were not: %w", cacheErr)
+	}
 	return removed, nil
 }
 
-// removeCaches deletes the scope's page-vector cache and mid-term sessions
-// (whose summaries may quote the removed text), if any.
-func removeCaches(dir string) error {
+// removeCaches deletes the scope's page index snapshot, page vectors and
+// mid-term sessions (which may quote removed text), if any, and makes
+// the removal durable. The caller holds the scope lock.
+func (s *Store) removeCaches(st *scopeState) error {
 	var errs []error
-	for _, name := range []string{pageVectorsName, midTermName} {
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
-		}
+	for _, name := range []string{pageIndexName, vectorsName, midTermName} {
+		errs = append(errs, s.d.remove(filepath.Join(st.rel, name)))
 	}
+	errs = append(errs, s.d.syncDir(st.rel))
 	return errors.Join(errs...)
 }
 
@@ -153,7 +160,11 @@ func (s *Store) ImportScope(ctx context.Context, scope memory.Scope, doc *memory
 		return fmt.Errorf("import scope %s: %w", scope.Key(), err)
 	}
 	defer s.unlock(st)
-	if hasData(st.dir) {
+	has, err := s.hasData(st.rel)
+	if err != nil {
+		return fmt.Errorf("import scope %s: %w", scope.Key(), err)
+	}
+	if has {
 		return fmt.Errorf("import scope %s: %w", scope.Key(), &memory.InputError{Field: "scope",
 			Message: fmt.Sprintf("%s already holds memory; import into an empty scope, or forget it first", scope.Key())})
 	}
@@ -162,7 +173,7 @@ func (s *Store) ImportScope(ctx context.Context, scope memory.Scope, doc *memory
 		if err != nil {
 			return fmt.Errorf("import scope %s: %w", scope.Key(), err)
 		}
-		_, err = writeAtomic(st.dir, turnsName, raw)
+		_, err = s.d.writeAtomic(st.rel, turnsName, raw)
 		st.w.close()
 		st.w = logWriter{}
 		st.mu.Lock()
@@ -183,7 +194,7 @@ func (s *Store) ImportScope(ctx context.Context, scope memory.Scope, doc *memory
 	if err != nil {
 		return fmt.Errorf("import scope %s: %w", scope.Key(), err)
 	}
-	fi, err := writeAtomic(st.dir, docName, raw)
+	fi, err := s.d.writeAtomic(st.rel, docName, raw)
 	if fi != nil {
 		st.setDoc(&docCache{fi: fi, raw: raw, doc: d, racy: true})
 	}

@@ -12,7 +12,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 )
@@ -30,30 +29,20 @@ const (
 
 var _ memory.VectorStore = (*Store)(nil)
 
-// vectorLocks serialises this process's writers of one vectors file, by path.
-var vectorLocks sync.Map // path → *sync.Mutex
-
-func vectorLock(path string) *sync.Mutex {
-	mu, _ := vectorLocks.LoadOrStore(path, new(sync.Mutex))
-	return mu.(*sync.Mutex)
-}
-
 // LoadVectors returns the page vectors stored for scope under model; none
 // stored, or stored under another model, returns nothing. A record torn by
 // a crash ends the file: it is cut off so later appends stay readable.
 func (s *Store) LoadVectors(ctx context.Context, scope memory.Scope, model string) ([]memory.PageVector, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	dir, err := s.scopeDir(scope)
+	st, err := s.cacheState(ctx, scope)
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, vectorsName)
-	mu := vectorLock(path)
-	mu.Lock()
-	defer mu.Unlock()
-	data, err := os.ReadFile(path)
+	path := filepath.Join(st.dir, vectorsName)
+	if err := s.observe(st, false); err != nil {
+		return nil, fmt.Errorf("read vectors %s: %w", path, err)
+	}
+	rel := filepath.Join(st.rel, vectorsName)
+	data, err := s.d.readFile(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -65,35 +54,55 @@ func (s *Store) LoadVectors(ctx context.Context, scope memory.Scope, model strin
 		return nil, nil
 	}
 	if good < len(data) {
-		if err := os.Truncate(path, int64(good)); err != nil {
+		if err := s.cutVectors(ctx, st, data[:good]); err != nil {
 			return nil, fmt.Errorf("cut torn vectors %s: %w", path, err)
 		}
 	}
 	return vecs, nil
 }
 
-// SaveVectors appends vecs to scope's vectors file, replacing the file when
-// it holds another model's vectors.
-func (s *Store) SaveVectors(ctx context.Context, scope memory.Scope, model string, vecs []memory.PageVector) error {
-	if err := ctx.Err(); err != nil {
+// cutVectors cuts the vectors file back to good, under the scope lock,
+// if it still starts with good.
+func (s *Store) cutVectors(ctx context.Context, st *scopeState, good []byte) error {
+	if err := s.lockExisting(ctx, st); err != nil {
 		return err
 	}
-	dir, err := s.scopeDir(scope)
+	defer s.unlock(st)
+	f, err := s.d.open(filepath.Join(st.rel, vectorsName), os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, vectorsName)
-	mu := vectorLock(path)
-	mu.Lock()
-	defer mu.Unlock()
-	if !sameModel(path, model) {
-		return writeVectors(dir, path, model, vecs)
+	defer f.Close()
+	head := make([]byte, len(good))
+	if _, err := f.ReadAt(head, 0); err != nil || !bytes.Equal(head, good) {
+		return nil // changed meanwhile: someone else repaired or replaced it
+	}
+	return f.Truncate(int64(len(good)))
+}
+
+// SaveVectors appends vecs to scope's vectors file, replacing the file when
+// it holds another model's vectors, under the scope lock. It never creates
+// the scope's directory, and is refused with an error wrapping ErrStale
+// when the scope's turns were removed since this Store read them.
+func (s *Store) SaveVectors(ctx context.Context, scope memory.Scope, model string, vecs []memory.PageVector) error {
+	st, err := s.cacheState(ctx, scope)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(st.dir, vectorsName)
+	if err := s.lockCache(ctx, st); err != nil {
+		return fmt.Errorf("append vectors %s: %w", path, err)
+	}
+	defer s.unlock(st)
+	rel := filepath.Join(st.rel, vectorsName)
+	if !s.sameModel(rel, model) {
+		return s.writeVectors(st, model, vecs)
 	}
 	var rec bytes.Buffer
 	for _, v := range vecs {
 		appendVector(&rec, v)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := s.d.open(rel, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("open vectors %s: %w", path, err)
 	}
@@ -101,34 +110,30 @@ func (s *Store) SaveVectors(ctx context.Context, scope memory.Scope, model strin
 	return errors.Join(wrapErr("append vectors", path, err), wrapErr("close vectors", path, f.Close()))
 }
 
-// ReplaceVectors rewrites scope's vectors file to hold exactly vecs.
+// ReplaceVectors rewrites scope's vectors file to hold exactly vecs, with
+// the same conditions as SaveVectors.
 func (s *Store) ReplaceVectors(ctx context.Context, scope memory.Scope, model string, vecs []memory.PageVector) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	dir, err := s.scopeDir(scope)
+	st, err := s.cacheState(ctx, scope)
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, vectorsName)
-	mu := vectorLock(path)
-	mu.Lock()
-	defer mu.Unlock()
-	return writeVectors(dir, path, model, vecs)
+	if err := s.lockCache(ctx, st); err != nil {
+		return fmt.Errorf("write vectors %s: %w", filepath.Join(st.dir, vectorsName), err)
+	}
+	defer s.unlock(st)
+	return s.writeVectors(st, model, vecs)
 }
 
-// writeVectors replaces the vectors file at path, in dir, atomically.
-func writeVectors(dir, path, model string, vecs []memory.PageVector) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
+// writeVectors replaces the scope's vectors file atomically. The caller
+// holds the scope lock.
+func (s *Store) writeVectors(st *scopeState, model string, vecs []memory.PageVector) error {
 	var b bytes.Buffer
 	b.WriteString(vectorsMagic + model + "\n")
 	for _, v := range vecs {
 		appendVector(&b, v)
 	}
-	if _, err := writeAtomic(dir, vectorsName, b.Bytes()); err != nil {
-		return fmt.Errorf("write vectors %s: %w", path, err)
+	if _, err := s.d.writeAtomic(st.rel, vectorsName, b.Bytes()); err != nil {
+		return fmt.Errorf("write vectors %s: %w", filepath.Join(st.dir, vectorsName), err)
 	}
 	return nil
 }
@@ -141,8 +146,8 @@ func wrapErr(what, path string, err error) error {
 }
 
 // sameModel reports whether the file at path starts with model's header.
-func sameModel(path, model string) bool {
-	f, err := os.Open(path)
+func (s *Store) sameModel(rel, model string) bool {
+	f, err := s.d.open(rel, os.O_RDONLY, 0)
 	if err != nil {
 		return false
 	}

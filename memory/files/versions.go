@@ -1,11 +1,12 @@
 package files
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -38,28 +39,29 @@ func parseVersionName(name string) (int64, bool) {
 // versions beyond s.versions. A scope with no saved document yet (raw nil)
 // has nothing to keep. The caller holds the scope lock.
 func (s *Store) keepVersion(st *scopeState, rev int64, raw []byte) error {
-	dir := filepath.Join(st.dir, versionsDir)
+	dir := filepath.Join(st.rel, versionsDir)
 	if s.versions == 0 {
-		if _, err := os.Stat(dir); err == nil {
-			return s.pruneVersions(dir, 0)
+		if ok, err := s.d.exists(dir); err != nil || !ok {
+			return err
 		}
-		return nil
+		return s.pruneVersions(dir, 0)
 	}
 	if raw == nil || rev <= 0 {
 		return nil
 	}
-	if err := s.makeScopeDir(dir); err != nil {
+	if err := s.d.mkdirAll(dir); err != nil {
 		return err
 	}
-	if _, err := writeAtomic(dir, versionName(rev), raw); err != nil {
+	if _, err := s.d.writeAtomic(dir, versionName(rev), raw); err != nil {
 		return err
 	}
 	return s.pruneVersions(dir, s.versions)
 }
 
-// pruneVersions removes all but the keep newest versions in dir.
+// pruneVersions removes all but the keep newest versions in dir
+// (relative to the data directory).
 func (s *Store) pruneVersions(dir string, keep int) error {
-	revs, err := versionRevisions(dir)
+	revs, err := s.versionRevisions(dir)
 	if err != nil {
 		return err
 	}
@@ -67,19 +69,17 @@ func (s *Store) pruneVersions(dir string, keep int) error {
 		return nil
 	}
 	for _, rev := range revs[keep:] {
-		if err := os.Remove(filepath.Join(dir, versionName(rev))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := s.d.remove(filepath.Join(dir, versionName(rev))); err != nil {
 			return err
 		}
 	}
-	return syncDir(dir)
+	return s.d.syncDir(dir)
 }
 
-// versionRevisions lists the revisions kept in dir, newest first.
-func versionRevisions(dir string) ([]int64, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// versionRevisions lists the revisions kept in dir (relative to the data
+// directory), newest first.
+func (s *Store) versionRevisions(dir string) ([]int64, error) {
+	entries, err := s.d.readDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,8 @@ func (s *Store) ListVersions(ctx context.Context, scope memory.Scope) ([]memory.
 		return nil, fmt.Errorf("list versions: %w", err)
 	}
 	dir := filepath.Join(st.dir, versionsDir)
-	revs, err := versionRevisions(dir)
+	rel := filepath.Join(st.rel, versionsDir)
+	revs, err := s.versionRevisions(rel)
 	if err != nil {
 		return nil, fmt.Errorf("list versions in %s: %w", dir, err)
 	}
@@ -113,12 +114,15 @@ func (s *Store) ListVersions(ctx context.Context, scope memory.Scope) ([]memory.
 			return nil, fmt.Errorf("list versions in %s: %w", dir, err)
 		}
 		v := memory.Version{Revision: rev}
-		if raw, err := os.ReadFile(filepath.Join(dir, versionName(rev))); err == nil {
+		raw, err := s.d.readFile(filepath.Join(rel, versionName(rev)))
+		if err == nil {
 			if d, err := parseDocument(raw); err == nil {
 				v.Saved, v.Facts = d.LastUpdated, len(d.Facts)
 			}
 		} else if errors.Is(err, fs.ErrNotExist) {
 			continue // pruned meanwhile
+		} else if errors.Is(err, ErrSymlink) {
+			return nil, fmt.Errorf("list versions in %s: %w", dir, err)
 		}
 		out = append(out, v)
 	}
@@ -142,7 +146,7 @@ func (s *Store) RestoreVersion(ctx context.Context, scope memory.Scope, rev int6
 		return nil, fmt.Errorf("restore memory version %s: %w", path, err)
 	}
 	defer s.unlock(st)
-	raw, err := os.ReadFile(path)
+	raw, err := s.d.readFile(filepath.Join(st.rel, versionsDir, versionName(rev)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("restore memory version %d of %s: %w: it is not among the kept versions", rev, scope.Key(), memory.ErrNotFound)
 	}
@@ -173,4 +177,75 @@ func (s *Store) RestoreVersion(ctx context.Context, scope memory.Scope, rev int6
 // isVersionTemp reports whether name is a temp file of a version save.
 func isVersionTemp(name string) bool {
 	return strings.HasPrefix(name, ".memory.") && strings.HasSuffix(name, tempSuffix)
+}
+
+var _ memory.VersionScrubber = (*Store)(nil)
+
+// ScrubVersions removes every kept version of the scope's memory.json that
+// contains any of texts, as written or as escaped in JSON, under the scope
+// lock, and fsyncs versions/; it returns how many it removed. A version it
+// cannot read stops it with an error (after the removals so far).
+func (s *Store) ScrubVersions(ctx context.Context, scope memory.Scope, texts []string) (int, error) {
+	st, err := s.state(scope)
+	if err != nil {
+		return 0, fmt.Errorf("scrub memory versions: %w", err)
+	}
+	dir := filepath.Join(st.dir, versionsDir)
+	var needles [][]byte
+	for _, t := range texts {
+		if t == "" {
+			continue
+		}
+		needles = append(needles, []byte(t))
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.Encode(t) // a string cannot fail
+		needles = append(needles, bytes.Trim(bytes.TrimSpace(b.Bytes()), `"`))
+	}
+	if len(needles) == 0 {
+		return 0, nil
+	}
+	if ok, err := s.d.exists(st.rel); err != nil || !ok {
+		if err != nil {
+			return 0, fmt.Errorf("scrub memory versions in %s: %w", dir, err)
+		}
+		return 0, nil
+	}
+	if err := s.lockExisting(ctx, st); err != nil {
+		if errors.Is(err, errNoScope) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("scrub memory versions in %s: %w", dir, err)
+	}
+	defer s.unlock(st)
+	rel := filepath.Join(st.rel, versionsDir)
+	revs, err := s.versionRevisions(rel)
+	if err != nil {
+		return 0, fmt.Errorf("scrub memory versions in %s: %w", dir, err)
+	}
+	n := 0
+	for _, rev := range revs {
+		name := filepath.Join(rel, versionName(rev))
+		raw, err := s.d.readFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return n, fmt.Errorf("scrub memory versions in %s: %w", dir, err)
+		}
+		if !slices.ContainsFunc(needles, func(b []byte) bool { return bytes.Contains(raw, b) }) {
+			continue
+		}
+		if err := s.d.remove(name); err != nil {
+			return n, fmt.Errorf("scrub memory versions in %s: %w", dir, err)
+		}
+		n++
+	}
+	if n > 0 {
+		if err := s.d.syncDir(rel); err != nil {
+			return n, fmt.Errorf("scrub memory versions in %s: %w", dir, err)
+		}
+	}
+	return n, nil
 }

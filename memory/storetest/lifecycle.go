@@ -165,3 +165,52 @@ func testVersions(t *testing.T, s memory.Store) {
 		t.Errorf("RestoreVersion(..) error = %v, want ErrInvalidInput", err)
 	}
 }
+
+// testScrubVersions runs when the store is a memory.VersionScrubber: kept
+// versions holding a forgotten text are removed, the others and the
+// current document stay.
+func testScrubVersions(t *testing.T, s memory.Store) {
+	vs, ok := s.(memory.VersionScrubber)
+	if !ok {
+		t.Skip("the store keeps no scrubbable versions (not a memory.VersionScrubber)")
+	}
+	ctx := t.Context()
+	scope := memory.Scope{UserID: "scrub"}
+	if n, err := vs.ScrubVersions(ctx, scope, []string{"x"}); err != nil || n != 0 {
+		t.Fatalf("ScrubVersions(empty scope) = %d, %v; want 0, nil", n, err)
+	}
+	secret := `my "secret" <pin> 4321`
+	contents := []string{"likes tea", secret, "lives in Oslo", "plays chess"}
+	for _, c := range contents {
+		MustUpdateDocument(t, s, scope, func(d *memory.Document) error {
+			d.Facts = append(d.Facts, memory.Fact{ID: fmt.Sprintf("f%d", len(d.Facts)), Content: c})
+			return nil
+		})
+	}
+	// Kept versions: revisions 1 (tea) to 4; 2, 3 and 4 hold the secret.
+	MustUpdateDocument(t, s, scope, func(d *memory.Document) error {
+		d.Facts = slices.DeleteFunc(d.Facts, func(f memory.Fact) bool { return f.Content == secret })
+		return nil
+	})
+	n, err := vs.ScrubVersions(ctx, scope, []string{"", secret})
+	if err != nil || n != 3 {
+		t.Fatalf("ScrubVersions() = %d, %v; want 3 (revisions 2 to 4 held the text)", n, err)
+	}
+	list, err := s.ListVersions(ctx, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var revs []int64
+	for _, v := range list {
+		revs = append(revs, v.Revision)
+	}
+	if want := []int64{1}; !slices.Equal(revs, want) {
+		t.Errorf("ListVersions() after scrub = %v, want %v", revs, want)
+	}
+	if doc := MustLoadDocument(t, s, scope); len(doc.Facts) != 3 || doc.Revision != 5 {
+		t.Errorf("current document has %d facts, revision %d; want 3 facts, revision 5 (not touched)", len(doc.Facts), doc.Revision)
+	}
+	if _, err := s.RestoreVersion(ctx, scope, 2); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("RestoreVersion(scrubbed 2) error = %v, want memory.ErrNotFound", err)
+	}
+}

@@ -58,6 +58,7 @@ func Run(t *testing.T, newStore func(t *testing.T) memory.Store) {
 		{"Versions", testVersions},
 		{"DeleteTurns", testDeleteTurns},
 		{"ImportScope", testImportScope},
+		{"ScrubVersions", testScrubVersions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,342 @@
+package files_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/files"
+	"github.com/mnemo-mcp/mnemo/memory/storetest"
+)
+
+// snapshotTree records every entry under dir (never following links):
+// kind, mode, size, modification time and content.
+func snapshotTree(tb testing.TB, dir string) map[string]string {
+	tb.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		desc := fmt.Sprintf("%v %d %d", fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			desc += " " + string(b)
+		}
+		out[p] = desc
+		return nil
+	})
+	if err != nil {
+		tb.Fatalf("snapshot %s: %v", dir, err)
+	}
+	return out
+}
+
+func diffTrees(before, after map[string]string) []string {
+	var d []string
+	for p, b := range before {
+		if a, ok := after[p]; !ok {
+			d = append(d, "removed "+p)
+		} else if a != b {
+			d = append(d, "changed "+p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			d = append(d, "added "+p)
+		}
+	}
+	slices.Sort(d)
+	return d
+}
+
+// storeOp is one store operation run against a planted link.
+type storeOp struct {
+	name string
+	run  func(ctx context.Context, s *files.Store) error
+}
+
+func opsOn(scope memory.Scope) []storeOp {
+	return []storeOp{
+		{"AppendTurns", func(ctx context.Context, s *files.Store) error {
+			_, err := s.AppendTurns(ctx, scope, []memory.Turn{storetest.NewTurn("t", 50)})
+			return err
+		}},
+		{"ReadTurns", func(ctx context.Context, s *files.Store) error {
+			_, err := s.ReadTurns(ctx, scope, 0)
+			return err
+		}},
+		{"LoadDocument", func(ctx context.Context, s *files.Store) error {
+			_, err := s.LoadDocument(ctx, scope)
+			return err
+		}},
+		{"UpdateDocument", func(ctx context.Context, s *files.Store) error {
+			_, err := s.UpdateDocument(ctx, scope, func(d *memory.Document) error {
+				d.Facts = append(d.Facts, memory.Fact{ID: fmt.Sprint("f", len(d.Facts)), Content: "new"})
+				return nil
+			})
+			return err
+		}},
+		{"ListVersions", func(ctx context.Context, s *files.Store) error {
+			_, err := s.ListVersions(ctx, scope)
+			return err
+		}},
+		{"RestoreVersion", func(ctx context.Context, s *files.Store) error {
+			_, err := s.RestoreVersion(ctx, scope, 1)
+			return err
+		}},
+		{"DeleteTurns", func(ctx context.Context, s *files.Store) error {
+			_, err := s.DeleteTurns(ctx, scope, func(memory.Turn) bool { return true })
+			return err
+		}},
+		{"OpenPageIndex", func(ctx context.Context, s *files.Store) error {
+			rc, err := s.OpenPageIndex(ctx, scope)
+			if rc != nil {
+				rc.Close()
+			}
+			return err
+		}},
+		{"SavePageIndex", func(ctx context.Context, s *files.Store) error {
+			return s.SavePageIndex(ctx, scope, []byte("index\n"))
+		}},
+		{"LoadMidTerm", func(ctx context.Context, s *files.Store) error {
+			_, err := s.LoadMidTerm(ctx, scope)
+			return err
+		}},
+		{"SaveMidTerm", func(ctx context.Context, s *files.Store) error {
+			return s.SaveMidTerm(ctx, scope, &memory.MidTermState{Version: 1})
+		}},
+		{"LoadVectors", func(ctx context.Context, s *files.Store) error {
+			_, err := s.LoadVectors(ctx, scope, "m")
+			return err
+		}},
+		{"SaveVectors", func(ctx context.Context, s *files.Store) error {
+			return s.SaveVectors(ctx, scope, "m", []memory.PageVector{{TurnID: "x", Vector: []float32{1}}})
+		}},
+		{"ReplaceVectors", func(ctx context.Context, s *files.Store) error {
+			return s.ReplaceVectors(ctx, scope, "m", []memory.PageVector{{TurnID: "x", Vector: []float32{1}}})
+		}},
+		{"Scopes", func(ctx context.Context, s *files.Store) error {
+			_, err := s.Scopes(ctx)
+			return err
+		}},
+		{"DeleteScope", func(ctx context.Context, s *files.Store) error {
+			return s.DeleteScope(ctx, scope)
+		}},
+	}
+}
+
+// TestPlantedSymlinks plants each link of issue 16 in a data directory
+// and runs every store operation on the scope it reaches: nothing outside
+// the data directory may be read, written, truncated or deleted, and
+// every operation that meets the link fails with files.ErrSymlink naming
+// it relative to the data directory.
+func TestPlantedSymlinks(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges on Windows")
+	}
+	bob := memory.Scope{UserID: "bob"}
+	dir1 := memory.Scope{UserID: "bob", AgentName: "dir1"}
+	versionDoc := `{"version":"1.0","facts":[{"id":"f1","content":"OUTSIDE-FACT"}],"revision":1}` + "\n"
+	torn := "not a turn log, and no final newline"
+	tests := []struct {
+		name  string
+		link  string // relative to the data directory
+		scope memory.Scope
+		// outside builds the link's target in out and returns it.
+		outside func(t *testing.T, out string) string
+		// notErr lists operations that may succeed (they do not reach the link).
+		notErr []string
+	}{
+		{"agents dir", "users/bob/agents", dir1, func(t *testing.T, out string) string {
+			mustWrite(t, filepath.Join(out, "dir1", "precious.txt"), "keep me")
+			mustWrite(t, filepath.Join(out, "dir1", "turns.jsonl"), torn)
+			return out
+		}, nil},
+		{"agents dir, user scope", "users/bob/agents", bob, func(t *testing.T, out string) string {
+			mustWrite(t, filepath.Join(out, "dir1", "precious.txt"), "keep me")
+			return out
+		}, []string{"AppendTurns", "ReadTurns", "LoadDocument", "UpdateDocument", "ListVersions", "RestoreVersion", "DeleteTurns",
+			"OpenPageIndex", "SavePageIndex", "LoadMidTerm", "SaveMidTerm", "LoadVectors", "SaveVectors", "ReplaceVectors"}},
+		{"turn log without final newline", "users/bob/turns.jsonl", bob, func(t *testing.T, out string) string {
+			p := filepath.Join(out, "notes.txt")
+			mustWrite(t, p, torn)
+			return p
+		}, []string{"LoadDocument", "UpdateDocument", "ListVersions", "RestoreVersion",
+			"OpenPageIndex", "SavePageIndex", "LoadMidTerm", "SaveMidTerm", "LoadVectors", "SaveVectors", "ReplaceVectors"}},
+		{"versions dir", "users/bob/versions", bob, func(t *testing.T, out string) string {
+			for i := 1; i <= 8; i++ {
+				mustWrite(t, filepath.Join(out, fmt.Sprintf("memory.%012d.json", i)), versionDoc)
+			}
+			return out
+		}, []string{"AppendTurns", "ReadTurns", "LoadDocument", "DeleteTurns",
+			"OpenPageIndex", "SavePageIndex", "LoadMidTerm", "SaveMidTerm", "LoadVectors", "SaveVectors", "ReplaceVectors"}},
+		{"user dir", "users/bob", bob, func(t *testing.T, out string) string {
+			mustWrite(t, filepath.Join(out, "memory.json"), versionDoc)
+			mustWrite(t, filepath.Join(out, "turns.jsonl"), torn)
+			return out
+		}, nil},
+		{"users dir", "users", bob, func(t *testing.T, out string) string {
+			mustWrite(t, filepath.Join(out, "bob", "memory.json"), versionDoc)
+			return out
+		}, nil},
+		{"memory.json", "users/bob/memory.json", bob, func(t *testing.T, out string) string {
+			p := filepath.Join(out, "facts.json")
+			mustWrite(t, p, versionDoc)
+			return p
+		}, []string{"AppendTurns", "ReadTurns", "ListVersions", "DeleteTurns",
+			"OpenPageIndex", "SavePageIndex", "LoadMidTerm", "SaveMidTerm", "LoadVectors", "SaveVectors", "ReplaceVectors"}},
+		{".lock", "users/bob/.lock", bob, func(t *testing.T, out string) string {
+			p := filepath.Join(out, "lockfile")
+			mustWrite(t, p, "")
+			return p
+		}, []string{"ReadTurns", "LoadDocument", "ListVersions", "OpenPageIndex", "LoadMidTerm", "LoadVectors"}},
+		{"pages.idx", "users/bob/pages.idx", bob, func(t *testing.T, out string) string {
+			p := filepath.Join(out, "index")
+			mustWrite(t, p, "secret index")
+			return p
+		}, []string{"AppendTurns", "ReadTurns", "LoadDocument", "UpdateDocument", "ListVersions", "RestoreVersion",
+			"LoadMidTerm", "SaveMidTerm", "LoadVectors", "SaveVectors", "ReplaceVectors"}},
+		{"midterm.json", "users/bob/midterm.json", bob, func(t *testing.T, out string) string {
+			p := filepath.Join(out, "mid.json")
+			mustWrite(t, p, `{"version":1,"sessions":[{"id":"s","summary":"OUTSIDE"}]}`)
+			return p
+		}, []string{"AppendTurns", "ReadTurns", "LoadDocument", "UpdateDocument", "ListVersions", "RestoreVersion",
+			"OpenPageIndex", "SavePageIndex", "LoadVectors", "SaveVectors", "ReplaceVectors"}},
+		{"vectors.bin", "users/bob/vectors.bin", bob, func(t *testing.T, out string) string {
+			p := filepath.Join(out, "vec.bin")
+			mustWrite(t, p, "mnemo-vectors 1\tm\n\x05torn")
+			return p
+		}, []string{"AppendTurns", "ReadTurns", "LoadDocument", "UpdateDocument", "ListVersions", "RestoreVersion",
+			"OpenPageIndex", "SavePageIndex", "LoadMidTerm", "SaveMidTerm"}},
+	}
+	for _, tc := range tests {
+		for _, op := range opsOn(tc.scope) {
+			t.Run(tc.name+"/"+op.name, func(t *testing.T) {
+				data := filepath.Join(t.TempDir(), "data")
+				out := t.TempDir()
+				seed := mustOpen(t, data)
+				// A scope with turns, a document and kept versions, so that
+				// every operation has something to work on.
+				storetest.MustAppendTurns(t, seed, tc.scope, storetest.NewTurn("t", 1))
+				for range 3 {
+					storetest.MustUpdateDocument(t, seed, tc.scope, func(d *memory.Document) error {
+						d.Facts = append(d.Facts, memory.Fact{ID: fmt.Sprint("f", len(d.Facts)), Content: "inside"})
+						return nil
+					})
+				}
+				seed.Close()
+
+				target := tc.outside(t, out)
+				link := filepath.Join(data, filepath.FromSlash(tc.link))
+				if err := os.RemoveAll(link); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(target, link); err != nil {
+					t.Fatal(err)
+				}
+				before := snapshotTree(t, out)
+
+				s, err := files.Open(data, files.WithLogger(testLogger(t)), files.WithVersions(2))
+				if err == nil {
+					err = op.run(t.Context(), s)
+					s.Close()
+				}
+				if d := diffTrees(before, snapshotTree(t, out)); len(d) > 0 {
+					t.Errorf("%s through link %s changed the outside directory: %v", op.name, tc.link, d)
+				}
+				// Listing scopes reads only the scope directories and the
+				// turn log, document and agents entries.
+				fileLink := !slices.Contains([]string{"users", "users/bob", "users/bob/agents", "users/bob/turns.jsonl"}, tc.link)
+				if slices.Contains(tc.notErr, op.name) || op.name == "Scopes" && fileLink {
+					return
+				}
+				if !errors.Is(err, files.ErrSymlink) || !strings.Contains(err.Error(), tc.link) {
+					t.Errorf("%s error = %v, want files.ErrSymlink naming %s", op.name, err, tc.link)
+				}
+				if err != nil && strings.Contains(err.Error(), out) {
+					t.Errorf("%s error = %v, names the link's target", op.name, err)
+				}
+			})
+		}
+	}
+}
+
+// TestSymlinkedDataDir: the data directory itself may be a link.
+func TestSymlinkedDataDir(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges on Windows")
+	}
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "data")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, link)
+	scope := memory.Scope{UserID: "alice"}
+	storetest.MustAppendTurns(t, s, scope, storetest.NewTurn("t", 1))
+	if got := storetest.MustReadTurns(t, s, scope, 0); len(got) != 1 {
+		t.Errorf("ReadTurns() = %d turns, want 1", len(got))
+	}
+	if err := s.DeleteScope(t.Context(), scope); err != nil {
+		t.Errorf("DeleteScope() error: %v", err)
+	}
+	if _, err := os.Stat(real); err != nil {
+		t.Errorf("data directory gone after DeleteScope: %v", err)
+	}
+	links, err := files.FindSymlinks(link)
+	if err != nil || len(links) != 0 {
+		t.Errorf("FindSymlinks() = %v, %v; want none (the data directory itself is not reported)", links, err)
+	}
+}
+
+func TestFindSymlinks(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges on Windows")
+	}
+	data := t.TempDir()
+	out := t.TempDir()
+	for _, p := range []string{"users/bob/agents", "users/carol/turns.jsonl", "users/carol/agents/x/versions"} {
+		full := filepath.Join(data, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(out, full); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustWrite(t, filepath.Join(out, "deep", "file"), "x")
+	got, err := files.FindSymlinks(data)
+	want := []string{"users/bob/agents", "users/carol/agents/x/versions", "users/carol/turns.jsonl"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("FindSymlinks() = %q, %v; want %q", got, err, want)
+	}
+	if got, err := files.FindSymlinks(filepath.Join(data, "missing")); err != nil || len(got) != 0 {
+		t.Errorf("FindSymlinks(missing) = %q, %v; want none", got, err)
+	}
+}
+
+func mustWrite(tb testing.TB, path, content string) {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/files"
 	"github.com/mnemo-mcp/mnemo/memory/openai"
 	"github.com/mnemo-mcp/mnemo/memory/redact"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
@@ -161,6 +162,14 @@ func (d *doctor) checkDataDir(ctx context.Context, cfg *Config) {
 		return
 	}
 	d.ok("%s exists", dir)
+	if links, err := files.FindSymlinks(dir); err != nil {
+		d.fail("check the permissions of the data directory", "cannot look for symbolic links in it: %v", err)
+	} else if len(links) > 0 {
+		d.fail("remove them (mnemo never follows a link inside the data directory: a directory that came with a cloned repository may hold links planted to reach your files); the memory they lead to is refused until then",
+			"%d symbolic link(s) inside the data directory: %s", len(links), strings.Join(links, ", "))
+	} else {
+		d.ok("no symbolic links inside")
+	}
 	if runtime.GOOS != "windows" {
 		d.checkPermissions(dir, fi)
 	}
@@ -235,7 +244,7 @@ func (d *doctor) checkPermissions(dir string, fi os.FileInfo) {
 		if err != nil {
 			return nil
 		}
-		if info.Mode().Perm()&0o077 != 0 {
+		if info.Mode()&fs.ModeSymlink == 0 && info.Mode().Perm()&0o077 != 0 { // links are reported on their own
 			rel, _ := filepath.Rel(dir, path)
 			loose = append(loose, fmt.Sprintf("%s (%04o)", rel, info.Mode().Perm()))
 		}

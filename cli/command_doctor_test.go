@@ -60,6 +60,23 @@ func TestDoctorCommand(t *testing.T) {
 			t.Errorf("doctor left %d entries in users/, want only ana", len(entries))
 		}
 	})
+	t.Run("symlink", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "data")
+		seedRich(t, dir)
+		outside := t.TempDir()
+		// A link planted in a data directory that came with a repository.
+		if err := os.Symlink(outside, filepath.Join(dir, "users", "ana", "agents", "planted")); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runEnv(t, env{"MNEMO_DATA_DIR": dir}, "doctor")
+		if code != exitError || !strings.Contains(out, "FAIL  1 symbolic link(s) inside the data directory: users/ana/agents/planted") ||
+			strings.Contains(out, "readable by other users") {
+			t.Errorf("doctor = %d, want a FAIL naming the link (and no permission complaint about it)\n%s%s", code, out, errOut)
+		}
+		if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+			t.Errorf("doctor wrote %d entries through the link", len(entries))
+		}
+	})
 	t.Run("broken", func(t *testing.T) {
 		dir := t.TempDir()
 		seedRich(t, dir)

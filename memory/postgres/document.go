@@ -30,10 +30,10 @@ type docCache struct {
 }
 
 type docEntry struct {
-	scope    memory.Scope
-	id, rev  int64
-	raw      []byte
-	doc      *memory.Document // shared; never modified once cached
+	scope   memory.Scope
+	id, rev int64
+	raw     []byte
+	doc     *memory.Document // shared; never modified once cached
 }
 
 func newDocCache(n int) *docCache {

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"log/slog"
 	"os"
 	"testing"
 
@@ -15,6 +16,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // mustOpen opens a Store on url, closed when the test ends.
 func mustOpen(tb testing.TB, url string, opts ...postgres.Option) *postgres.Store {
 	tb.Helper()
+	opts = append([]postgres.Option{postgres.WithLogger(slog.New(slog.DiscardHandler))}, opts...)
 	s, err := postgres.Open(tb.Context(), url, opts...)
 	if err != nil {
 		tb.Fatalf("Open() error: %v", err)

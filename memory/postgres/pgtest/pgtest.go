@@ -236,7 +236,10 @@ func (s *Server) exec(ctx context.Context, db, sql string) error {
 // error.
 func (s *Server) Exec(tb testing.TB, db, sql string) {
 	tb.Helper()
-	if err := s.exec(tb.Context(), db, sql); err != nil {
+	// Not tb.Context(): Exec is also for cleanups, which run after it ends.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.exec(ctx, db, sql); err != nil {
 		tb.Fatalf("exec %q in %s: %v", sql, db, err)
 	}
 }

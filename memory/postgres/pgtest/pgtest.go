@@ -277,7 +277,7 @@ func (s *Server) NewDatabase(tb testing.TB) string {
 
 var (
 	shared    *Server
-	sharedErr = errors.New("pgtest.Main was not called from TestMain")
+	errShared = errors.New("pgtest.Main was not called from TestMain")
 )
 
 // Main starts the package's server, runs the tests and stops it, and
@@ -286,7 +286,7 @@ var (
 // under CI=true) with the reason.
 func Main(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	shared, sharedErr = Start(ctx)
+	shared, errShared = Start(ctx)
 	cancel()
 	code := m.Run()
 	if shared != nil {
@@ -305,7 +305,7 @@ func Shared(tb testing.TB) *Server {
 	if shared != nil {
 		return shared
 	}
-	msg := fmt.Sprintf("PostgreSQL not available: %v", sharedErr)
+	msg := fmt.Sprintf("PostgreSQL not available: %v", errShared)
 	if os.Getenv("CI") == "true" {
 		tb.Fatal(msg + " (CI=true: PostgreSQL tests must run)")
 	}

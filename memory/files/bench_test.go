@@ -90,3 +90,9 @@ func BenchmarkLoadDocumentCached(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStore runs storetest.Bench, the figures to compare with the
+// other stores'.
+func BenchmarkStore(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) memory.Store { return mustOpen(b, b.TempDir()) })
+}

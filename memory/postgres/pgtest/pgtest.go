@@ -1,0 +1,322 @@
+// Package pgtest starts a real PostgreSQL 15 for tests: initdb into a temp
+// directory, pg_ctl start listening only on a Unix socket in it (no TCP
+// port), one server per test binary and a fresh database per test.
+//
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+//
+//	func TestX(t *testing.T) {
+//		url := pgtest.NewDatabase(t) // skips, or fails under CI=true, without PostgreSQL
+//		...
+//	}
+//
+// The binaries are taken from /usr/lib/postgresql/15/bin (Debian's
+// postgresql-15 package). Run as root, the server runs as the postgres
+// user (PostgreSQL refuses root). With MNEMO_TEST_POSTGRES_URL set (a
+// postgres:// URL of a user allowed to create databases) that server is
+// used instead, and nothing is started.
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// BinDir is where the PostgreSQL 15 binaries are looked for.
+const BinDir = "/usr/lib/postgresql/15/bin"
+
+// EnvURL names the variable that points the tests at an existing server.
+const EnvURL = "MNEMO_TEST_POSTGRES_URL"
+
+// Superuser is the role initdb creates on a server the helper starts; it
+// connects without a password over the socket.
+const Superuser = "mnemo"
+
+// PasswordGroup is a role on a started server whose members must log in
+// with their password (scram-sha-256) even over the socket; everyone else
+// is trusted. Tests of authentication failures create their roles in it.
+const PasswordGroup = "mnemo_password_users"
+
+// Server is a PostgreSQL server for tests.
+type Server struct {
+	dir   string   // data/, the socket and the log; "" for an external server
+	admin *url.URL // URL of the maintenance database
+	runAs []string // command prefix that runs as the postgres user, when root
+
+	mu sync.Mutex
+	n  int // databases created
+}
+
+// Start starts a new server in a temp directory, or returns the server
+// at $MNEMO_TEST_POSTGRES_URL. The caller must Stop it.
+func Start(ctx context.Context) (*Server, error) {
+	if raw := os.Getenv(EnvURL); raw != "" {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			return nil, fmt.Errorf("%s is not a postgres:// URL", EnvURL)
+		}
+		s := &Server{admin: u}
+		if err := s.ping(ctx); err != nil {
+			return nil, fmt.Errorf("server at %s: %w", EnvURL, err)
+		}
+		return s, nil
+	}
+	for _, b := range []string{"initdb", "pg_ctl", "postgres"} {
+		if _, err := os.Stat(filepath.Join(BinDir, b)); err != nil {
+			return nil, fmt.Errorf("no %s in %s (install Debian's postgresql-15: apt-get install -y postgresql-15), or set %s", b, BinDir, EnvURL)
+		}
+	}
+	dir, err := os.MkdirTemp("", "mnemo-pg-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{dir: dir}
+	if os.Geteuid() == 0 {
+		if err := s.handToPostgres(); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	s.admin = &url.URL{Scheme: "postgres", User: url.User(Superuser), Path: "/postgres",
+		RawQuery: url.Values{"host": {dir}, "sslmode": {"disable"}}.Encode()}
+	if err := s.initdb(ctx); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := s.Up(ctx); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := s.exec(ctx, "postgres", "CREATE ROLE "+PasswordGroup+" NOLOGIN"); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// handToPostgres makes the directory the postgres user's and runs the
+// server's commands as that user.
+func (s *Server) handToPostgres() error {
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return fmt.Errorf("running as root, and there is no postgres user to run PostgreSQL as: %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(s.dir, uid, gid); err != nil {
+		return err
+	}
+	if p, err := exec.LookPath("runuser"); err == nil {
+		s.runAs = []string{p, "-u", "postgres", "--"}
+		return nil
+	}
+	return errors.New("running as root, and there is no runuser to run PostgreSQL as the postgres user")
+}
+
+func (s *Server) command(ctx context.Context, bin string, args ...string) *exec.Cmd {
+	argv := append(append(append([]string{}, s.runAs...), filepath.Join(BinDir, bin)), args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = s.dir
+	return cmd
+}
+
+func (s *Server) run(ctx context.Context, bin string, args ...string) error {
+	out, err := s.command(ctx, bin, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w\n%s", bin, strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+func (s *Server) initdb(ctx context.Context) error {
+	data := filepath.Join(s.dir, "data")
+	if err := s.run(ctx, "initdb", "-D", data, "-U", Superuser, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
+		return err
+	}
+	hba := "# written by pgtest\nlocal all +" + PasswordGroup + " scram-sha-256\nlocal all all trust\n"
+	if err := os.WriteFile(filepath.Join(data, "pg_hba.conf"), []byte(hba), 0o600); err != nil {
+		return err
+	}
+	if s.runAs != nil {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			return err
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		return os.Chown(filepath.Join(data, "pg_hba.conf"), uid, gid)
+	}
+	return nil
+}
+
+// Owned reports whether the helper started the server (and can stop it).
+func (s *Server) Owned() bool { return s.dir != "" }
+
+// Dir is the server's directory (data/, its socket, log), "" for an
+// external server.
+func (s *Server) Dir() string { return s.dir }
+
+// Up starts the stopped server and waits until it accepts connections.
+func (s *Server) Up(ctx context.Context) error {
+	if !s.Owned() {
+		return errors.New("an external server is not started by the tests")
+	}
+	opts := fmt.Sprintf("-c listen_addresses='' -c unix_socket_directories='%s' -c max_connections=300", s.dir)
+	return s.run(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", filepath.Join(s.dir, "data"),
+		"-l", filepath.Join(s.dir, "log"), "-o", opts)
+}
+
+// Down stops the server (fast shutdown: sessions are ended) and waits
+// until it is gone. Up starts it again with the same data.
+func (s *Server) Down(ctx context.Context) error {
+	if !s.Owned() {
+		return errors.New("an external server is not stopped by the tests")
+	}
+	return s.run(ctx, "pg_ctl", "stop", "-w", "-t", "60", "-m", "fast", "-D", filepath.Join(s.dir, "data"))
+}
+
+// Stop stops a started server and removes its directory; an external
+// server is left alone.
+func (s *Server) Stop() error {
+	if !s.Owned() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := s.Down(ctx)
+	return errors.Join(err, os.RemoveAll(s.dir))
+}
+
+// URL returns the URL of database db on the server, for user (the
+// server's own user when "") with password (none when "").
+func (s *Server) URL(db, user, password string) string {
+	u := *s.admin
+	u.Path = "/" + db
+	switch {
+	case user != "" && password != "":
+		u.User = url.UserPassword(user, password)
+	case user != "":
+		u.User = url.User(user)
+	}
+	return u.String()
+}
+
+func (s *Server) ping(ctx context.Context) error {
+	conn, err := pgx.Connect(ctx, s.admin.String())
+	if err != nil {
+		return err
+	}
+	return conn.Close(ctx)
+}
+
+// exec runs sql in database db as the server's user.
+func (s *Server) exec(ctx context.Context, db, sql string) error {
+	conn, err := pgx.Connect(ctx, s.URL(db, "", ""))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// Exec runs sql in database db as the server's user, failing the test on
+// error.
+func (s *Server) Exec(tb testing.TB, db, sql string) {
+	tb.Helper()
+	// Not tb.Context(): Exec is also for cleanups, which run after it ends.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.exec(ctx, db, sql); err != nil {
+		tb.Fatalf("exec %q in %s: %v", sql, db, err)
+	}
+}
+
+// CreateDatabase creates an empty database, dropped when the test ends,
+// and returns its name.
+func (s *Server) CreateDatabase(tb testing.TB) string {
+	tb.Helper()
+	s.mu.Lock()
+	s.n++
+	name := fmt.Sprintf("mnemo_test_%d_%d", os.Getpid(), s.n)
+	s.mu.Unlock()
+	if err := s.exec(tb.Context(), s.adminDB(), `CREATE DATABASE "`+name+`"`); err != nil {
+		tb.Fatalf("create test database: %v", err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := s.exec(ctx, s.adminDB(), `DROP DATABASE IF EXISTS "`+name+`" WITH (FORCE)`); err != nil {
+			tb.Logf("drop test database %s: %v", name, err)
+		}
+	})
+	return name
+}
+
+// adminDB is the database the server's user connects to for creating and
+// dropping others.
+func (s *Server) adminDB() string { return strings.TrimPrefix(s.admin.Path, "/") }
+
+// NewDatabase creates an empty database and returns its URL.
+func (s *Server) NewDatabase(tb testing.TB) string {
+	tb.Helper()
+	return s.URL(s.CreateDatabase(tb), "", "")
+}
+
+var (
+	shared    *Server
+	errShared = errors.New("pgtest.Main was not called from TestMain")
+)
+
+// Main starts the package's server, runs the tests and stops it, and
+// returns m.Run's exit code, for os.Exit in TestMain. When no server can
+// be started, the tests run anyway: those that need one skip (or fail
+// under CI=true) with the reason.
+func Main(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	shared, errShared = Start(ctx)
+	cancel()
+	code := m.Run()
+	if shared != nil {
+		if err := shared.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: stop PostgreSQL: %v\n", err)
+		}
+	}
+	return code
+}
+
+// Shared returns the server Main started. Without one, the test is
+// skipped with the reason — or fails, when the environment has CI=true,
+// since CI must run these tests.
+func Shared(tb testing.TB) *Server {
+	tb.Helper()
+	if shared != nil {
+		return shared
+	}
+	msg := fmt.Sprintf("PostgreSQL not available: %v", errShared)
+	if os.Getenv("CI") == "true" {
+		tb.Fatal(msg + " (CI=true: PostgreSQL tests must run)")
+	}
+	tb.Skip(msg)
+	return nil
+}
+
+// NewDatabase creates an empty database on the shared server, dropped
+// when the test ends, and returns its URL; see Shared for a missing
+// server.
+func NewDatabase(tb testing.TB) string {
+	tb.Helper()
+	return Shared(tb).NewDatabase(tb)
+}

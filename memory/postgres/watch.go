@@ -1,0 +1,72 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// Channel is the NOTIFY channel on which every change to a scope's turn
+// log or document is announced (by a trigger, whoever wrote it), with the
+// scope's memory.Scope.Key as payload.
+const Channel = "mnemo_scope_changed"
+
+// watchRetry is the pause before reconnecting a lost watch connection.
+const watchRetry = time.Second
+
+// Watch calls changed with each scope whose turn log or document is
+// changed on the database — by any instance, this one included — until
+// ctx ends, and then returns ctx's error. It listens on its own
+// connection (outside the pool). Notifications are hints that let a
+// reader skip polling; they are delivered at commit, may be merged, and
+// are lost while the connection is down. Each time Watch starts
+// listening — first, and after reconnecting — it calls changed with the
+// zero Scope, meaning every scope may have changed since. The
+// revision check (Document.Revision and TurnLogEpoch, and ReadTurns after
+// the last Seq seen) stays correct without them. changed runs on Watch's
+// goroutine and should return quickly.
+func (s *Store) Watch(ctx context.Context, changed func(memory.Scope)) error {
+	for {
+		err := s.listen(ctx, changed)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.log.Warn("listening for scope changes failed; reconnecting", "db", s.masked, "err", classify(err, s.password), "retry_in", watchRetry)
+		t := time.NewTimer(watchRetry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// listen connects, LISTENs, reports that with the zero Scope, and relays
+// notifications until the connection fails or ctx ends.
+func (s *Store) listen(ctx context.Context, changed func(memory.Scope)) error {
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+Channel); err != nil {
+		return err
+	}
+	changed(memory.Scope{})
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		user, agent, _ := strings.Cut(n.Payload, "/")
+		scope := memory.Scope{UserID: user, AgentName: agent}
+		if scope.Validate() == nil {
+			changed(scope)
+		}
+	}
+}

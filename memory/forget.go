@@ -3,7 +3,8 @@ package memory
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -45,41 +46,21 @@ func (s *Service) ForgetScope(ctx context.Context, userID, agentName string) err
 			}
 		}
 	}
-	keys := make([]string, 0, len(known))
-	for k := range known {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(known))
+	scopes := make([]Scope, len(keys))
 	for i, k := range keys {
-		lock := s.queue.scopeLock(known[k])
-		select {
-		case lock <- struct{}{}:
-		case <-ctx.Done():
-			for _, h := range keys[:i] {
-				<-s.queue.scopeLock(known[h])
-			}
-			return fmt.Errorf("forget %s: wait for running update: %w", scope.Key(), ctx.Err())
-		}
+		scopes[i] = known[k]
 	}
-	defer func() {
-		for _, k := range keys {
-			<-s.queue.scopeLock(known[k])
-		}
-	}()
-
-	s.queue.mu.Lock()
-	for k, e := range s.queue.entries {
-		if matches(e.scope) {
-			e.timer.Stop()
-			delete(s.queue.entries, k)
-		}
+	release, err := s.queue.lockScopes(ctx, scopes)
+	if err != nil {
+		return fmt.Errorf("forget %s: wait for running update: %w", scope.Key(), err)
 	}
-	for k := range s.queue.lastErrors {
-		if k.scope == scope.Key() || agentName == "" && strings.HasPrefix(k.scope, scope.UserID+"/") {
-			delete(s.queue.lastErrors, k)
-		}
-	}
-	s.queue.mu.Unlock()
+	defer release()
+	// Scope ids hold no '/', so a key is the user's own or one of their
+	// agents' exactly when matches holds for its scope.
+	s.queue.drop(func(k string) bool {
+		return k == scope.Key() || agentName == "" && strings.HasPrefix(k, scope.UserID+"/")
+	})
 
 	if err := s.store.DeleteScope(context.WithoutCancel(ctx), scope); err != nil {
 		return fmt.Errorf("forget %s: %w", scope.Key(), err)

@@ -127,7 +127,7 @@ func NewService(cfg Config, store Store, tokens TokenCounter, opts ...Option) (*
 		o(s)
 	}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
-	s.queue = newQueue(s, time.Duration(cfg.DebounceSeconds)*time.Second, cfg.UpdateConcurrency)
+	s.queue = newQueue(queueWork{ctx: s.bgCtx, update: s.updateThread, tiers: s.runTiers, log: s.log}, time.Duration(cfg.DebounceSeconds)*time.Second, cfg.UpdateConcurrency)
 	return s, nil
 }
 

@@ -79,32 +79,6 @@ type ListResult struct {
 	Threads    []ListedThread `json:"threads,omitempty"`
 }
 
-// parseBound parses an optional RFC 3339 time or date argument.
-func parseBound(field, v string) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, nil
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, invalid(field, "%q is not a time; use RFC 3339 like 2025-03-01T12:00:00Z, or a date like 2025-03-01", v)
-}
-
-// checkPage applies the pagination defaults and bounds.
-func checkPage(offset, limit int) (int, int, error) {
-	switch {
-	case offset < 0:
-		return 0, 0, invalid("offset", "is %d; use 0 or a next_offset from an earlier page", offset)
-	case limit < 0 || limit > MaxListLimit:
-		return 0, 0, invalid("limit", "is %d; use 1 to %d", limit, MaxListLimit)
-	case limit == 0:
-		limit = DefaultListLimit
-	}
-	return offset, limit, nil
-}
-
 // page returns items[offset:offset+limit] and the next offset.
 func page[T any](items []T, offset, limit int) ([]T, int) {
 	if offset >= len(items) {

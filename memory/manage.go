@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Managing memory directly: the host's model (or the command line) saves,
@@ -54,18 +52,6 @@ func (s *Service) notifyChange(scope Scope) {
 // errNoChange aborts a document update that has nothing to save.
 var errNoChange = errors.New("no change")
 
-// manualSource checks the source of a manual change: SourceManual when
-// empty, else SourceManual or SourceCLI.
-func manualSource(src string) (string, error) {
-	switch src {
-	case "":
-		return SourceManual, nil
-	case SourceManual, SourceCLI:
-		return src, nil
-	}
-	return "", invalid("source", "%q is not a source of manual changes; use %q or %q", src, SourceManual, SourceCLI)
-}
-
 // manualReason says who made a manual change, for the fact history.
 func manualReason(source, verb string) string {
 	if source == SourceCLI {
@@ -101,47 +87,6 @@ type SaveFactResult struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// checkFactContent trims content and checks it is worth storing as a fact.
-func checkFactContent(content string) (string, error) {
-	content = strings.TrimSpace(content)
-	switch {
-	case content == "":
-		return "", invalid("content", "is empty; state the fact as one short sentence, e.g. \"Prefers Go over Python\"")
-	case !utf8.ValidString(content):
-		return "", invalid("content", "must be valid UTF-8")
-	case utf8.RuneCountInString(content) > updateMaxContentRunes:
-		return "", invalid("content", "is %d characters long; keep a fact under %d characters", utf8.RuneCountInString(content), updateMaxContentRunes)
-	case scrubUploads(content) == "":
-		return "", invalid("content", "is only about an uploaded file; uploaded files are not remembered, state what was learned from it instead")
-	case foldFactContent(content) == "":
-		return "", invalid("content", "has no words; state the fact as a short sentence")
-	}
-	return content, nil
-}
-
-// checkCategory normalises a category; empty means def.
-func checkCategory(cat, def string) (string, error) {
-	cat = strings.ToLower(strings.TrimSpace(cat))
-	if cat == "" {
-		return def, nil
-	}
-	if !ValidCategory(cat) {
-		return "", invalid("category", "%q is not a category; use one of %s", cat, strings.Join(Categories, ", "))
-	}
-	return cat, nil
-}
-
-// checkConfidence checks a confidence in (0, 1]; 0 means def.
-func checkConfidence(c, def float64) (float64, error) {
-	switch {
-	case c == 0:
-		return def, nil
-	case math.IsNaN(c) || c < 0 || c > 1:
-		return 0, invalid("confidence", "%v is not between 0 and 1; use 0.9 for something the user stated plainly", c)
-	}
-	return c, nil
-}
-
 // SaveFact stores a fact as the host's model (or the command line) states
 // it, with source "manual" (or "cli"); no language model is needed. A fact
 // whose content matches a stored one (ignoring case, spacing and a final
@@ -152,22 +97,11 @@ func (s *Service) SaveFact(ctx context.Context, req SaveFactRequest) (*SaveFactR
 	if err != nil {
 		return nil, err
 	}
-	content, err := checkFactContent(req.Content)
+	ch, err := checkSave(&req)
 	if err != nil {
 		return nil, err
 	}
-	cat, err := checkCategory(req.Category, CategoryContext)
-	if err != nil {
-		return nil, err
-	}
-	conf, err := checkConfidence(req.Confidence, DefaultManualConfidence)
-	if err != nil {
-		return nil, err
-	}
-	source, err := manualSource(req.Source)
-	if err != nil {
-		return nil, err
-	}
+	content, cat, conf, source := ch.content, ch.category, ch.confidence, ch.source
 	res := &SaveFactResult{Scope: scope}
 	key := foldFactContent(scrubUploads(content))
 	_, err = s.store.UpdateDocument(ctx, scope, func(d *Document) error {
@@ -243,39 +177,11 @@ func (s *Service) UpdateFact(ctx context.Context, req UpdateFactRequest) (*Updat
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(req.ID) == "" {
-		return nil, invalid("id", "is empty; pass the id of the fact to change (fact_…), as list_memories or retrieve_memory show it")
-	}
-	if req.Content == nil && req.Category == nil && req.Confidence == nil {
-		return nil, invalid("arguments", "nothing to change; set content, category or confidence")
-	}
-	var content, cat string
-	var conf float64
-	if req.Content != nil {
-		if content, err = checkFactContent(*req.Content); err != nil {
-			return nil, err
-		}
-	}
-	if req.Category != nil {
-		if strings.TrimSpace(*req.Category) == "" {
-			return nil, invalid("category", "is empty; use one of %s, or leave it out", strings.Join(Categories, ", "))
-		}
-		if cat, err = checkCategory(*req.Category, ""); err != nil {
-			return nil, err
-		}
-	}
-	if req.Confidence != nil {
-		if *req.Confidence == 0 {
-			return nil, invalid("confidence", "must be above 0 and at most 1; to remove the fact, forget it")
-		}
-		if conf, err = checkConfidence(*req.Confidence, 0); err != nil {
-			return nil, err
-		}
-	}
-	source, err := manualSource(req.Source)
+	ch, err := checkUpdate(&req)
 	if err != nil {
 		return nil, err
 	}
+	content, cat, conf, source := ch.content, ch.category, ch.confidence, ch.source
 	res := &UpdateFactResult{Scope: scope}
 	_, err = s.store.UpdateDocument(ctx, scope, func(d *Document) error {
 		i := slices.IndexFunc(d.Facts, func(f Fact) bool { return f.ID == req.ID })
@@ -372,35 +278,9 @@ func (s *Service) Forget(ctx context.Context, req ForgetRequest) (*ForgetResult,
 	if err != nil {
 		return nil, err
 	}
-	source, err := manualSource(req.Source)
+	source, err := checkForget(&req, scope)
 	if err != nil {
 		return nil, err
-	}
-	if req.ThreadID != "" {
-		if err := ValidateID("thread_id", req.ThreadID); err != nil {
-			return nil, err
-		}
-	}
-	some := len(req.FactIDs) > 0 || len(req.TurnIDs) > 0 || req.ThreadID != ""
-	switch {
-	case req.AllOfScope && some:
-		return nil, invalid("all", "forgets the whole scope; leave fact_ids, turn_ids and thread_id out, or do not set all")
-	case req.AllOfScope && req.Confirm != ForgetEverything:
-		return nil, invalid("confirm", "must be exactly %q to delete all memory of %s; ask the user first", ForgetEverything, scope.Key())
-	case !req.AllOfScope && req.Confirm != "":
-		return nil, invalid("confirm", "is only for forgetting a whole scope (all: true); leave it out")
-	case !req.AllOfScope && !some:
-		return nil, invalid("arguments", "nothing to forget; give fact_ids, turn_ids or thread_id (list_memories shows them), or all with confirm %q", ForgetEverything)
-	}
-	for i, id := range req.FactIDs {
-		if strings.TrimSpace(id) == "" {
-			return nil, invalid("fact_ids", "item %d is empty", i)
-		}
-	}
-	for i, id := range req.TurnIDs {
-		if strings.TrimSpace(id) == "" {
-			return nil, invalid("turn_ids", "item %d is empty", i)
-		}
 	}
 	res := &ForgetResult{Scope: scope, FactsRemoved: []Fact{}, TurnsRemoved: []ForgottenTurn{}}
 	if req.AllOfScope {

@@ -98,30 +98,9 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(req.Query) == "" {
-		return nil, invalid("query", "must not be empty; pass what you want to remember, e.g. the user's latest message")
-	}
-	if err := checkText("query", req.Query, s.cfg.MaxQueryBytes); err != nil {
+	maxResults, maxTokens, err := s.checkRetrieve(&req)
+	if err != nil {
 		return nil, err
-	}
-	for _, f := range []struct{ name, v string }{{"relationship_with_user", req.RelationshipWithUser}, {"style_hint", req.StyleHint}} {
-		if err := checkText(f.name, f.v, 512); err != nil {
-			return nil, err
-		}
-	}
-	maxResults := req.MaxResults
-	switch {
-	case maxResults == 0:
-		maxResults = s.cfg.RetrievalQueueCapacity
-	case maxResults < 1 || maxResults > 100:
-		return nil, invalid("max_results", "%d is out of range; use 1 to 100", maxResults)
-	}
-	maxTokens := req.MaxTokens
-	switch {
-	case maxTokens == 0:
-		maxTokens = s.cfg.MaxInjectionTokens
-	case maxTokens < 100 || maxTokens > 8000:
-		return nil, invalid("max_tokens", "%d is out of range; use 100 to 8000", maxTokens)
 	}
 
 	// Embedding the query is a network call: made before the scope is

@@ -10,23 +10,6 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
 )
 
-// MidTermStore keeps a scope's mid-term sessions with its data, so that
-// heat and visits survive a restart. It is a cache of what the turn log
-// implies: lost or unreadable state is rebuilt from the log (without the
-// visit counts).
-type MidTermStore interface {
-	// LoadMidTerm returns the scope's saved mid-term state; nothing saved
-	// returns nil and no error. An unreadable state is an error.
-	LoadMidTerm(ctx context.Context, scope Scope) (*MidTermState, error)
-	// SaveMidTerm replaces the scope's saved state atomically.
-	SaveMidTerm(ctx context.Context, scope Scope, state *MidTermState) error
-}
-
-// WithMidTermStore persists mid-term sessions through ms. Without it (and
-// with a Store that is not a MidTermStore) sessions live in memory only and
-// are rebuilt from the turn log after a restart.
-func WithMidTermStore(ms MidTermStore) Option { return func(s *Service) { s.midStore = ms } }
-
 // MidTermState is the persisted form of a scope's mid-term memory.
 type MidTermState struct {
 	// Version is the format version, midTermVersion.

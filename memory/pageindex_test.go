@@ -97,7 +97,7 @@ func TestPageIndexSnapshot(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			store, snaps := newMemStore(), &memPageIndex{}
 			quiet := slog.New(slog.DiscardHandler)
-			s, err := NewService(DefaultConfig(), store, mustCounter(t), WithLogger(quiet), WithPageIndexStore(snaps))
+			s, err := NewService(DefaultConfig(), storeWithPageIndex{store, snaps}, mustCounter(t), WithLogger(quiet))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func TestPageIndexSnapshot(t *testing.T) {
 				t.Fatalf("%d snapshots saved at close, want 1", snaps.saves)
 			}
 
-			s, err = NewService(DefaultConfig(), store, mustCounter(t), WithLogger(quiet), WithPageIndexStore(snaps))
+			s, err = NewService(DefaultConfig(), storeWithPageIndex{store, snaps}, mustCounter(t), WithLogger(quiet))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +123,7 @@ func TestPageIndexSnapshot(t *testing.T) {
 			s.Close(context.Background())
 
 			var logs lockedLog
-			withSnap, err := NewService(DefaultConfig(), store, mustCounter(t), WithPageIndexStore(snaps),
+			withSnap, err := NewService(DefaultConfig(), storeWithPageIndex{store, snaps}, mustCounter(t),
 				WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 			if err != nil {
 				t.Fatal(err)

@@ -14,12 +14,6 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
 )
 
-// TokenCounter counts tokens the way the host's model does (tiktoken).
-// Count must be safe for concurrent use and never fail.
-type TokenCounter interface {
-	Count(text string) int
-}
-
 // Service is the memory pipeline behind the tools: it stores turns, keeps
 // per-scope indexes and answers retrieval and profile requests. It is safe
 // for concurrent use.
@@ -117,12 +111,10 @@ func NewService(cfg Config, store Store, tokens TokenCounter, opts ...Option) (*
 
 		newFactID: NewFactID,
 	}
-	if ms, ok := store.(MidTermStore); ok {
-		s.midStore = ms
-	}
-	if ps, ok := store.(PageIndexStore); ok {
-		s.pageStore = ps
-	}
+	// The store's optional capabilities (ports.go).
+	s.midStore, _ = store.(MidTermStore)
+	s.pageStore, _ = store.(PageIndexStore)
+	s.emb.store, _ = store.(VectorStore)
 	for _, o := range opts {
 		o(s)
 	}

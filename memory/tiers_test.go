@@ -593,7 +593,7 @@ func TestForgettingLatestExchangesReturnsPagesToWindow(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.ShortTermCapacity = 3
 	store, mid := newMemStore(), &memMidTerm{}
-	s, err := NewService(cfg, store, mustCounter(t), WithMidTermStore(mid), WithLogger(slog.New(slog.DiscardHandler)))
+	s, err := NewService(cfg, storeWithMidTerm{store, mid}, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -628,7 +628,7 @@ func TestForgettingLatestExchangesReturnsPagesToWindow(t *testing.T) {
 	for _, restart := range []bool{false, true} {
 		if restart {
 			s.Close(context.Background())
-			if s, err = NewService(cfg, store, mustCounter(t), WithMidTermStore(mid), WithLogger(slog.New(slog.DiscardHandler))); err != nil {
+			if s, err = NewService(cfg, storeWithMidTerm{store, mid}, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -656,7 +656,7 @@ func TestPreloadReadsSavedSessions(t *testing.T) {
 	cfg.ShortTermCapacity = 3
 	store, mid := newMemStore(), &memMidTerm{}
 	start := func() *Service {
-		s, err := NewService(cfg, store, mustCounter(t), WithMidTermStore(mid), WithLogger(slog.New(slog.DiscardHandler)))
+		s, err := NewService(cfg, storeWithMidTerm{store, mid}, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -732,7 +732,7 @@ func TestMidTermSaveDoesNotBlockAdds(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.ShortTermCapacity = 1
 	store := &gatedMidTerm{gate: make(chan struct{})}
-	s, err := NewService(cfg, newMemStore(), mustCounter(t), WithMidTermStore(store), WithLogger(slog.New(slog.DiscardHandler)))
+	s, err := NewService(cfg, storeWithMidTerm{newMemStore(), store}, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mnemo-mcp/mnemo/internal/testutil"
 )
 
 // memPageIndex is an in-memory PageIndexStore.
@@ -46,24 +48,6 @@ func (m *memPageIndex) damage(sc Scope) {
 	defer m.mu.Unlock()
 	b := m.saved[sc.Key()]
 	b[len(b)/2] ^= 0x55
-}
-
-// lockedLog collects log lines.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 // TestPageIndexSnapshot checks that a restart reads the page index from
@@ -122,7 +106,7 @@ func TestPageIndexSnapshot(t *testing.T) {
 			tt.change(t, s, snaps, ids)
 			s.Close(context.Background())
 
-			var logs lockedLog
+			var logs testutil.LockedBuffer
 			withSnap, err := NewService(DefaultConfig(), storeWithPageIndex{store, snaps}, mustCounter(t),
 				WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 			if err != nil {

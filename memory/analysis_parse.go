@@ -23,7 +23,7 @@ func parseSessionSummary(reply string) (string, []string, error) {
 	out := make([]string, 0, len(keywords))
 	for _, k := range keywords {
 		k = strings.Join(strings.Fields(k), " ")
-		if k != "" && len(out) < midKeywords && !slices.Contains(out, k) {
+		if k != "" && len(out) < midTermKeywords && !slices.Contains(out, k) {
 			out = append(out, clipRunes(k, 60))
 		}
 	}

@@ -199,11 +199,11 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 			if u := unit(v); u != nil {
 				st.vec.set(pos[i], u)
 				saved = append(saved, PageVector{TurnID: ids[i], Vector: u})
-				if st.mid != nil {
+				if st.midTerm != nil {
 					// A page placed before it was embedded: its
 					// session's centroid is summed again.
-					if num, ok := st.mid.byPage[ids[i]]; ok {
-						st.mid.sessions[num].centroidOK = false
+					if num, ok := st.midTerm.byPage[ids[i]]; ok {
+						st.midTerm.sessions[num].centroidOK = false
 					}
 				}
 			}

@@ -72,15 +72,15 @@ func (s *Service) summarizeSessions(ctx context.Context, scope Scope) error {
 	}
 	var jobs []summaryJob
 	if s.ensureMidTerm(ctx, st) != nil {
-		nums := make([]int, 0, len(st.mid.sessions))
-		for num, ses := range st.mid.sessions {
+		nums := make([]int, 0, len(st.midTerm.sessions))
+		for num, ses := range st.midTerm.sessions {
 			if len(ses.Pages) >= max(minSummaryPages, 2*ses.SummarizedPages) {
 				nums = append(nums, num)
 			}
 		}
 		slices.Sort(nums)
 		for _, num := range nums[:min(len(nums), maxSummariesPerRun)] {
-			ses := st.mid.sessions[num]
+			ses := st.midTerm.sessions[num]
 			from := max(0, len(ses.Pages)-summaryPages)
 			turns := make([]Turn, 0, len(ses.Pages)-from)
 			for _, pg := range ses.Pages[from:] {
@@ -92,7 +92,7 @@ func (s *Service) summarizeSessions(ctx context.Context, scope Scope) error {
 	st.mu.Unlock()
 
 	for _, j := range jobs {
-		prompt, err := prompts.SessionSummary(prompts.SessionSummaryData{Conversation: j.dialogue, MaxKeywords: midKeywords})
+		prompt, err := prompts.SessionSummary(prompts.SessionSummaryData{Conversation: j.dialogue, MaxKeywords: midTermKeywords})
 		if err != nil {
 			return err
 		}
@@ -106,18 +106,18 @@ func (s *Service) summarizeSessions(ctx context.Context, scope Scope) error {
 		if err != nil {
 			return err
 		}
-		if st.mid != nil {
-			if ses := st.mid.sessions[j.num]; ses != nil && ses.ID == j.id {
+		if st.midTerm != nil {
+			if ses := st.midTerm.sessions[j.num]; ses != nil && ses.ID == j.id {
 				// An unusable reply is not asked again until the session
 				// doubles; the extractive summary stays meanwhile.
 				ses.SummarizedPages = j.pages
 				if perr == nil {
-					ses.Summary = clipRunes(summary, 4*midSummaryRunes)
+					ses.Summary = clipRunes(summary, 4*midTermSummaryRunes)
 					ses.setKeywords(keywords)
 					ses.LLMSummary = true
-					st.mid.reindex(ses)
+					st.midTerm.reindex(ses)
 				}
-				st.mid.dirty = true
+				st.midTerm.dirty = true
 			}
 		}
 		st.mu.Unlock()
@@ -141,7 +141,7 @@ func (s *Service) promoteHot(ctx context.Context, scope Scope) (bool, error) {
 		return false, err
 	}
 	var (
-		ses   *MidSession
+		ses   *MidTermSession
 		heat  float64
 		batch []Turn
 		doc   *Document
@@ -203,7 +203,7 @@ func (s *Service) promoteHot(ctx context.Context, scope Scope) (bool, error) {
 		return true, err
 	}
 	defer st.mu.Unlock()
-	if cur := st.mid.sessions[num]; cur != nil && cur.ID == id {
+	if cur := st.midTerm.sessions[num]; cur != nil && cur.ID == id {
 		done := make(map[string]bool, len(batch))
 		for _, t := range batch {
 			done[t.ID] = true
@@ -215,7 +215,7 @@ func (s *Service) promoteHot(ctx context.Context, scope Scope) (bool, error) {
 		}
 		cur.Visits, cur.Interactions, cur.due = 0, 0, false
 		cur.LastVisit = s.now()
-		st.mid.dirty = true
+		st.midTerm.dirty = true
 		s.saveMidTermSoon(st)
 	}
 	s.log.Info("mid-term session analysed into long-term memory", "scope", scope.Key(), "session", id,

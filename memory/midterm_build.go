@@ -15,34 +15,34 @@ import (
 
 // Mid-term tunables that are not settings.
 const (
-	// midKeywords is how many keywords a page or session keeps.
-	midKeywords = 8
-	// midCandidates is how many sessions, found through the session
+	// midTermKeywords is how many keywords a page or session keeps.
+	midTermKeywords = 8
+	// midTermCandidates is how many sessions, found through the session
 	// index, a page is compared with.
-	midCandidates = 8
-	// midSummaryRunes bounds an extractive summary.
-	midSummaryRunes = 240
-	// midSummaryWindow is how many of a session's latest pages the
+	midTermCandidates = 8
+	// midTermSummaryRunes bounds an extractive summary.
+	midTermSummaryRunes = 240
+	// midTermSummaryWindow is how many of a session's latest pages the
 	// extractive summary is chosen from.
-	midSummaryWindow = 32
-	// midContinuity is added to the similarity of the session holding the
+	midTermSummaryWindow = 32
+	// midTermContinuity is added to the similarity of the session holding the
 	// previous exchange of the same thread when the two are at most
-	// sessionGap apart: one sitting usually stays on a topic for a while,
+	// sittingGap apart: one sitting usually stays on a topic for a while,
 	// and short chat exchanges rarely reach the similarity threshold on
 	// their words alone (on LoCoMo, without it nearly every session held
 	// one page; with it a conversation splits into topic sessions of 5 to
 	// 15 exchanges).
-	midContinuity = 0.3
-	// midSaveEvery is the least time between two saves of a scope's
+	midTermContinuity = 0.3
+	// midTermSaveEvery is the least time between two saves of a scope's
 	// mid-term state by the add and retrieve path; Close saves the rest.
-	midSaveEvery = 10 * time.Second
+	midTermSaveEvery = 10 * time.Second
 )
 
 // syncMidTerm keeps a scope's mid-term memory up to date as turns arrive,
 // once something has used it (ensureMidTerm): a restart that only reads
 // the profile never pays for it. The caller holds st.mu for writing.
 func (s *Service) syncMidTerm(ctx context.Context, st *scopeState) {
-	if st.mid != nil {
+	if st.midTerm != nil {
 		s.catchUpMidTerm(ctx, st)
 	}
 }
@@ -51,18 +51,18 @@ func (s *Service) syncMidTerm(ctx context.Context, st *scopeState) {
 // the saved state, or rebuilding it from the turn log, on first use. The
 // caller holds st.mu for writing.
 func (s *Service) ensureMidTerm(ctx context.Context, st *scopeState) *midTerm {
-	if st.mid == nil {
-		st.mid = s.loadMidTerm(ctx, st)
+	if st.midTerm == nil {
+		st.midTerm = s.loadMidTerm(ctx, st)
 	}
 	s.catchUpMidTerm(ctx, st)
-	return st.mid
+	return st.midTerm
 }
 
 // catchUpMidTerm moves the pages that have left their thread's short-term
 // window (the last short_term_capacity exchanges) into mid-term sessions,
 // evicts over mid_term_capacity and saves the state when due.
 func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
-	m := st.mid
+	m := st.midTerm
 	capacity := s.cfg.ShortTermCapacity
 	// The first catch-up of a state looks at every thread; later ones at
 	// the threads that got turns since (a scope may have thousands).
@@ -97,7 +97,7 @@ func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 		m.dirty = true
 	}
 	m.evict(s.cfg.MidTermCapacity)
-	if m.dirty && time.Since(m.saved) >= midSaveEvery {
+	if m.dirty && time.Since(m.saved) >= midTermSaveEvery {
 		s.saveMidTermSoon(st)
 	}
 }
@@ -109,10 +109,10 @@ func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 // left empty are dropped; the others recount their terms and vectors, and
 // refresh an extractive summary.
 func (s *Service) returnToWindow(st *scopeState, thread string) {
-	m := st.mid
+	m := st.midTerm
 	positions := st.threads[thread]
 	w := max(0, len(positions)-s.cfg.ShortTermCapacity)
-	changed := make(map[*MidSession]bool)
+	changed := make(map[*MidTermSession]bool)
 	for _, p := range positions[w:] {
 		id := st.turns[p].ID
 		num, ok := m.byPage[id]
@@ -121,7 +121,7 @@ func (s *Service) returnToWindow(st *scopeState, thread string) {
 		}
 		delete(m.byPage, id)
 		ses := m.sessions[num]
-		ses.Pages = slices.DeleteFunc(ses.Pages, func(pg MidPage) bool { return pg.TurnID == id })
+		ses.Pages = slices.DeleteFunc(ses.Pages, func(pg MidTermPage) bool { return pg.TurnID == id })
 		changed[ses] = true
 	}
 	for ses := range changed {
@@ -146,15 +146,15 @@ func (s *Service) returnToWindow(st *scopeState, thread string) {
 // saveMidTerm writes st's mid-term state when a MidTermStore is set. The
 // caller holds st.mu.
 func (s *Service) saveMidTerm(ctx context.Context, st *scopeState) {
-	if s.midStore == nil || st.mid == nil {
+	if s.midTermStore == nil || st.midTerm == nil {
 		return
 	}
-	if err := s.midStore.SaveMidTerm(ctx, st.scope, st.mid.state()); err != nil {
+	if err := s.midTermStore.SaveMidTerm(ctx, st.scope, st.midTerm.state()); err != nil {
 		s.log.Warn("cannot save mid-term memory; it will be rebuilt from the turn log if lost", "scope", st.scope.Key(), "err", err)
 		return
 	}
-	st.mid.dirty = false
-	st.mid.saved = time.Now()
+	st.midTerm.dirty = false
+	st.midTerm.saved = time.Now()
 }
 
 // saveMidTermSoon writes st's mid-term state in the background: the
@@ -162,8 +162,8 @@ func (s *Service) saveMidTerm(ctx context.Context, st *scopeState) {
 // written after, so that add_memory never waits for a save. One save per
 // scope runs at a time; a change meanwhile stays dirty for the next.
 func (s *Service) saveMidTermSoon(st *scopeState) {
-	m := st.mid
-	if s.midStore == nil || m == nil || m.saving {
+	m := st.midTerm
+	if s.midTermStore == nil || m == nil || m.saving {
 		return
 	}
 	state := m.state()
@@ -171,7 +171,7 @@ func (s *Service) saveMidTermSoon(st *scopeState) {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		err := s.midStore.SaveMidTerm(s.bgCtx, st.scope, state)
+		err := s.midTermStore.SaveMidTerm(s.bgCtx, st.scope, state)
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		m.saving = false
@@ -193,7 +193,7 @@ func (s *Service) flushMidTerm(ctx context.Context) {
 	s.mu.Unlock()
 	for _, st := range states {
 		st.mu.Lock()
-		if st.mid != nil && st.mid.dirty {
+		if st.midTerm != nil && st.midTerm.dirty {
 			s.saveMidTerm(ctx, st)
 		}
 		st.mu.Unlock()
@@ -205,10 +205,10 @@ func (s *Service) flushMidTerm(ctx context.Context) {
 // empty. Nothing saved, or a state that cannot be read, starts empty, and
 // syncMidTerm then rebuilds the sessions from the turn log.
 func (s *Service) loadMidTerm(ctx context.Context, st *scopeState) *midTerm {
-	if s.midStore == nil {
+	if s.midTermStore == nil {
 		return newMidTerm()
 	}
-	saved, err := s.midStore.LoadMidTerm(ctx, st.scope)
+	saved, err := s.midTermStore.LoadMidTerm(ctx, st.scope)
 	return s.fitMidTerm(st, saved, err)
 }
 
@@ -272,39 +272,39 @@ func (s *Service) fitMidTerm(st *scopeState, saved *MidTermState, err error) *mi
 // when the similarity reaches mid_term_similarity_threshold, else into a
 // new session. Similarity is semantic (cosine of the page and session
 // vectors when both are embedded, else the cosine of their term counts)
-// plus the Jaccard index of their keywords (MemoryOS), plus midContinuity
+// plus the Jaccard index of their keywords (MemoryOS), plus midTermContinuity
 // for the session of the page's predecessor in the same sitting, so a
 // thread that stays on one topic stays in one session.
 func (s *Service) placePage(st *scopeState, p int) {
-	m := st.mid
+	m := st.midTerm
 	t := st.turns[p]
 	tf := make(map[string]int)
 	st.pages.DocTerms(p, func(term string, n int) { tf[term] += n })
-	kw := topTerms(tf, st.pages, midKeywords)
+	kw := topTerms(tf, st.pages, midTermKeywords)
 	var vec []float32
 	if p < len(st.vec.vecs) {
 		vec = st.vec.vecs[p]
 	}
 
-	cands := make([]int, 0, midCandidates+1)
-	for _, h := range m.idx.Search(strings.Join(kw, " "), midCandidates, nil) {
+	cands := make([]int, 0, midTermCandidates+1)
+	for _, h := range m.idx.Search(strings.Join(kw, " "), midTermCandidates, nil) {
 		cands = append(cands, h.ID)
 	}
 	// The session of the page before this one in its thread is always a
-	// candidate, and within one sitting (at most sessionGap apart) it gets
-	// midContinuity on top of its similarity.
+	// candidate, and within one sitting (at most sittingGap apart) it gets
+	// midTermContinuity on top of its similarity.
 	prevNum := -1
 	if pp := prevInThread(st, t); pp >= 0 {
 		if num, ok := m.byPage[st.turns[pp].ID]; ok {
 			if !slices.Contains(cands, num) {
 				cands = append(cands, num)
 			}
-			if t.Time.Sub(st.turns[pp].Time).Abs() <= sessionGap {
+			if t.Time.Sub(st.turns[pp].Time).Abs() <= sittingGap {
 				prevNum = num
 			}
 		}
 	}
-	var best *MidSession
+	var best *MidTermSession
 	bestScore := math.Inf(-1)
 	for _, num := range cands {
 		ses := m.sessions[num]
@@ -318,7 +318,7 @@ func (s *Service) placePage(st *scopeState, p int) {
 		}
 		score := sem + jaccard(kw, ses.kwToks)
 		if num == prevNum {
-			score += midContinuity
+			score += midTermContinuity
 		}
 		if score > bestScore || score == bestScore && best != nil && num < best.num {
 			best, bestScore = ses, score
@@ -326,11 +326,11 @@ func (s *Service) placePage(st *scopeState, p int) {
 	}
 	now := s.now()
 	if best == nil || bestScore < s.cfg.MidTermSimilarityThreshold {
-		best = &MidSession{Created: now, LastVisit: now, terms: make(map[string]int), centroidOK: true}
+		best = &MidTermSession{Created: now, LastVisit: now, terms: make(map[string]int), centroidOK: true}
 		m.addSession(best)
 	}
 	sessionCentroid(st, best)
-	best.Pages = append(best.Pages, MidPage{TurnID: t.ID, pos: p})
+	best.Pages = append(best.Pages, MidTermPage{TurnID: t.ID, pos: p})
 	best.Interactions++
 	best.Uses++
 	best.LastVisit = now
@@ -340,7 +340,7 @@ func (s *Service) placePage(st *scopeState, p int) {
 	}
 	best.addVector(vec)
 	best.dirtyKW++
-	if !best.LLMSummary && (len(best.Pages) <= midKeywords || best.dirtyKW*4 >= len(best.Pages)) {
+	if !best.LLMSummary && (len(best.Pages) <= midTermKeywords || best.dirtyKW*4 >= len(best.Pages)) {
 		s.refreshExtractive(st, best)
 		m.reindex(best)
 	}
@@ -348,7 +348,7 @@ func (s *Service) placePage(st *scopeState, p int) {
 
 // sessionTerms counts the terms of the session's pages, once: sessions
 // loaded from the saved state get them when first compared with a page.
-func sessionTerms(st *scopeState, ses *MidSession) {
+func sessionTerms(st *scopeState, ses *MidTermSession) {
 	if ses.terms != nil {
 		return
 	}
@@ -363,7 +363,7 @@ func sessionTerms(st *scopeState, ses *MidSession) {
 // session loaded from the saved state, and again after the scope's stored
 // vectors are loaded (invalidateCentroids); placePage keeps it up to date
 // as pages join.
-func sessionCentroid(st *scopeState, ses *MidSession) []float32 {
+func sessionCentroid(st *scopeState, ses *MidTermSession) []float32 {
 	if !ses.centroidOK {
 		ses.centroidOK = true
 		ses.centroid = nil
@@ -378,7 +378,7 @@ func sessionCentroid(st *scopeState, ses *MidSession) []float32 {
 
 // addVector adds a page's unit vector to the session's centroid; nil (a
 // page not embedded) adds nothing.
-func (m *MidSession) addVector(vec []float32) {
+func (m *MidTermSession) addVector(vec []float32) {
 	if vec == nil {
 		return
 	}
@@ -396,10 +396,10 @@ func (m *MidSession) addVector(vec []float32) {
 // the scope's vectors have just been loaded. The caller holds st.mu for
 // writing.
 func invalidateCentroids(st *scopeState) {
-	if st.mid == nil {
+	if st.midTerm == nil {
 		return
 	}
-	for _, ses := range st.mid.sessions {
+	for _, ses := range st.midTerm.sessions {
 		ses.centroidOK = false
 	}
 }
@@ -436,14 +436,14 @@ func pageNeighbours(st *scopeState, p int) (prev, next string) {
 // often comes from in the recent pages ("goroutines", not the index term
 // "goroutin"), and its summary to the opening of the recent page that
 // covers most of them.
-func (s *Service) refreshExtractive(st *scopeState, ses *MidSession) {
+func (s *Service) refreshExtractive(st *scopeState, ses *MidTermSession) {
 	ses.dirtyKW = 0
-	terms := topTerms(ses.terms, st.pages, midKeywords)
+	terms := topTerms(ses.terms, st.pages, midTermKeywords)
 	wanted := make(map[string]map[string]int, len(terms))
 	for _, t := range terms {
 		wanted[t] = nil
 	}
-	from := max(0, len(ses.Pages)-midSummaryWindow)
+	from := max(0, len(ses.Pages)-midTermSummaryWindow)
 	bestText, bestCover := "", -1
 	for _, pg := range ses.Pages[from:] {
 		t := st.turns[pg.pos]
@@ -477,7 +477,7 @@ func (s *Service) refreshExtractive(st *scopeState, ses *MidSession) {
 		}
 	}
 	ses.setKeywords(kw)
-	ses.Summary = clipRunes(firstSentence(bestText), midSummaryRunes)
+	ses.Summary = clipRunes(firstSentence(bestText), midTermSummaryRunes)
 }
 
 // countWord counts word as a form of term when term is wanted; it
@@ -524,7 +524,7 @@ func topTerms(tf map[string]int, ix *lexical.Index, n int) []string {
 }
 
 // termCosine is the cosine of the page's term counts and the session's.
-func termCosine(tf map[string]int, ses *MidSession) float64 {
+func termCosine(tf map[string]int, ses *MidTermSession) float64 {
 	if len(tf) == 0 || ses.termsSq == 0 {
 		return 0
 	}

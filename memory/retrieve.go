@@ -46,8 +46,8 @@ type FactHit struct {
 	Score float64 `json:"score"`
 }
 
-// RecentExchange is one of the thread's latest exchanges (short-term memory).
-type RecentExchange struct {
+// RecentTurn is one of the thread's latest turns (short-term memory).
+type RecentTurn struct {
 	ID    string    `json:"id"`
 	Time  time.Time `json:"timestamp"`
 	User  string    `json:"user_input,omitempty"`
@@ -67,7 +67,7 @@ type RetrieveResult struct {
 	Pages           []PageHit        `json:"pages"`
 	Facts           []FactHit        `json:"facts,omitempty"`
 	Profile         []ProfileSection `json:"profile,omitempty"`
-	Recent          []RecentExchange `json:"recent,omitempty"`
+	Recent          []RecentTurn     `json:"recent,omitempty"`
 	Injection       string           `json:"injection"`
 	InjectionTokens int              `json:"injection_tokens"`
 	Scope           Scope            `json:"scope"`
@@ -141,15 +141,15 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 
 // recent returns the thread's last short_term_capacity exchanges, oldest
 // first. The caller holds st.mu.
-func (s *Service) recent(st *scopeState, thread string) []RecentExchange {
+func (s *Service) recent(st *scopeState, thread string) []RecentTurn {
 	positions := st.threads[thread]
 	if n := s.cfg.ShortTermCapacity; len(positions) > n {
 		positions = positions[len(positions)-n:]
 	}
-	out := make([]RecentExchange, 0, len(positions))
+	out := make([]RecentTurn, 0, len(positions))
 	for _, p := range positions {
 		t := st.turns[p]
-		out = append(out, RecentExchange{ID: t.ID, Time: t.Time, User: t.User, Reply: t.Reply})
+		out = append(out, RecentTurn{ID: t.ID, Time: t.Time, User: t.User, Reply: t.Reply})
 	}
 	return out
 }

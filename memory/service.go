@@ -40,7 +40,7 @@ type Service struct {
 
 	emb embedding // page vectors, when an embedder is configured
 
-	midStore MidTermStore // mid-term sessions, when the store keeps them
+	midTermStore MidTermStore // mid-term sessions, when the store keeps them
 	// pageStore keeps page index snapshots, when the store does.
 	pageStore PageIndexStore
 	// bg counts background work (snapshot saves) that Close waits for.
@@ -112,7 +112,7 @@ func NewService(cfg Config, store Store, tokens TokenCounter, opts ...Option) (*
 		newFactID: NewFactID,
 	}
 	// The store's optional capabilities (ports.go).
-	s.midStore, _ = store.(MidTermStore)
+	s.midTermStore, _ = store.(MidTermStore)
 	s.pageStore, _ = store.(PageIndexStore)
 	s.emb.store, _ = store.(VectorStore)
 	for _, o := range opts {
@@ -180,7 +180,7 @@ type scopeState struct {
 	threads map[string][]int // thread id → positions in turns, in order
 	links   pageLinks        // session neighbours of pages, for ranking
 	vec     pageVectors      // page embeddings, when configured
-	mid     *midTerm         // mid-term sessions; nil until the first sync
+	midTerm *midTerm         // mid-term sessions; nil until the first sync
 
 	doc      *Document
 	factIdx  *lexical.Index // over doc.Facts, rebuilt when doc.Revision changes
@@ -412,10 +412,10 @@ func (s *Service) Preload(ctx context.Context, userID, agentName string) error {
 		err   error
 	}
 	var mid chan midRead
-	if s.midStore != nil {
+	if s.midTermStore != nil {
 		mid = make(chan midRead, 1)
 		go func() {
-			saved, err := s.midStore.LoadMidTerm(ctx, scope)
+			saved, err := s.midTermStore.LoadMidTerm(ctx, scope)
 			mid <- midRead{saved, err}
 		}()
 	}
@@ -424,9 +424,9 @@ func (s *Service) Preload(ctx context.Context, userID, agentName string) error {
 		return err
 	}
 	defer st.mu.Unlock()
-	if st.mid == nil && mid != nil {
+	if st.midTerm == nil && mid != nil {
 		r := <-mid
-		st.mid = s.fitMidTerm(st, r.saved, r.err)
+		st.midTerm = s.fitMidTerm(st, r.saved, r.err)
 	}
 	s.ensureMidTerm(ctx, st)
 	return nil

@@ -1,14 +1,11 @@
 package memory
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
-	"time"
-	"unicode/utf8"
 )
 
 // AddRequest is one add_memory call: either UserInput+AgentResponse or
@@ -50,131 +47,6 @@ type PendingInfo struct {
 	OtherThreads int `json:"other_threads,omitempty"`
 	// LLM is "not configured" or the state of the configured model.
 	LLM string `json:"llm"`
-}
-
-// earliest and latest bound accepted timestamps.
-var (
-	earliest = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
-	latest   = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
-)
-
-// ParseTimestamp accepts RFC 3339 (with or without fractional seconds) and
-// "YYYY-MM-DD HH:MM:SS" or "YYYY-MM-DDTHH:MM:SS" (taken as UTC), between
-// the years 1900 and 2200.
-func ParseTimestamp(s string) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	var t time.Time
-	var err error
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02 15:04:05Z07:00"} {
-		if t, err = time.Parse(layout, s); err == nil {
-			break
-		}
-	}
-	if err != nil {
-		return time.Time{}, invalid("timestamp", "%q is not a valid time; use RFC 3339 like 2024-05-08T13:56:00Z or \"2024-05-08 13:56:00\"", s)
-	}
-	if t.Before(earliest) || !t.Before(latest) {
-		return time.Time{}, invalid("timestamp", "%q is out of range; use a date between 1900 and 2200", s)
-	}
-	return t.UTC(), nil
-}
-
-// validateMetaData checks that raw is a JSON object within the size limit
-// and returns it compacted.
-func validateMetaData(raw json.RawMessage, limit int) (json.RawMessage, error) {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
-		return nil, nil
-	}
-	if len(trimmed) > limit {
-		return nil, invalid("meta_data", "is %d bytes; the limit is %d", len(trimmed), limit)
-	}
-	if trimmed[0] != '{' {
-		return nil, invalid("meta_data", "must be a JSON object like {\"source\": \"chat\"}")
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, trimmed); err != nil {
-		return nil, invalid("meta_data", "is not valid JSON: %v", err)
-	}
-	if err := checkDepth(buf.Bytes(), 32); err != nil {
-		return nil, err
-	}
-	return json.RawMessage(buf.Bytes()), nil
-}
-
-// checkDepth rejects JSON nested deeper than max levels.
-func checkDepth(data []byte, max int) error {
-	depth := 0
-	inString, escaped := false, false
-	for _, c := range data {
-		switch {
-		case escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == '{' || c == '[':
-			depth++
-			if depth > max {
-				return invalid("meta_data", "is nested more than %d levels deep", max)
-			}
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return nil
-}
-
-// checkText rejects text that is not UTF-8, holds control characters other
-// than tab and newlines, or is over the limit.
-func checkText(field, text string, limit int) error {
-	if len(text) > limit {
-		return invalid(field, "is %d bytes; the limit is %d — split it into several calls", len(text), limit)
-	}
-	if !utf8.ValidString(text) {
-		return invalid(field, "is not valid UTF-8")
-	}
-	for _, r := range text {
-		if r < 0x20 && r != '\n' && r != '\t' && r != '\r' || r == 0x7f {
-			return invalid(field, "contains control character %U; remove it", r)
-		}
-	}
-	return nil
-}
-
-// normalizeMessages validates the request and returns it as one message list.
-func (s *Service) normalizeMessages(req *AddRequest) ([]Message, error) {
-	hasPair := req.UserInput != "" || req.AgentResponse != ""
-	switch {
-	case hasPair && len(req.Messages) > 0:
-		return nil, invalid("messages", "give either user_input/agent_response or messages, not both")
-	case !hasPair && len(req.Messages) == 0:
-		return nil, invalid("user_input", "nothing to store: give user_input and agent_response, or a messages list")
-	}
-	if hasPair {
-		if err := checkText("user_input", req.UserInput, s.cfg.MaxMessageBytes); err != nil {
-			return nil, err
-		}
-		if err := checkText("agent_response", req.AgentResponse, s.cfg.MaxMessageBytes); err != nil {
-			return nil, err
-		}
-		return []Message{{Role: RoleUser, Content: req.UserInput}, {Role: RoleAssistant, Content: req.AgentResponse}}, nil
-	}
-	if len(req.Messages) > s.cfg.MaxMessages {
-		return nil, invalid("messages", "has %d messages; the limit is %d per call", len(req.Messages), s.cfg.MaxMessages)
-	}
-	for i, m := range req.Messages {
-		field := fmt.Sprintf("messages[%d]", i)
-		if !m.Role.Valid() {
-			return nil, invalid(field+".role", "%q is not a role; use system, user, assistant or tool", m.Role)
-		}
-		if err := checkText(field+".content", m.Content, s.cfg.MaxMessageBytes); err != nil {
-			return nil, err
-		}
-	}
-	return req.Messages, nil
 }
 
 // Add validates, filters and durably stores one exchange (or several, for a

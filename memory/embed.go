@@ -12,44 +12,16 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
 )
 
-// Embedder turns texts into vectors with one embedding model.
-type Embedder interface {
-	// Embed returns one vector per text, in order, all of one length. Errors
-	// wrap ErrLLMUnavailable when a later retry may succeed and never
-	// contain API keys or raw response bodies.
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-	// Model names the vectors' space (model and dimensions); vectors
-	// stored under another name are not used.
-	Model() string
-}
-
-// PageVector is the embedding of one stored turn.
-type PageVector struct {
-	TurnID string
-	Vector []float32
-}
-
-// VectorStore keeps page vectors with a scope's data, so that a restart
-// does not embed every turn again.
-type VectorStore interface {
-	// LoadVectors returns the vectors stored for scope under model. None
-	// stored, or stored under another model, is not an error: it returns
-	// nothing.
-	LoadVectors(ctx context.Context, scope Scope, model string) ([]PageVector, error)
-	// SaveVectors adds vecs to scope's stored vectors under model; vectors
-	// stored under another model are dropped first.
-	SaveVectors(ctx context.Context, scope Scope, model string, vecs []PageVector) error
-	// ReplaceVectors stores exactly vecs for scope under model, dropping
-	// every other stored vector (those of forgotten turns).
-	ReplaceVectors(ctx context.Context, scope Scope, model string, vecs []PageVector) error
-}
-
 // WithEmbedder turns on vector retrieval: pages are embedded in the
 // background after they are stored and fused with the lexical ranking by
-// reciprocal rank fusion. vectors may be nil, in which case vectors are
-// kept in memory only and recomputed after a restart.
-func WithEmbedder(e Embedder, vectors VectorStore) Option {
-	return func(s *Service) { s.emb.embedder, s.emb.store = e, vectors }
+// reciprocal rank fusion. The vectors are kept by the Store when it is a
+// VectorStore (see ports.go); otherwise they are kept in memory only and
+// computed again after a restart.
+//
+// The variadic argument is ignored: it is left only so that callers that
+// still pass the store as a second argument compile until they drop it.
+func WithEmbedder(e Embedder, _ ...VectorStore) Option {
+	return func(s *Service) { s.emb.embedder = e }
 }
 
 // Embedding tunables.
@@ -227,11 +199,11 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 			if u := unit(v); u != nil {
 				st.vec.set(pos[i], u)
 				saved = append(saved, PageVector{TurnID: ids[i], Vector: u})
-				if st.mid != nil {
+				if st.midTerm != nil {
 					// A page placed before it was embedded: its
 					// session's centroid is summed again.
-					if num, ok := st.mid.byPage[ids[i]]; ok {
-						st.mid.sessions[num].centroidOK = false
+					if num, ok := st.midTerm.byPage[ids[i]]; ok {
+						st.midTerm.sessions[num].centroidOK = false
 					}
 				}
 			}

@@ -110,7 +110,7 @@ func (m *memVectors) ids(sc Scope) []string {
 func TestStoredVectorsOfForgottenTurnsAreDropped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store, vectors := newMemStore(), newMemVectors()
-		s := newTestService(t, store, WithEmbedder(&fakeEmbedder{model: "fake/4"}, vectors))
+		s := newTestService(t, storeWithVectors{store, vectors}, WithEmbedder(&fakeEmbedder{model: "fake/4"}))
 		addPair(t, s, "t", "We adopted a puppy", "Congratulations")
 		synctest.Wait()
 		s.Close(context.Background())
@@ -122,7 +122,7 @@ func TestStoredVectorsOfForgottenTurnsAreDropped(t *testing.T) {
 		// A turn forgotten since: its vector is still in the store.
 		vectors.SaveVectors(t.Context(), sc, "fake/4", []PageVector{{TurnID: "turn_forgotten", Vector: []float32{1, 0, 0, 0}}})
 
-		s = newTestService(t, store, WithEmbedder(&fakeEmbedder{model: "fake/4"}, vectors))
+		s = newTestService(t, storeWithVectors{store, vectors}, WithEmbedder(&fakeEmbedder{model: "fake/4"}))
 		defer s.Close(context.Background())
 		retrieveUsers(t, s, "puppy")
 		synctest.Wait()
@@ -159,7 +159,7 @@ func TestEmbedderFindsPagesWithoutSharedWords(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var opts []Option
 				if tc.embedder {
-					opts = append(opts, WithEmbedder(&fakeEmbedder{model: "fake/4"}, nil))
+					opts = append(opts, WithEmbedder(&fakeEmbedder{model: "fake/4"}))
 				}
 				s := newTestService(t, newMemStore(), opts...)
 				defer s.Close(context.Background())
@@ -181,7 +181,7 @@ func TestEmbeddingsPersistAndModelChangeInvalidates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store, vectors := newMemStore(), newMemVectors()
 		first := &fakeEmbedder{model: "fake/4"}
-		s := newTestService(t, store, WithEmbedder(first, vectors))
+		s := newTestService(t, storeWithVectors{store, vectors}, WithEmbedder(first))
 		for _, u := range []string{"We adopted a puppy", "My car broke down", "I drink chai"} {
 			addPair(t, s, "t", u, "ok")
 		}
@@ -201,7 +201,7 @@ func TestEmbeddingsPersistAndModelChangeInvalidates(t *testing.T) {
 		}
 		for _, tc := range tests {
 			e := &fakeEmbedder{model: tc.model}
-			s := newTestService(t, store, WithEmbedder(e, vectors))
+			s := newTestService(t, storeWithVectors{store, vectors}, WithEmbedder(e))
 			retrieveUsers(t, s, "hound") // loads the scope; the query is embedded
 			synctest.Wait()
 			if _, texts := e.stats(); texts-1 != tc.wantTexts {
@@ -227,7 +227,7 @@ func TestEmbedderFailureKeepsLexicalAndRetries(t *testing.T) {
 			}
 			return nil
 		}}
-		s := newTestService(t, newMemStore(), WithEmbedder(e, nil))
+		s := newTestService(t, newMemStore(), WithEmbedder(e))
 		defer s.Close(context.Background())
 		addPair(t, s, "a", "We adopted a puppy", "Congratulations")
 		addPair(t, s, "b", "The hound sleeps all day", "Lazy")
@@ -302,8 +302,8 @@ func TestVectorsGroupSessionsAcrossRestart(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.ShortTermCapacity = 1
 		start := func() *Service {
-			s, err := NewService(cfg, store, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler)),
-				WithEmbedder(&fakeEmbedder{model: "fake/4"}, vectors), WithMidTermStore(mid))
+			s, err := NewService(cfg, storeWithVectorsMidTerm{store, vectors, mid}, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler)),
+				WithEmbedder(&fakeEmbedder{model: "fake/4"}))
 			if err != nil {
 				t.Fatal(err)
 			}

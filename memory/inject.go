@@ -35,7 +35,7 @@ type injectionInput struct {
 	// that has more than one page is shown under the session's topic
 	// line, with the other pages of that session.
 	Sessions []SessionHit
-	Recent   []RecentExchange
+	Recent   []RecentTurn
 	Budget   int
 }
 

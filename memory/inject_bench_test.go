@@ -30,7 +30,7 @@ func BenchmarkInjectionBuild(b *testing.B) {
 				in.Facts = append(in.Facts, FactHit{Fact: Fact{ID: fmt.Sprintf("fact_%08x", i), Content: randText(r, 12), Category: Categories[i%len(Categories)], Confidence: 0.8}})
 			}
 			for range 10 {
-				in.Recent = append(in.Recent, RecentExchange{User: randText(r, 10), Reply: randText(r, 20)})
+				in.Recent = append(in.Recent, RecentTurn{User: randText(r, 10), Reply: randText(r, 20)})
 			}
 			i := 0
 			for b.Loop() {

@@ -79,7 +79,7 @@ func TestInjectionBudgetProperty(t *testing.T) {
 			in.Pages = append(in.Pages, PageHit{ID: fmt.Sprint(i), Time: time.Unix(int64(r.IntN(1e9)), 0), User: randText(r, 5+r.IntN(200)), Reply: randText(r, r.IntN(200))})
 		}
 		for range r.IntN(10) {
-			in.Recent = append(in.Recent, RecentExchange{User: randText(r, 10), Reply: randText(r, 20)})
+			in.Recent = append(in.Recent, RecentTurn{User: randText(r, 10), Reply: randText(r, 20)})
 		}
 		for i := range r.IntN(6) {
 			in.UserKnowledge = append(in.UserKnowledge, FactHit{Fact: Fact{Content: randText(r, 3+r.IntN(20)), Category: Categories[r.IntN(len(Categories))]}})
@@ -157,7 +157,7 @@ func TestInjectionShowsAPageInTheRecentWindowOnce(t *testing.T) {
 	text, _ := s.buildInjection(st, injectionInput{
 		Budget: 2000,
 		Pages:  []PageHit{{ID: "turn_a", Time: when, User: "I adopted a greyhound", Reply: "Lovely"}},
-		Recent: []RecentExchange{{ID: "turn_a", Time: when, User: "I adopted a greyhound", Reply: "Lovely"}, {ID: "turn_b", Time: when, User: "hello", Reply: "hi"}},
+		Recent: []RecentTurn{{ID: "turn_a", Time: when, User: "I adopted a greyhound", Reply: "Lovely"}, {ID: "turn_b", Time: when, User: "hello", Reply: "hi"}},
 	})
 	if n := strings.Count(text, "greyhound"); n != 1 {
 		t.Errorf("injection shows the exchange %d times, want once:\n%s", n, text)

@@ -3,9 +3,7 @@ package memory
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -74,15 +72,15 @@ func (s *Service) summarizeSessions(ctx context.Context, scope Scope) error {
 	}
 	var jobs []summaryJob
 	if s.ensureMidTerm(ctx, st) != nil {
-		nums := make([]int, 0, len(st.mid.sessions))
-		for num, ses := range st.mid.sessions {
+		nums := make([]int, 0, len(st.midTerm.sessions))
+		for num, ses := range st.midTerm.sessions {
 			if len(ses.Pages) >= max(minSummaryPages, 2*ses.SummarizedPages) {
 				nums = append(nums, num)
 			}
 		}
 		slices.Sort(nums)
 		for _, num := range nums[:min(len(nums), maxSummariesPerRun)] {
-			ses := st.mid.sessions[num]
+			ses := st.midTerm.sessions[num]
 			from := max(0, len(ses.Pages)-summaryPages)
 			turns := make([]Turn, 0, len(ses.Pages)-from)
 			for _, pg := range ses.Pages[from:] {
@@ -94,7 +92,7 @@ func (s *Service) summarizeSessions(ctx context.Context, scope Scope) error {
 	st.mu.Unlock()
 
 	for _, j := range jobs {
-		prompt, err := prompts.SessionSummary(prompts.SessionSummaryData{Conversation: j.dialogue, MaxKeywords: midKeywords})
+		prompt, err := prompts.SessionSummary(prompts.SessionSummaryData{Conversation: j.dialogue, MaxKeywords: midTermKeywords})
 		if err != nil {
 			return err
 		}
@@ -108,18 +106,18 @@ func (s *Service) summarizeSessions(ctx context.Context, scope Scope) error {
 		if err != nil {
 			return err
 		}
-		if st.mid != nil {
-			if ses := st.mid.sessions[j.num]; ses != nil && ses.ID == j.id {
+		if st.midTerm != nil {
+			if ses := st.midTerm.sessions[j.num]; ses != nil && ses.ID == j.id {
 				// An unusable reply is not asked again until the session
 				// doubles; the extractive summary stays meanwhile.
 				ses.SummarizedPages = j.pages
 				if perr == nil {
-					ses.Summary = clipRunes(summary, 4*midSummaryRunes)
+					ses.Summary = clipRunes(summary, 4*midTermSummaryRunes)
 					ses.setKeywords(keywords)
 					ses.LLMSummary = true
-					st.mid.reindex(ses)
+					st.midTerm.reindex(ses)
 				}
-				st.mid.dirty = true
+				st.midTerm.dirty = true
 			}
 		}
 		st.mu.Unlock()
@@ -128,54 +126,6 @@ func (s *Service) summarizeSessions(ctx context.Context, scope Scope) error {
 		}
 	}
 	return nil
-}
-
-// parseSessionSummary reads {"summary": "...", "keywords": [...]} from a
-// reply that may wrap it in prose or code fences.
-func parseSessionSummary(reply string) (string, []string, error) {
-	obj, err := findObject(reply, "summary")
-	if err != nil {
-		return "", nil, err
-	}
-	var summary string
-	var keywords []string
-	if json.Unmarshal(obj["summary"], &summary) != nil || strings.TrimSpace(summary) == "" {
-		return "", nil, fmt.Errorf("parse session summary: no summary text: %w", ErrBadReply)
-	}
-	_ = json.Unmarshal(obj["keywords"], &keywords) // keywords are optional
-	out := make([]string, 0, len(keywords))
-	for _, k := range keywords {
-		k = strings.Join(strings.Fields(k), " ")
-		if k != "" && len(out) < midKeywords && !slices.Contains(out, k) {
-			out = append(out, clipRunes(k, 60))
-		}
-	}
-	return strings.Join(strings.Fields(summary), " "), out, nil
-}
-
-// findObject returns the first JSON object in reply (reasoning traces
-// removed) that has one of keys.
-func findObject(reply string, keys ...string) (map[string]json.RawMessage, error) {
-	if len(reply) > updateMaxReplyBytes {
-		return nil, fmt.Errorf("parse reply: %d bytes is over the limit: %w", len(reply), ErrBadReply)
-	}
-	s := stripThinking(reply)
-	for i, tries := strings.IndexByte(s, '{'), 0; i >= 0 && tries < updateMaxCandidates; tries++ {
-		var obj map[string]json.RawMessage
-		err := json.NewDecoder(strings.NewReader(s[i:])).Decode(&obj)
-		if err == nil && slices.ContainsFunc(keys, func(k string) bool { _, ok := obj[k]; return ok }) {
-			return obj, nil
-		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			break
-		}
-		next := strings.IndexByte(s[i+1:], '{')
-		if next < 0 {
-			break
-		}
-		i += 1 + next
-	}
-	return nil, fmt.Errorf("parse reply: no JSON object with %s: %w", strings.Join(keys, " or "), ErrBadReply)
 }
 
 // promoteHot analyses the unanalysed pages of the hottest session when
@@ -191,7 +141,7 @@ func (s *Service) promoteHot(ctx context.Context, scope Scope) (bool, error) {
 		return false, err
 	}
 	var (
-		ses   *MidSession
+		ses   *MidTermSession
 		heat  float64
 		batch []Turn
 		doc   *Document
@@ -253,7 +203,7 @@ func (s *Service) promoteHot(ctx context.Context, scope Scope) (bool, error) {
 		return true, err
 	}
 	defer st.mu.Unlock()
-	if cur := st.mid.sessions[num]; cur != nil && cur.ID == id {
+	if cur := st.midTerm.sessions[num]; cur != nil && cur.ID == id {
 		done := make(map[string]bool, len(batch))
 		for _, t := range batch {
 			done[t.ID] = true
@@ -265,7 +215,7 @@ func (s *Service) promoteHot(ctx context.Context, scope Scope) (bool, error) {
 		}
 		cur.Visits, cur.Interactions, cur.due = 0, 0, false
 		cur.LastVisit = s.now()
-		st.mid.dirty = true
+		st.midTerm.dirty = true
 		s.saveMidTermSoon(st)
 	}
 	s.log.Info("mid-term session analysed into long-term memory", "scope", scope.Key(), "session", id,
@@ -289,103 +239,4 @@ func knowledgeLines(list []Fact) string {
 		b.WriteString("- " + f.Content + "\n")
 	}
 	return strings.TrimSpace(b.String())
-}
-
-// parseAnalysis reads a session analysis reply: profile sections as in a
-// memory update, plus userKnowledge and assistantKnowledge lists whose
-// entries are strings or {"content", "correction"} objects. Facts in the
-// reply are ignored: the analysis changes the profile and knowledge only.
-func parseAnalysis(reply string) (*Update, error) {
-	obj, err := findObject(reply, "user", "history", "userKnowledge", "assistantKnowledge")
-	if err != nil {
-		return nil, err
-	}
-	p := &updateParser{}
-	p.sections(obj)
-	p.u.UserKnowledge = parseKnowledge(obj["userKnowledge"], &p.u.Notes)
-	p.u.AssistantKnowledge = parseKnowledge(obj["assistantKnowledge"], &p.u.Notes)
-	return &p.u, nil
-}
-
-func parseKnowledge(raw json.RawMessage, notes *[]string) []NewFact {
-	if len(raw) == 0 || isJSONNull(raw) {
-		return nil
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		*notes = append(*notes, "knowledge list is not a JSON array")
-		return nil
-	}
-	var out []NewFact
-	for _, it := range items[:min(len(items), updateMaxNewFacts)] {
-		var e struct {
-			Content    string `json:"content"`
-			Correction bool   `json:"correction"`
-		}
-		if json.Unmarshal(it, &e.Content) != nil && json.Unmarshal(it, &e) != nil {
-			continue
-		}
-		c := strings.Join(strings.Fields(e.Content), " ")
-		if c == "" || strings.EqualFold(strings.Trim(c, "-. "), "none") {
-			continue
-		}
-		cat := CategoryKnowledge
-		if e.Correction {
-			cat = CategoryCorrection
-		}
-		out = append(out, NewFact{Content: clipRunes(c, updateMaxContentRunes), Category: cat, Confidence: 1})
-	}
-	return out
-}
-
-// knowledge adds the update's knowledge entries to the document's user
-// and assistant knowledge lists. An entry whose content is already in its
-// list is skipped. Over MaxKnowledge, entries are evicted oldest first,
-// passing over corrections: a correction is evicted only when every entry
-// of the list is a correction (then the oldest one). Evictions are noted
-// in the report.
-func (a *applier) knowledge(u *Update) {
-	for _, f := range slices.Concat(a.doc.Knowledge, a.doc.AssistantKnowledge) {
-		a.taken[f.ID] = true
-	}
-	a.doc.Knowledge = a.addKnowledge("user knowledge", a.doc.Knowledge, u.UserKnowledge)
-	a.doc.AssistantKnowledge = a.addKnowledge("assistant knowledge", a.doc.AssistantKnowledge, u.AssistantKnowledge)
-}
-
-func (a *applier) addKnowledge(name string, list []Fact, add []NewFact) []Fact {
-	for _, nf := range add {
-		key := foldFactContent(nf.Content)
-		if key == "" || slices.ContainsFunc(list, func(f Fact) bool { return foldFactContent(f.Content) == key }) {
-			continue
-		}
-		list = append(list, Fact{ID: a.newID(), Content: nf.Content, Category: nf.Category, Confidence: nf.Confidence, CreatedAt: a.now, Source: a.opt.Source})
-	}
-	return evictKnowledge(list, a.opt.MaxKnowledge, func(f Fact) {
-		a.ignore("%s over capacity %d: evicted %q", name, a.opt.MaxKnowledge, f.Content)
-	})
-}
-
-// evictKnowledge cuts list to capacity entries (0 means no bound): the oldest
-// non-correction entry goes first; corrections go, oldest first, only when
-// nothing else is left. The order of the entries kept is unchanged.
-func evictKnowledge(list []Fact, capacity int, evicted func(Fact)) []Fact {
-	for capacity > 0 && len(list) > capacity {
-		victim := -1
-		for i, f := range list {
-			if f.Category != CategoryCorrection && (victim < 0 || f.CreatedAt.Before(list[victim].CreatedAt)) {
-				victim = i
-			}
-		}
-		if victim < 0 {
-			victim = 0
-			for i, f := range list {
-				if f.CreatedAt.Before(list[victim].CreatedAt) {
-					victim = i
-				}
-			}
-		}
-		evicted(list[victim])
-		list = slices.Delete(list, victim, victim+1)
-	}
-	return list
 }

@@ -171,3 +171,25 @@ func (m *memStore) ListVersions(context.Context, Scope) ([]Version, error) { ret
 func (m *memStore) RestoreVersion(context.Context, Scope, int64) (*Document, error) {
 	return nil, ErrNotFound
 }
+
+// Stores with an optional capability (ports.go) that the test keeps apart:
+// the Store and the capability embedded side by side.
+type (
+	storeWithMidTerm struct {
+		Store
+		MidTermStore
+	}
+	storeWithPageIndex struct {
+		Store
+		PageIndexStore
+	}
+	storeWithVectors struct {
+		Store
+		VectorStore
+	}
+	storeWithVectorsMidTerm struct {
+		Store
+		VectorStore
+		MidTermStore
+	}
+)

@@ -10,23 +10,6 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
 )
 
-// MidTermStore keeps a scope's mid-term sessions with its data, so that
-// heat and visits survive a restart. It is a cache of what the turn log
-// implies: lost or unreadable state is rebuilt from the log (without the
-// visit counts).
-type MidTermStore interface {
-	// LoadMidTerm returns the scope's saved mid-term state; nothing saved
-	// returns nil and no error. An unreadable state is an error.
-	LoadMidTerm(ctx context.Context, scope Scope) (*MidTermState, error)
-	// SaveMidTerm replaces the scope's saved state atomically.
-	SaveMidTerm(ctx context.Context, scope Scope, state *MidTermState) error
-}
-
-// WithMidTermStore persists mid-term sessions through ms. Without it (and
-// with a Store that is not a MidTermStore) sessions live in memory only and
-// are rebuilt from the turn log after a restart.
-func WithMidTermStore(ms MidTermStore) Option { return func(s *Service) { s.midStore = ms } }
-
 // MidTermState is the persisted form of a scope's mid-term memory.
 type MidTermState struct {
 	// Version is the format version, midTermVersion.
@@ -35,22 +18,22 @@ type MidTermState struct {
 	// short-term window (placed in a session, or evicted since).
 	Moved map[string]int64 `json:"moved"`
 	// NextID numbers the next session.
-	NextID   int           `json:"nextId"`
-	Sessions []*MidSession `json:"sessions"`
+	NextID   int               `json:"nextId"`
+	Sessions []*MidTermSession `json:"sessions"`
 }
 
 const midTermVersion = 1
 
-// MidSession is a mid-term topic session: pages (exchanges) that left the
+// MidTermSession is a mid-term topic session: pages that left the
 // short-term window, grouped by topic (MemoryOS).
-type MidSession struct {
+type MidTermSession struct {
 	ID       string   `json:"id"`
 	Summary  string   `json:"summary"`
 	Keywords []string `json:"keywords"`
 	// LLMSummary says Summary and Keywords came from the language model;
 	// otherwise they are extractive and are refreshed as pages join.
-	LLMSummary bool      `json:"llmSummary,omitempty"`
-	Pages      []MidPage `json:"pages"`
+	LLMSummary bool          `json:"llmSummary,omitempty"`
+	Pages      []MidTermPage `json:"pages"`
 	// Visits is N_visit: retrieval hits since the last analysis.
 	Visits int `json:"visits"`
 	// Interactions is L_interaction: pages joined since the last analysis.
@@ -80,14 +63,14 @@ type MidSession struct {
 }
 
 // addTerm adds n occurrences of term to the session's terms.
-func (m *MidSession) addTerm(term string, n int) {
+func (m *MidTermSession) addTerm(term string, n int) {
 	c := m.terms[term]
 	m.terms[term] = c + n
 	m.termsSq += float64((c+n)*(c+n) - c*c)
 }
 
 // setKeywords sets the keywords and their index terms.
-func (m *MidSession) setKeywords(kw []string) {
+func (m *MidTermSession) setKeywords(kw []string) {
 	m.Keywords = kw
 	m.kwToks = m.kwToks[:0]
 	for _, k := range kw {
@@ -99,8 +82,8 @@ func (m *MidSession) setKeywords(kw []string) {
 	}
 }
 
-// MidPage is one exchange in a session.
-type MidPage struct {
+// MidTermPage is one page (turn) of a session.
+type MidTermPage struct {
 	TurnID   string `json:"turnId"`
 	Analyzed bool   `json:"analyzed,omitempty"`
 
@@ -115,7 +98,7 @@ type HeatWeights struct {
 
 // Heat is α·visits + β·interactions + γ·exp(−Δt/τ), Δt being the time
 // since the session's last visit (MemoryOS H_segment).
-func (m *MidSession) Heat(now time.Time, w HeatWeights) float64 {
+func (m *MidTermSession) Heat(now time.Time, w HeatWeights) float64 {
 	dt := now.Sub(m.LastVisit)
 	if dt < 0 {
 		dt = 0
@@ -130,8 +113,8 @@ func (m *MidSession) Heat(now time.Time, w HeatWeights) float64 {
 // midTerm is a scope's mid-term memory in process; the scope's mu guards
 // it.
 type midTerm struct {
-	sessions map[int]*MidSession // by num
-	byPage   map[string]int      // turn id → session num
+	sessions map[int]*MidTermSession // by num
+	byPage   map[string]int          // turn id → session num
 	moved    map[string]int64
 	nextID   int
 	idx      *lexical.Index // over session keywords and summary, by num
@@ -146,7 +129,7 @@ type midTerm struct {
 
 func newMidTerm() *midTerm {
 	return &midTerm{
-		sessions: make(map[int]*MidSession),
+		sessions: make(map[int]*MidTermSession),
 		byPage:   make(map[string]int),
 		moved:    make(map[string]int64),
 		idx:      lexical.New(lexical.Options{}),
@@ -159,7 +142,7 @@ func (s *Service) heatWeights() HeatWeights {
 }
 
 // addSession registers ses under a new number.
-func (m *midTerm) addSession(ses *MidSession) {
+func (m *midTerm) addSession(ses *MidTermSession) {
 	m.nextID++
 	ses.num = m.nextID
 	if ses.ID == "" {
@@ -173,12 +156,12 @@ func (m *midTerm) addSession(ses *MidSession) {
 }
 
 // reindex refreshes the session's entry in the session index.
-func (m *midTerm) reindex(ses *MidSession) {
+func (m *midTerm) reindex(ses *MidTermSession) {
 	m.idx.Remove(ses.num)
 	m.idx.Add(ses.num, sessionText(ses))
 }
 
-func sessionText(ses *MidSession) string {
+func sessionText(ses *MidTermSession) string {
 	b := []byte(ses.Summary)
 	for _, k := range ses.Keywords {
 		b = append(b, ' ')
@@ -198,7 +181,7 @@ func (m *midTerm) evict(capacity int) []string {
 	var dropped []string
 	if len(m.sessions) == capacity+1 {
 		// The usual case, one session over: one pass finds it.
-		var victim *MidSession
+		var victim *MidTermSession
 		for _, ses := range m.sessions {
 			if victim == nil || lfuOrder(ses, victim) < 0 {
 				victim = ses
@@ -208,7 +191,7 @@ func (m *midTerm) evict(capacity int) []string {
 		m.dirty = true
 		return append(dropped, victim.ID)
 	}
-	all := make([]*MidSession, 0, len(m.sessions))
+	all := make([]*MidTermSession, 0, len(m.sessions))
 	for _, ses := range m.sessions {
 		all = append(all, ses)
 	}
@@ -222,7 +205,7 @@ func (m *midTerm) evict(capacity int) []string {
 }
 
 // lfuOrder orders sessions for eviction, the first to go first.
-func lfuOrder(a, b *MidSession) int {
+func lfuOrder(a, b *MidTermSession) int {
 	switch {
 	case a.Uses != b.Uses:
 		return a.Uses - b.Uses
@@ -232,7 +215,7 @@ func lfuOrder(a, b *MidSession) int {
 	return a.num - b.num
 }
 
-func (m *midTerm) drop(ses *MidSession) {
+func (m *midTerm) drop(ses *MidTermSession) {
 	for _, p := range ses.Pages {
 		if m.byPage[p.TurnID] == ses.num {
 			delete(m.byPage, p.TurnID)
@@ -244,8 +227,8 @@ func (m *midTerm) drop(ses *MidSession) {
 
 // visit counts a retrieval hit on the session of each page (once per
 // session per call) and returns the sessions hit, in page order.
-func (m *midTerm) visit(turnIDs []string, now time.Time) []*MidSession {
-	var hit []*MidSession
+func (m *midTerm) visit(turnIDs []string, now time.Time) []*MidTermSession {
+	var hit []*MidTermSession
 	for _, id := range turnIDs {
 		num, ok := m.byPage[id]
 		if !ok {
@@ -269,11 +252,11 @@ func (m *midTerm) visit(turnIDs []string, now time.Time) []*MidSession {
 // hottest returns the session to analyse next among those with
 // unanalysed pages: a due one first, then the highest heat; nil when no
 // session has unanalysed pages.
-func (m *midTerm) hottest(now time.Time, w HeatWeights) (*MidSession, float64) {
-	var best *MidSession
+func (m *midTerm) hottest(now time.Time, w HeatWeights) (*MidTermSession, float64) {
+	var best *MidTermSession
 	bestHeat := math.Inf(-1)
 	for _, ses := range m.sessions {
-		if !slices.ContainsFunc(ses.Pages, func(p MidPage) bool { return !p.Analyzed }) {
+		if !slices.ContainsFunc(ses.Pages, func(p MidTermPage) bool { return !p.Analyzed }) {
 			continue
 		}
 		h := ses.Heat(now, w)
@@ -301,7 +284,7 @@ func (m *midTerm) state() *MidTermState {
 		c.Pages = slices.Clone(ses.Pages)
 		out.Sessions = append(out.Sessions, &c)
 	}
-	slices.SortFunc(out.Sessions, func(a, b *MidSession) int { return a.num - b.num })
+	slices.SortFunc(out.Sessions, func(a, b *MidTermSession) int { return a.num - b.num })
 	return out
 }
 
@@ -329,17 +312,17 @@ type SessionHit struct {
 func (s *Service) visitPages(ctx context.Context, st *scopeState, turnIDs []string) ([]SessionHit, bool) {
 	s.ensureMidTerm(ctx, st)
 	now := s.now()
-	hits := st.mid.visit(turnIDs, now)
+	hits := st.midTerm.visit(turnIDs, now)
 	out := make([]SessionHit, 0, len(hits))
 	anyDue := false
 	for _, ses := range hits {
 		heat := ses.Heat(now, s.heatWeights())
-		if heat >= s.cfg.MidTermHeatThreshold && slices.ContainsFunc(ses.Pages, func(p MidPage) bool { return !p.Analyzed }) {
+		if heat >= s.cfg.MidTermHeatThreshold && slices.ContainsFunc(ses.Pages, func(p MidTermPage) bool { return !p.Analyzed }) {
 			ses.due, anyDue = true, true
 		}
 		h := SessionHit{ID: ses.ID, Summary: ses.Summary, Keywords: slices.Clone(ses.Keywords), Heat: round4(heat), PageCount: len(ses.Pages)}
 		for _, id := range turnIDs {
-			if st.mid.byPage[id] == ses.num {
+			if st.midTerm.byPage[id] == ses.num {
 				h.PageIDs = append(h.PageIDs, id)
 			}
 		}

@@ -1,48 +1,44 @@
 package memory
 
 import (
-	"cmp"
 	"context"
 	"math"
 	"slices"
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
-
-	"github.com/mnemo-mcp/mnemo/memory/lexical"
 )
 
 // Mid-term tunables that are not settings.
 const (
-	// midKeywords is how many keywords a page or session keeps.
-	midKeywords = 8
-	// midCandidates is how many sessions, found through the session
+	// midTermKeywords is how many keywords a page or session keeps.
+	midTermKeywords = 8
+	// midTermCandidates is how many sessions, found through the session
 	// index, a page is compared with.
-	midCandidates = 8
-	// midSummaryRunes bounds an extractive summary.
-	midSummaryRunes = 240
-	// midSummaryWindow is how many of a session's latest pages the
+	midTermCandidates = 8
+	// midTermSummaryRunes bounds an extractive summary.
+	midTermSummaryRunes = 240
+	// midTermSummaryWindow is how many of a session's latest pages the
 	// extractive summary is chosen from.
-	midSummaryWindow = 32
-	// midContinuity is added to the similarity of the session holding the
+	midTermSummaryWindow = 32
+	// midTermContinuity is added to the similarity of the session holding the
 	// previous exchange of the same thread when the two are at most
-	// sessionGap apart: one sitting usually stays on a topic for a while,
+	// sittingGap apart: one sitting usually stays on a topic for a while,
 	// and short chat exchanges rarely reach the similarity threshold on
 	// their words alone (on LoCoMo, without it nearly every session held
 	// one page; with it a conversation splits into topic sessions of 5 to
 	// 15 exchanges).
-	midContinuity = 0.3
-	// midSaveEvery is the least time between two saves of a scope's
+	midTermContinuity = 0.3
+	// midTermSaveEvery is the least time between two saves of a scope's
 	// mid-term state by the add and retrieve path; Close saves the rest.
-	midSaveEvery = 10 * time.Second
+	midTermSaveEvery = 10 * time.Second
 )
 
 // syncMidTerm keeps a scope's mid-term memory up to date as turns arrive,
 // once something has used it (ensureMidTerm): a restart that only reads
 // the profile never pays for it. The caller holds st.mu for writing.
 func (s *Service) syncMidTerm(ctx context.Context, st *scopeState) {
-	if st.mid != nil {
+	if st.midTerm != nil {
 		s.catchUpMidTerm(ctx, st)
 	}
 }
@@ -51,18 +47,18 @@ func (s *Service) syncMidTerm(ctx context.Context, st *scopeState) {
 // the saved state, or rebuilding it from the turn log, on first use. The
 // caller holds st.mu for writing.
 func (s *Service) ensureMidTerm(ctx context.Context, st *scopeState) *midTerm {
-	if st.mid == nil {
-		st.mid = s.loadMidTerm(ctx, st)
+	if st.midTerm == nil {
+		st.midTerm = s.loadMidTerm(ctx, st)
 	}
 	s.catchUpMidTerm(ctx, st)
-	return st.mid
+	return st.midTerm
 }
 
 // catchUpMidTerm moves the pages that have left their thread's short-term
 // window (the last short_term_capacity exchanges) into mid-term sessions,
 // evicts over mid_term_capacity and saves the state when due.
 func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
-	m := st.mid
+	m := st.midTerm
 	capacity := s.cfg.ShortTermCapacity
 	// The first catch-up of a state looks at every thread; later ones at
 	// the threads that got turns since (a scope may have thousands).
@@ -97,7 +93,7 @@ func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 		m.dirty = true
 	}
 	m.evict(s.cfg.MidTermCapacity)
-	if m.dirty && time.Since(m.saved) >= midSaveEvery {
+	if m.dirty && time.Since(m.saved) >= midTermSaveEvery {
 		s.saveMidTermSoon(st)
 	}
 }
@@ -109,10 +105,10 @@ func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 // left empty are dropped; the others recount their terms and vectors, and
 // refresh an extractive summary.
 func (s *Service) returnToWindow(st *scopeState, thread string) {
-	m := st.mid
+	m := st.midTerm
 	positions := st.threads[thread]
 	w := max(0, len(positions)-s.cfg.ShortTermCapacity)
-	changed := make(map[*MidSession]bool)
+	changed := make(map[*MidTermSession]bool)
 	for _, p := range positions[w:] {
 		id := st.turns[p].ID
 		num, ok := m.byPage[id]
@@ -121,7 +117,7 @@ func (s *Service) returnToWindow(st *scopeState, thread string) {
 		}
 		delete(m.byPage, id)
 		ses := m.sessions[num]
-		ses.Pages = slices.DeleteFunc(ses.Pages, func(pg MidPage) bool { return pg.TurnID == id })
+		ses.Pages = slices.DeleteFunc(ses.Pages, func(pg MidTermPage) bool { return pg.TurnID == id })
 		changed[ses] = true
 	}
 	for ses := range changed {
@@ -143,168 +139,43 @@ func (s *Service) returnToWindow(st *scopeState, thread string) {
 	m.dirty = true
 }
 
-// saveMidTerm writes st's mid-term state when a MidTermStore is set. The
-// caller holds st.mu.
-func (s *Service) saveMidTerm(ctx context.Context, st *scopeState) {
-	if s.midStore == nil || st.mid == nil {
-		return
-	}
-	if err := s.midStore.SaveMidTerm(ctx, st.scope, st.mid.state()); err != nil {
-		s.log.Warn("cannot save mid-term memory; it will be rebuilt from the turn log if lost", "scope", st.scope.Key(), "err", err)
-		return
-	}
-	st.mid.dirty = false
-	st.mid.saved = time.Now()
-}
-
-// saveMidTermSoon writes st's mid-term state in the background: the
-// state is copied under st.mu, which the caller holds, and encoded and
-// written after, so that add_memory never waits for a save. One save per
-// scope runs at a time; a change meanwhile stays dirty for the next.
-func (s *Service) saveMidTermSoon(st *scopeState) {
-	m := st.mid
-	if s.midStore == nil || m == nil || m.saving {
-		return
-	}
-	state := m.state()
-	m.saving, m.dirty, m.saved = true, false, time.Now()
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
-		err := s.midStore.SaveMidTerm(s.bgCtx, st.scope, state)
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		m.saving = false
-		if err != nil {
-			m.dirty = true
-			s.log.Warn("cannot save mid-term memory; it will be rebuilt from the turn log if lost", "scope", st.scope.Key(), "err", err)
-		}
-	}()
-}
-
-// flushMidTerm saves every scope whose mid-term state changed since its
-// last save; Close calls it once background saves are done.
-func (s *Service) flushMidTerm(ctx context.Context) {
-	s.mu.Lock()
-	states := make([]*scopeState, 0, len(s.scopes))
-	for _, st := range s.scopes {
-		states = append(states, st)
-	}
-	s.mu.Unlock()
-	for _, st := range states {
-		st.mu.Lock()
-		if st.mid != nil && st.mid.dirty {
-			s.saveMidTerm(ctx, st)
-		}
-		st.mu.Unlock()
-	}
-}
-
-// loadMidTerm reads the saved state and fits it to the turns in st: pages
-// whose turns are gone (forgotten) are dropped, and so are sessions left
-// empty. Nothing saved, or a state that cannot be read, starts empty, and
-// syncMidTerm then rebuilds the sessions from the turn log.
-func (s *Service) loadMidTerm(ctx context.Context, st *scopeState) *midTerm {
-	if s.midStore == nil {
-		return newMidTerm()
-	}
-	saved, err := s.midStore.LoadMidTerm(ctx, st.scope)
-	return s.fitMidTerm(st, saved, err)
-}
-
-// fitMidTerm is loadMidTerm once the saved state is read (saved and err
-// are LoadMidTerm's results).
-func (s *Service) fitMidTerm(st *scopeState, saved *MidTermState, err error) *midTerm {
-	m := newMidTerm()
-	if err != nil {
-		s.log.Warn("mid-term memory unreadable; rebuilding it from the turn log", "scope", st.scope.Key(), "err", err)
-		m.dirty = true
-		return m
-	}
-	if saved == nil || saved.Version != midTermVersion {
-		return m
-	}
-	pos := make(map[string]int, len(st.turns))
-	for p, t := range st.turns {
-		pos[t.ID] = p
-	}
-	for thread, seq := range saved.Moved {
-		m.moved[thread] = seq
-	}
-	seen := make(map[string]bool)
-	for _, ses := range saved.Sessions {
-		if ses == nil {
-			continue
-		}
-		had := len(ses.Pages)
-		pages := ses.Pages[:0]
-		for _, pg := range ses.Pages {
-			if _, ok := pos[pg.TurnID]; ok && !seen[pg.TurnID] {
-				seen[pg.TurnID] = true
-				pages = append(pages, pg)
-			}
-		}
-		if len(pages) == 0 {
-			m.dirty = true
-			continue
-		}
-		ses.Pages = pages
-		for i := range pages {
-			pages[i].pos = pos[pages[i].TurnID]
-		}
-		ses.setKeywords(ses.Keywords)
-		if len(pages) < had {
-			// The summary may quote a forgotten exchange: make it again
-			// from what is left.
-			ses.LLMSummary, ses.SummarizedPages = false, 0
-			sessionTerms(st, ses)
-			s.refreshExtractive(st, ses)
-			m.dirty = true
-		}
-		m.addSession(ses)
-	}
-	m.nextID = max(m.nextID, saved.NextID)
-	m.saved = time.Now()
-	return m
-}
-
 // placePage puts the page at position p into the most similar session
 // when the similarity reaches mid_term_similarity_threshold, else into a
 // new session. Similarity is semantic (cosine of the page and session
 // vectors when both are embedded, else the cosine of their term counts)
-// plus the Jaccard index of their keywords (MemoryOS), plus midContinuity
+// plus the Jaccard index of their keywords (MemoryOS), plus midTermContinuity
 // for the session of the page's predecessor in the same sitting, so a
 // thread that stays on one topic stays in one session.
 func (s *Service) placePage(st *scopeState, p int) {
-	m := st.mid
+	m := st.midTerm
 	t := st.turns[p]
 	tf := make(map[string]int)
 	st.pages.DocTerms(p, func(term string, n int) { tf[term] += n })
-	kw := topTerms(tf, st.pages, midKeywords)
+	kw := topTerms(tf, st.pages, midTermKeywords)
 	var vec []float32
 	if p < len(st.vec.vecs) {
 		vec = st.vec.vecs[p]
 	}
 
-	cands := make([]int, 0, midCandidates+1)
-	for _, h := range m.idx.Search(strings.Join(kw, " "), midCandidates, nil) {
+	cands := make([]int, 0, midTermCandidates+1)
+	for _, h := range m.idx.Search(strings.Join(kw, " "), midTermCandidates, nil) {
 		cands = append(cands, h.ID)
 	}
 	// The session of the page before this one in its thread is always a
-	// candidate, and within one sitting (at most sessionGap apart) it gets
-	// midContinuity on top of its similarity.
+	// candidate, and within one sitting (at most sittingGap apart) it gets
+	// midTermContinuity on top of its similarity.
 	prevNum := -1
 	if pp := prevInThread(st, t); pp >= 0 {
 		if num, ok := m.byPage[st.turns[pp].ID]; ok {
 			if !slices.Contains(cands, num) {
 				cands = append(cands, num)
 			}
-			if t.Time.Sub(st.turns[pp].Time).Abs() <= sessionGap {
+			if t.Time.Sub(st.turns[pp].Time).Abs() <= sittingGap {
 				prevNum = num
 			}
 		}
 	}
-	var best *MidSession
+	var best *MidTermSession
 	bestScore := math.Inf(-1)
 	for _, num := range cands {
 		ses := m.sessions[num]
@@ -318,7 +189,7 @@ func (s *Service) placePage(st *scopeState, p int) {
 		}
 		score := sem + jaccard(kw, ses.kwToks)
 		if num == prevNum {
-			score += midContinuity
+			score += midTermContinuity
 		}
 		if score > bestScore || score == bestScore && best != nil && num < best.num {
 			best, bestScore = ses, score
@@ -326,11 +197,11 @@ func (s *Service) placePage(st *scopeState, p int) {
 	}
 	now := s.now()
 	if best == nil || bestScore < s.cfg.MidTermSimilarityThreshold {
-		best = &MidSession{Created: now, LastVisit: now, terms: make(map[string]int), centroidOK: true}
+		best = &MidTermSession{Created: now, LastVisit: now, terms: make(map[string]int), centroidOK: true}
 		m.addSession(best)
 	}
 	sessionCentroid(st, best)
-	best.Pages = append(best.Pages, MidPage{TurnID: t.ID, pos: p})
+	best.Pages = append(best.Pages, MidTermPage{TurnID: t.ID, pos: p})
 	best.Interactions++
 	best.Uses++
 	best.LastVisit = now
@@ -340,7 +211,7 @@ func (s *Service) placePage(st *scopeState, p int) {
 	}
 	best.addVector(vec)
 	best.dirtyKW++
-	if !best.LLMSummary && (len(best.Pages) <= midKeywords || best.dirtyKW*4 >= len(best.Pages)) {
+	if !best.LLMSummary && (len(best.Pages) <= midTermKeywords || best.dirtyKW*4 >= len(best.Pages)) {
 		s.refreshExtractive(st, best)
 		m.reindex(best)
 	}
@@ -348,7 +219,7 @@ func (s *Service) placePage(st *scopeState, p int) {
 
 // sessionTerms counts the terms of the session's pages, once: sessions
 // loaded from the saved state get them when first compared with a page.
-func sessionTerms(st *scopeState, ses *MidSession) {
+func sessionTerms(st *scopeState, ses *MidTermSession) {
 	if ses.terms != nil {
 		return
 	}
@@ -363,7 +234,7 @@ func sessionTerms(st *scopeState, ses *MidSession) {
 // session loaded from the saved state, and again after the scope's stored
 // vectors are loaded (invalidateCentroids); placePage keeps it up to date
 // as pages join.
-func sessionCentroid(st *scopeState, ses *MidSession) []float32 {
+func sessionCentroid(st *scopeState, ses *MidTermSession) []float32 {
 	if !ses.centroidOK {
 		ses.centroidOK = true
 		ses.centroid = nil
@@ -378,7 +249,7 @@ func sessionCentroid(st *scopeState, ses *MidSession) []float32 {
 
 // addVector adds a page's unit vector to the session's centroid; nil (a
 // page not embedded) adds nothing.
-func (m *MidSession) addVector(vec []float32) {
+func (m *MidTermSession) addVector(vec []float32) {
 	if vec == nil {
 		return
 	}
@@ -396,10 +267,10 @@ func (m *MidSession) addVector(vec []float32) {
 // the scope's vectors have just been loaded. The caller holds st.mu for
 // writing.
 func invalidateCentroids(st *scopeState) {
-	if st.mid == nil {
+	if st.midTerm == nil {
 		return
 	}
-	for _, ses := range st.mid.sessions {
+	for _, ses := range st.midTerm.sessions {
 		ses.centroidOK = false
 	}
 }
@@ -429,157 +300,4 @@ func pageNeighbours(st *scopeState, p int) (prev, next string) {
 		next = st.turns[positions[i+1]].ID
 	}
 	return prev, next
-}
-
-// refreshExtractive sets the session's keywords to its most distinctive
-// terms (count × IDF over all pages), each shown as the word it most
-// often comes from in the recent pages ("goroutines", not the index term
-// "goroutin"), and its summary to the opening of the recent page that
-// covers most of them.
-func (s *Service) refreshExtractive(st *scopeState, ses *MidSession) {
-	ses.dirtyKW = 0
-	terms := topTerms(ses.terms, st.pages, midKeywords)
-	wanted := make(map[string]map[string]int, len(terms))
-	for _, t := range terms {
-		wanted[t] = nil
-	}
-	from := max(0, len(ses.Pages)-midSummaryWindow)
-	bestText, bestCover := "", -1
-	for _, pg := range ses.Pages[from:] {
-		t := st.turns[pg.pos]
-		text := t.User
-		if text == "" {
-			text = t.Reply
-		}
-		cover := 0
-		seen := make(map[string]bool, len(terms))
-		lexical.Words(text, func(term, word string) {
-			if countWord(wanted, term, word) && !seen[term] {
-				seen[term] = true
-				cover++
-			}
-		})
-		if cover > bestCover {
-			bestText, bestCover = text, cover
-		}
-		if text != t.Reply {
-			lexical.Words(t.Reply, func(term, word string) { countWord(wanted, term, word) })
-		}
-	}
-	kw := make([]string, len(terms))
-	for i, t := range terms {
-		kw[i] = t
-		best := 0
-		for w, n := range wanted[t] {
-			if n > best || n == best && w < kw[i] {
-				kw[i], best = w, n
-			}
-		}
-	}
-	ses.setKeywords(kw)
-	ses.Summary = clipRunes(firstSentence(bestText), midSummaryRunes)
-}
-
-// countWord counts word as a form of term when term is wanted; it
-// reports whether it was.
-func countWord(wanted map[string]map[string]int, term, word string) bool {
-	words, ok := wanted[term]
-	if !ok {
-		return false
-	}
-	if words == nil {
-		words = make(map[string]int)
-		wanted[term] = words
-	}
-	words[word]++
-	return true
-}
-
-// topTerms returns the n terms with the highest count × IDF, ties broken
-// alphabetically so the result is deterministic.
-func topTerms(tf map[string]int, ix *lexical.Index, n int) []string {
-	type tw struct {
-		term string
-		w    float64
-	}
-	all := make([]tw, 0, len(tf))
-	for term, c := range tf {
-		idf := ix.IDF(term)
-		if idf == 0 {
-			idf = 1
-		}
-		all = append(all, tw{term, float64(c) * idf})
-	}
-	slices.SortFunc(all, func(a, b tw) int {
-		if a.w != b.w {
-			return cmp.Compare(b.w, a.w)
-		}
-		return strings.Compare(a.term, b.term)
-	})
-	out := make([]string, 0, min(n, len(all)))
-	for _, x := range all[:min(n, len(all))] {
-		out = append(out, x.term)
-	}
-	return out
-}
-
-// termCosine is the cosine of the page's term counts and the session's.
-func termCosine(tf map[string]int, ses *MidSession) float64 {
-	if len(tf) == 0 || ses.termsSq == 0 {
-		return 0
-	}
-	var dot, na float64
-	for t, x := range tf {
-		na += float64(x * x)
-		dot += float64(x * ses.terms[t])
-	}
-	return dot / math.Sqrt(na*ses.termsSq)
-}
-
-func vecCosine(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
-}
-
-func jaccard(a, b []string) float64 {
-	if len(a) == 0 || len(b) == 0 {
-		return 0
-	}
-	inter := 0
-	for _, x := range a {
-		if slices.Contains(b, x) {
-			inter++
-		}
-	}
-	return float64(inter) / float64(len(a)+len(b)-inter)
-}
-
-// firstSentence returns s up to the end of its first sentence.
-func firstSentence(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	for i, r := range s {
-		if (r == '.' || r == '?' || r == '!' || r == '。' || r == '？' || r == '！') && i > 20 {
-			return s[:i+utf8.RuneLen(r)]
-		}
-	}
-	return s
-}
-
-func clipRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:n-1])) + "…"
 }

@@ -13,23 +13,6 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
 )
 
-// PageIndexStore keeps a snapshot of a scope's page index with its data,
-// so that a restart reads the index instead of tokenizing every stored
-// exchange again. It is a cache: a missing, stale or damaged snapshot only
-// costs indexing the turn log again.
-type PageIndexStore interface {
-	// OpenPageIndex opens the scope's snapshot; nothing saved returns nil
-	// and no error.
-	OpenPageIndex(ctx context.Context, scope Scope) (io.ReadCloser, error)
-	// SavePageIndex replaces the scope's snapshot with data, atomically.
-	SavePageIndex(ctx context.Context, scope Scope, data []byte) error
-}
-
-// WithPageIndexStore keeps page index snapshots in ps. Without it (and
-// with a Store that is not a PageIndexStore) the index is rebuilt from the
-// turn log on every start.
-func WithPageIndexStore(ps PageIndexStore) Option { return func(s *Service) { s.pageStore = ps } }
-
 // Snapshot policy. A snapshot is saved in the background once the pages
 // indexed from text since the last one (or since the start) reach
 // snapshotAfter, or a quarter of all pages, whichever is more; and on

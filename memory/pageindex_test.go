@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mnemo-mcp/mnemo/internal/testutil"
 )
 
 // memPageIndex is an in-memory PageIndexStore.
@@ -48,24 +50,6 @@ func (m *memPageIndex) damage(sc Scope) {
 	b[len(b)/2] ^= 0x55
 }
 
-// lockedLog collects log lines.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // TestPageIndexSnapshot checks that a restart reads the page index from
 // its snapshot when the snapshot matches the turn log, indexes only the
 // turns added after it, refuses a snapshot that does not match (turns
@@ -97,7 +81,7 @@ func TestPageIndexSnapshot(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			store, snaps := newMemStore(), &memPageIndex{}
 			quiet := slog.New(slog.DiscardHandler)
-			s, err := NewService(DefaultConfig(), store, mustCounter(t), WithLogger(quiet), WithPageIndexStore(snaps))
+			s, err := NewService(DefaultConfig(), storeWithPageIndex{store, snaps}, mustCounter(t), WithLogger(quiet))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,15 +99,15 @@ func TestPageIndexSnapshot(t *testing.T) {
 				t.Fatalf("%d snapshots saved at close, want 1", snaps.saves)
 			}
 
-			s, err = NewService(DefaultConfig(), store, mustCounter(t), WithLogger(quiet), WithPageIndexStore(snaps))
+			s, err = NewService(DefaultConfig(), storeWithPageIndex{store, snaps}, mustCounter(t), WithLogger(quiet))
 			if err != nil {
 				t.Fatal(err)
 			}
 			tt.change(t, s, snaps, ids)
 			s.Close(context.Background())
 
-			var logs lockedLog
-			withSnap, err := NewService(DefaultConfig(), store, mustCounter(t), WithPageIndexStore(snaps),
+			var logs testutil.LockedBuffer
+			withSnap, err := NewService(DefaultConfig(), storeWithPageIndex{store, snaps}, mustCounter(t),
 				WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 			if err != nil {
 				t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 	"github.com/mnemo-mcp/mnemo/memory/openai"
+	"github.com/mnemo-mcp/mnemo/memory/openai/openaitest"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 )
 
@@ -40,13 +41,13 @@ func BenchmarkAddWhileLLMSlow(b *testing.B) {
 			cfg := memory.DefaultConfig()
 			cfg.DebounceSeconds = 1
 			opts := []memory.Option{memory.WithLogger(slog.New(slog.DiscardHandler))}
-			var fake *fakeChat
+			var fake *openaitest.Server
 			if slow {
-				fake = newFakeChat(b)
+				fake = openaitest.NewServer(b)
 				reply := chatOK(b, validReply)
-				reply.delay = 2 * time.Second
-				fake.setRepeat(reply)
-				client, err := openai.New(openai.Config{BaseURL: fake.url, APIKey: canaryKey, Model: "test-model",
+				reply.Delay = 2 * time.Second
+				fake.Repeat(reply)
+				client, err := openai.New(openai.Config{BaseURL: fake.URL, APIKey: canaryKey, Model: "test-model",
 					Timeout: 30 * time.Second, MaxRetries: -1})
 				if err != nil {
 					b.Fatal(err)
@@ -71,7 +72,7 @@ func BenchmarkAddWhileLLMSlow(b *testing.B) {
 			if slow {
 				// The backlog's first update is now waiting on the model.
 				select {
-				case <-fake.first:
+				case <-fake.First():
 				case <-b.Context().Done():
 					b.Fatal("no background update started")
 				}
@@ -95,7 +96,7 @@ func BenchmarkAddWhileLLMSlow(b *testing.B) {
 			b.ReportMetric(float64(percentile(samples, 50)), "p50-ns")
 			b.ReportMetric(float64(percentile(samples, 99)), "p99-ns")
 			if slow {
-				b.ReportMetric(float64(len(fake.requests())), "llm-requests")
+				b.ReportMetric(float64(len(fake.ChatRequests())), "llm-requests")
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -26,10 +27,24 @@ type queueEntry struct {
 	attempts int // failed updates in a row, for backoff
 }
 
+// queueWork is the work the queue runs, as functions, so that the
+// debouncer does not depend on the Service and can be driven alone.
+type queueWork struct {
+	// ctx is the context of background runs; its owner cancels it when
+	// the grace period at shutdown is over.
+	ctx context.Context
+	// update brings one thread of a scope up to date.
+	update func(ctx context.Context, scope Scope, thread string) (*threadReport, error)
+	// tiers runs the scope's tier work; the queue runs it after each
+	// successful update and on request (queue.tiers).
+	tiers func(ctx context.Context, scope Scope) error
+	log   *slog.Logger
+}
+
 // queue debounces pending work per thread and runs it with bounded
 // parallelism, one update at a time per scope.
 type queue struct {
-	svc      *Service
+	work     queueWork
 	debounce time.Duration
 
 	mu      sync.Mutex
@@ -55,9 +70,9 @@ type tierBackoff struct {
 	until    time.Time
 }
 
-func newQueue(svc *Service, debounce time.Duration, parallel int) *queue {
+func newQueue(work queueWork, debounce time.Duration, parallel int) *queue {
 	return &queue{
-		svc:        svc,
+		work:       work,
 		debounce:   debounce,
 		entries:    make(map[queueKey]*queueEntry),
 		sem:        make(chan struct{}, parallel),
@@ -87,7 +102,7 @@ func (q *queue) tiers(scope Scope) {
 	q.mu.Unlock()
 	go func() {
 		defer q.running.Done()
-		ctx := q.svc.bgCtx
+		ctx := q.work.ctx
 		release, err := q.acquire(ctx, scope, true)
 		q.mu.Lock()
 		delete(q.tierPending, key)
@@ -96,7 +111,7 @@ func (q *queue) tiers(scope Scope) {
 			return
 		}
 		defer release()
-		err = q.svc.runTiers(ctx, scope)
+		err = q.work.tiers(ctx, scope)
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		if err == nil {
@@ -150,7 +165,7 @@ func (q *queue) fire(key queueKey, e *queueEntry) {
 	q.mu.Unlock()
 	go func() {
 		defer q.running.Done()
-		_, err := q.run(q.svc.bgCtx, e.scope, e.thread, true)
+		_, err := q.run(q.work.ctx, e.scope, e.thread, true)
 		if err != nil {
 			q.failed(e, err)
 		}
@@ -160,7 +175,7 @@ func (q *queue) fire(key queueKey, e *queueEntry) {
 // failed re-arms an entry whose update failed, with capped exponential
 // backoff and jitter; its turns stay pending on disk meanwhile.
 func (q *queue) failed(e *queueEntry, err error) {
-	q.svc.log.Warn("memory update failed; will retry", "scope", e.scope.Key(), "thread", e.thread, "attempt", e.attempts+1, "err", err)
+	q.work.log.Warn("memory update failed; will retry", "scope", e.scope.Key(), "thread", e.thread, "attempt", e.attempts+1, "err", err)
 	q.mu.Lock()
 	q.lastErrors[queueKey{e.scope.Key(), e.thread}] = shortReason(err)
 	q.mu.Unlock()
@@ -219,6 +234,45 @@ func (q *queue) failures(scope Scope) map[string]string {
 	return out
 }
 
+// lockScopes takes the update lock of every scope, in the order given,
+// and returns what releases them; when ctx ends first it releases those
+// it took and returns ctx's error.
+func (q *queue) lockScopes(ctx context.Context, scopes []Scope) (func(), error) {
+	for i, sc := range scopes {
+		select {
+		case q.scopeLock(sc) <- struct{}{}:
+		case <-ctx.Done():
+			for _, h := range scopes[:i] {
+				<-q.scopeLock(h)
+			}
+			return nil, ctx.Err()
+		}
+	}
+	return func() {
+		for _, sc := range scopes {
+			<-q.scopeLock(sc)
+		}
+	}, nil
+}
+
+// drop removes the pending entries and the recorded failures of the
+// scopes whose key match accepts, stopping their timers.
+func (q *queue) drop(match func(scopeKey string) bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for k, e := range q.entries {
+		if match(k.scope) {
+			e.timer.Stop()
+			delete(q.entries, k)
+		}
+	}
+	for k := range q.lastErrors {
+		if match(k.scope) {
+			delete(q.lastErrors, k)
+		}
+	}
+}
+
 // scopeLock returns the one-slot semaphore that serialises updates of one
 // scope.
 func (q *queue) scopeLock(scope Scope) chan struct{} {
@@ -270,11 +324,11 @@ func (q *queue) run(ctx context.Context, scope Scope, thread string, bounded boo
 		return nil, err
 	}
 	defer release()
-	rep, err := q.svc.updateThread(ctx, scope, thread)
+	rep, err := q.work.update(ctx, scope, thread)
 	if err == nil {
 		// Tier failures are logged and retried by a later run; the
 		// thread's update itself succeeded.
-		_ = q.svc.runTiers(ctx, scope)
+		_ = q.work.tiers(ctx, scope)
 	}
 	q.mu.Lock()
 	if err == nil {
@@ -303,7 +357,7 @@ func (q *queue) close(ctx context.Context) {
 			break
 		}
 		if _, err := q.run(ctx, e.scope, e.thread, false); err != nil {
-			q.svc.log.Warn("memory update at shutdown failed; turns stay pending", "scope", e.scope.Key(), "thread", e.thread, "err", err)
+			q.work.log.Warn("memory update at shutdown failed; turns stay pending", "scope", e.scope.Key(), "thread", e.thread, "err", err)
 		}
 	}
 	done := make(chan struct{})

@@ -9,20 +9,20 @@ import (
 )
 
 // Page ranking: BM25 over the page index, RM3 pseudo-relevance feedback,
-// then evidence from session neighbours. The values were chosen on the
+// then evidence from neighbours in the same sitting. The values were chosen on the
 // LoCoMo development split as round figures from a coarse sweep (see the
 // README's retrieval section), not fitted to questions.
 const (
 	// rankPool is how many BM25 candidates are re-ranked.
 	rankPool = 100
 	// neighbourWeight is the share of an adjacent page's score (same
-	// session) added to a page: answers often span consecutive exchanges,
+	// sitting) added to a page: answers often span consecutive exchanges,
 	// and the turn that matches the query's words is not always the one
 	// that holds the answer.
 	neighbourWeight = 0.5
-	// sessionGap is the longest pause between two exchanges of one thread
-	// that keeps them in the same session.
-	sessionGap = time.Hour
+	// sittingGap is the longest pause between two turns of one thread
+	// that keeps them in the same sitting.
+	sittingGap = time.Hour
 	// feedbackDocs, feedbackTerms and feedbackShare tune RM3: the best
 	// feedbackDocs pages lend their feedbackTerms most telling terms, which
 	// make up feedbackShare of the expanded query's weight.
@@ -32,7 +32,7 @@ const (
 )
 
 // pageLinks records, per page position, the page before and after it in
-// the same conversation session (same thread, at most sessionGap apart).
+// the same sitting (same thread, at most sittingGap apart).
 // It is extended lazily as turns arrive.
 type pageLinks struct {
 	prev, next []int32          // -1 when none
@@ -51,7 +51,7 @@ func (st *scopeState) updateLinks() {
 		prev, ok := l.last[t.ThreadID]
 		l.last[t.ThreadID] = int32(p)
 		l.next = append(l.next, -1)
-		if ok && t.Time.Sub(st.turns[prev].Time).Abs() <= sessionGap {
+		if ok && t.Time.Sub(st.turns[prev].Time).Abs() <= sittingGap {
 			l.prev = append(l.prev, prev)
 			l.next[prev] = int32(p)
 			continue

@@ -17,7 +17,7 @@ const sessionEvidence = 0.1
 
 // rankedSession is a mid-term session ranked for one query.
 type rankedSession struct {
-	ses   *MidSession
+	ses   *MidTermSession
 	score float64
 }
 

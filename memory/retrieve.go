@@ -46,8 +46,8 @@ type FactHit struct {
 	Score float64 `json:"score"`
 }
 
-// RecentExchange is one of the thread's latest exchanges (short-term memory).
-type RecentExchange struct {
+// RecentTurn is one of the thread's latest turns (short-term memory).
+type RecentTurn struct {
 	ID    string    `json:"id"`
 	Time  time.Time `json:"timestamp"`
 	User  string    `json:"user_input,omitempty"`
@@ -67,7 +67,7 @@ type RetrieveResult struct {
 	Pages           []PageHit        `json:"pages"`
 	Facts           []FactHit        `json:"facts,omitempty"`
 	Profile         []ProfileSection `json:"profile,omitempty"`
-	Recent          []RecentExchange `json:"recent,omitempty"`
+	Recent          []RecentTurn     `json:"recent,omitempty"`
 	Injection       string           `json:"injection"`
 	InjectionTokens int              `json:"injection_tokens"`
 	Scope           Scope            `json:"scope"`
@@ -98,30 +98,9 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(req.Query) == "" {
-		return nil, invalid("query", "must not be empty; pass what you want to remember, e.g. the user's latest message")
-	}
-	if err := checkText("query", req.Query, s.cfg.MaxQueryBytes); err != nil {
+	maxResults, maxTokens, err := s.checkRetrieve(&req)
+	if err != nil {
 		return nil, err
-	}
-	for _, f := range []struct{ name, v string }{{"relationship_with_user", req.RelationshipWithUser}, {"style_hint", req.StyleHint}} {
-		if err := checkText(f.name, f.v, 512); err != nil {
-			return nil, err
-		}
-	}
-	maxResults := req.MaxResults
-	switch {
-	case maxResults == 0:
-		maxResults = s.cfg.RetrievalQueueCapacity
-	case maxResults < 1 || maxResults > 100:
-		return nil, invalid("max_results", "%d is out of range; use 1 to 100", maxResults)
-	}
-	maxTokens := req.MaxTokens
-	switch {
-	case maxTokens == 0:
-		maxTokens = s.cfg.MaxInjectionTokens
-	case maxTokens < 100 || maxTokens > 8000:
-		return nil, invalid("max_tokens", "%d is out of range; use 100 to 8000", maxTokens)
 	}
 
 	// Embedding the query is a network call: made before the scope is
@@ -162,15 +141,15 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 
 // recent returns the thread's last short_term_capacity exchanges, oldest
 // first. The caller holds st.mu.
-func (s *Service) recent(st *scopeState, thread string) []RecentExchange {
+func (s *Service) recent(st *scopeState, thread string) []RecentTurn {
 	positions := st.threads[thread]
 	if n := s.cfg.ShortTermCapacity; len(positions) > n {
 		positions = positions[len(positions)-n:]
 	}
-	out := make([]RecentExchange, 0, len(positions))
+	out := make([]RecentTurn, 0, len(positions))
 	for _, p := range positions {
 		t := st.turns[p]
-		out = append(out, RecentExchange{ID: t.ID, Time: t.Time, User: t.User, Reply: t.Reply})
+		out = append(out, RecentTurn{ID: t.ID, Time: t.Time, User: t.User, Reply: t.Reply})
 	}
 	return out
 }

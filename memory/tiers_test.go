@@ -103,7 +103,7 @@ func TestSessionHeat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ses := &MidSession{Visits: tt.visits, Interactions: tt.interactions, LastVisit: base}
+			ses := &MidTermSession{Visits: tt.visits, Interactions: tt.interactions, LastVisit: base}
 			if got := ses.Heat(base.Add(tt.since), tt.w); math.Abs(got-tt.want) > 1e-12 {
 				t.Errorf("Heat() = %v, want %v", got, tt.want)
 			}
@@ -113,7 +113,7 @@ func TestSessionHeat(t *testing.T) {
 
 func TestRecencyDecaysMonotonically(t *testing.T) {
 	base := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
-	ses := &MidSession{LastVisit: base}
+	ses := &MidTermSession{LastVisit: base}
 	w := HeatWeights{1, 1, 1, time.Hour}
 	prev := math.Inf(1)
 	for h := range 10 {
@@ -139,7 +139,7 @@ func TestLFUEvictionOrder(t *testing.T) {
 		{1, 0},         // session_5: ties with 3, numbered later
 	}
 	for i, sp := range sessions {
-		m.addSession(&MidSession{Uses: sp.uses, LastVisit: base.Add(sp.last), Pages: []MidPage{{TurnID: fmt.Sprintf("turn_%d", i)}}})
+		m.addSession(&MidTermSession{Uses: sp.uses, LastVisit: base.Add(sp.last), Pages: []MidTermPage{{TurnID: fmt.Sprintf("turn_%d", i)}}})
 	}
 	tests := []struct {
 		capacity int
@@ -593,7 +593,7 @@ func TestForgettingLatestExchangesReturnsPagesToWindow(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.ShortTermCapacity = 3
 	store, mid := newMemStore(), &memMidTerm{}
-	s, err := NewService(cfg, store, mustCounter(t), WithMidTermStore(mid), WithLogger(slog.New(slog.DiscardHandler)))
+	s, err := NewService(cfg, storeWithMidTerm{store, mid}, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -628,7 +628,7 @@ func TestForgettingLatestExchangesReturnsPagesToWindow(t *testing.T) {
 	for _, restart := range []bool{false, true} {
 		if restart {
 			s.Close(context.Background())
-			if s, err = NewService(cfg, store, mustCounter(t), WithMidTermStore(mid), WithLogger(slog.New(slog.DiscardHandler))); err != nil {
+			if s, err = NewService(cfg, storeWithMidTerm{store, mid}, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -656,7 +656,7 @@ func TestPreloadReadsSavedSessions(t *testing.T) {
 	cfg.ShortTermCapacity = 3
 	store, mid := newMemStore(), &memMidTerm{}
 	start := func() *Service {
-		s, err := NewService(cfg, store, mustCounter(t), WithMidTermStore(mid), WithLogger(slog.New(slog.DiscardHandler)))
+		s, err := NewService(cfg, storeWithMidTerm{store, mid}, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -732,7 +732,7 @@ func TestMidTermSaveDoesNotBlockAdds(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.ShortTermCapacity = 1
 	store := &gatedMidTerm{gate: make(chan struct{})}
-	s, err := NewService(cfg, newMemStore(), mustCounter(t), WithMidTermStore(store), WithLogger(slog.New(slog.DiscardHandler)))
+	s, err := NewService(cfg, storeWithMidTerm{newMemStore(), store}, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}

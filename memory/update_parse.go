@@ -7,28 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-)
-
-// ErrBadReply marks a language model reply that holds no usable memory
-// update: no JSON object with the update keys, only truncated JSON, or a
-// reply over the size limit. Memory stays as it was and the turns stay
-// pending.
-var ErrBadReply = errors.New("unusable model reply")
-
-// Limits on what one reply may carry. Replies are untrusted input.
-const (
-	updateMaxReplyBytes   = 512 << 10
-	updateMaxCandidates   = 256 // '{' positions tried as the start of the update object
-	updateMaxContentRunes = 2000
-	updateMaxSummaryRunes = 8000
-	updateMaxNewFacts     = 200
-	updateMaxRemovals     = 1000
-	updateMaxNotes        = 100
 )
 
 // SectionUpdate is a new summary for one profile or history section.
@@ -104,14 +86,6 @@ var categorySynonyms = func() map[string]string {
 	return m
 }()
 
-// thinkingBlock matches a reasoning trace; thinkingOpen and thinkingClose
-// match a tag left without its partner.
-var (
-	thinkingBlock = regexp.MustCompile(`(?is)<think>.*?</think>|<thinking>.*?</thinking>`)
-	thinkingOpen  = regexp.MustCompile(`(?i)<think(?:ing)?>`)
-	thinkingClose = regexp.MustCompile(`(?i)</think(?:ing)?>`)
-)
-
 // ParseUpdate extracts a memory update from a language model reply. The
 // reply may wrap the JSON object in prose, Markdown code fences or
 // reasoning traces (<think>, <thinking>); the first JSON object that has
@@ -141,44 +115,19 @@ func ParseUpdate(reply string) (*Update, error) {
 	return &p.u, nil
 }
 
-// stripThinking removes reasoning traces, which may hold draft JSON. Some
-// models leave out the opening tag, so a closing tag without one ends a
-// trace that began with the reply; an opening tag at the start that is
-// never closed makes the whole reply a trace.
-func stripThinking(s string) string {
-	s = thinkingBlock.ReplaceAllString(s, "")
-	if loc := thinkingOpen.FindStringIndex(s); loc != nil && strings.TrimSpace(s[:loc[0]]) == "" {
-		return ""
-	}
-	if loc := thinkingClose.FindStringIndex(s); loc != nil {
-		s = s[loc[1]:]
-	}
-	return s
-}
-
-// findUpdateObject decodes one JSON value at each '{' in turn and returns
-// the first that is an update object.
+// findUpdateObject returns the first JSON object of s that is an update
+// object.
 func findUpdateObject(s string) (map[string]json.RawMessage, error) {
 	truncated := false
-	tries := 0
-	for i := strings.IndexByte(s, '{'); i >= 0; {
-		if tries == updateMaxCandidates {
-			return nil, fmt.Errorf("parse update reply: no update object in the first %d candidates: %w", tries, ErrBadReply)
-		}
-		tries++
-		var obj map[string]json.RawMessage
-		err := json.NewDecoder(strings.NewReader(s[i:])).Decode(&obj)
-		if err == nil && isUpdateObject(obj) {
+	for obj, err := range jsonObjects(s) {
+		switch {
+		case err == nil && isUpdateObject(obj):
 			return obj, nil
-		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
+		case errors.Is(err, errTooManyCandidates):
+			return nil, fmt.Errorf("parse update reply: no update object in the first %d candidates: %w", updateMaxCandidates, ErrBadReply)
+		case errors.Is(err, io.ErrUnexpectedEOF):
 			truncated = true
 		}
-		next := strings.IndexByte(s[i+1:], '{')
-		if next < 0 {
-			break
-		}
-		i += 1 + next
 	}
 	if truncated {
 		return nil, fmt.Errorf("parse update reply: the JSON is truncated: %w", ErrBadReply)
@@ -201,36 +150,6 @@ func isUpdateObject(obj map[string]json.RawMessage) bool {
 		found = true
 	}
 	return found
-}
-
-// jsonKind returns the first byte of a JSON value: '{', '[', '"', 't', 'f',
-// 'n', or a digit or '-' for a number.
-func jsonKind(raw json.RawMessage) byte {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return 0
-	}
-	return raw[0]
-}
-
-func isJSONNull(raw json.RawMessage) bool { return jsonKind(raw) == 'n' }
-
-// jsonString decodes raw when it is a JSON string.
-func jsonString(raw json.RawMessage) (string, bool) {
-	var s string
-	if jsonKind(raw) != '"' || json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// quoteForNote quotes model text for a note, shortened.
-func quoteForNote(s string) string {
-	const limit = 40
-	if utf8.RuneCountInString(s) > limit {
-		s = string([]rune(s)[:limit]) + "…"
-	}
-	return strconv.Quote(s)
 }
 
 // updateParser collects a validated Update and its notes.

@@ -11,13 +11,6 @@ import (
 
 const nameRetrieveMemory = "retrieve_memory"
 
-// Ranges of retrieve_memory's limits, as the service enforces them; the
-// schema advertises them so that clients and models see them up front.
-const (
-	maxResultsMin, maxResultsMax = 1, 100
-	maxTokensMin, maxTokensMax   = 100, 8000
-)
-
 // retrieveArgs are the arguments of retrieve_memory. A limit left out is 0,
 // which the service reads as its default; the schema refuses an explicit 0.
 type retrieveArgs struct {
@@ -44,8 +37,9 @@ func RetrieveMemory(m Memory) server.ServerTool {
 			"profile sections and the thread's recent exchanges."),
 		inputSchema[retrieveArgs](func(root schemaNode) {
 			set(root, schemaNode{"minLength": 1}, "query")
-			intRange(root, maxResultsMin, maxResultsMax, "max_results")
-			intRange(root, maxTokensMin, maxTokensMax, "max_tokens")
+			// The service enforces these ranges; the schema advertises them up front.
+			intRange(root, memory.MinRetrieveResults, memory.MaxRetrieveResults, "max_results")
+			intRange(root, memory.MinRetrieveTokens, memory.MaxRetrieveTokens, "max_tokens")
 			for _, id := range []string{"thread_id", "user_id", "agent_name"} {
 				set(root, idSchema(), id)
 			}

@@ -9,7 +9,16 @@
 //	users/<user>/versions/memory.<revision>.json
 //	                                    earlier memory.json files kept for undo
 //	                                    (the last WithVersions, default 5)
+//	users/<user>/midterm.json           the mid-term sessions (memory.MidTermStore), a cache
+//	users/<user>/pages.idx              the page index snapshot (memory.PageIndexStore), a cache
+//	users/<user>/vectors.bin            the page embeddings (memory.VectorStore), a cache
 //	users/<user>/agents/<agent>/...     the same files for one agent of that user
+//	users/<user>/.<name>.<random>.tmp   a file being replaced atomically; a stale one is removed
+//	                                    when the scope is next opened
+//	users/<user>~deleted~...            a scope being deleted (tombstone); removed on Open
+//
+// The caches hold what the turn log implies: a lost or damaged one is
+// rebuilt from the log.
 //
 // Files are created 0600 in directories 0700. Turns are appended with one
 // write and an fsync under the scope lock; the document is replaced

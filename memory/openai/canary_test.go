@@ -1,33 +1,15 @@
 package openai
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mnemo-mcp/mnemo/internal/testutil"
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/openai/openaitest"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the logger and the test to share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestCanary runs every fault with a recognisable API key that the fake
 // endpoint echoes back in every way it can (messages, codes, parameters,
@@ -46,67 +28,67 @@ func testCanary(t *testing.T, canary string) {
 	faults := []struct {
 		name   string
 		req    memory.CompletionRequest
-		script func(t *testing.T) []step
+		script func(t *testing.T) []openaitest.Reply
 	}{
-		{"401", memory.CompletionRequest{}, func(t *testing.T) []step {
-			return []step{apiErr(t, 401, "invalid_request_error", "invalid_api_key", "", echo)}
+		{"401", memory.CompletionRequest{}, func(t *testing.T) []openaitest.Reply {
+			return []openaitest.Reply{openaitest.Error(t, 401, "invalid_request_error", "invalid_api_key", "", echo)}
 		}},
-		{"401 plain body", memory.CompletionRequest{}, func(t *testing.T) []step {
-			return []step{{status: 401, body: "unauthorized: " + canary}}
+		{"401 plain body", memory.CompletionRequest{}, func(t *testing.T) []openaitest.Reply {
+			return []openaitest.Reply{{Status: 401, Body: "unauthorized: " + canary}}
 		}},
-		{"403 key as code", memory.CompletionRequest{}, func(t *testing.T) []step {
-			return []step{apiErr(t, 403, "permission_error", canary, "", echo)}
+		{"403 key as code", memory.CompletionRequest{}, func(t *testing.T) []openaitest.Reply {
+			return []openaitest.Reply{openaitest.Error(t, 403, "permission_error", canary, "", echo)}
 		}},
-		{"404", memory.CompletionRequest{}, func(t *testing.T) []step {
-			return []step{apiErr(t, 404, canary, "", "", "model not found for "+canary)}
+		{"404", memory.CompletionRequest{}, func(t *testing.T) []openaitest.Reply {
+			return []openaitest.Reply{openaitest.Error(t, 404, canary, "", "", "model not found for "+canary)}
 		}},
-		{"400 key as parameter", memory.CompletionRequest{}, func(t *testing.T) []step {
-			return []step{apiErr(t, 400, "invalid_request_error", "", canary, echo)}
+		{"400 key as parameter", memory.CompletionRequest{}, func(t *testing.T) []openaitest.Reply {
+			return []openaitest.Reply{openaitest.Error(t, 400, "invalid_request_error", "", canary, echo)}
 		}},
-		{"422 plain body", memory.CompletionRequest{}, func(t *testing.T) []step {
-			return []step{{status: 422, body: `{"detail":"bad key ` + canary + `"}`}}
+		{"422 plain body", memory.CompletionRequest{}, func(t *testing.T) []openaitest.Reply {
+			return []openaitest.Reply{{Status: 422, Body: `{"detail":"bad key ` + canary + `"}`}}
 		}},
-		{"429 then persistent 500", memory.CompletionRequest{}, func(t *testing.T) []step {
-			s := apiErr(t, 429, canary, canary, "", echo)
-			s.header = map[string]string{"Retry-After": "1"}
-			e := step{status: 500, body: "<html>" + canary + "</html>"}
-			return []step{s, e, e, e, e}
+		{"429 then persistent 500", memory.CompletionRequest{}, func(t *testing.T) []openaitest.Reply {
+			s := openaitest.Error(t, 429, canary, canary, "", echo)
+			s.Header = map[string]string{"Retry-After": "1"}
+			e := openaitest.Reply{Status: 500, Body: "<html>" + canary + "</html>"}
+			return []openaitest.Reply{s, e, e, e, e}
 		}},
-		{"quota", memory.CompletionRequest{}, func(t *testing.T) []step {
-			return []step{apiErr(t, 429, "insufficient_quota", "insufficient_quota", "", echo)}
+		{"quota", memory.CompletionRequest{}, func(t *testing.T) []openaitest.Reply {
+			return []openaitest.Reply{openaitest.Error(t, 429, "insufficient_quota", "insufficient_quota", "", echo)}
 		}},
-		{"JSON mode rejection then 400", memory.CompletionRequest{JSON: true}, func(t *testing.T) []step {
-			return []step{
-				apiErr(t, 400, "invalid_request_error", "", "response_format", "response_format unsupported "+canary),
-				apiErr(t, 400, "invalid_request_error", "", canary, echo),
+		{"JSON mode rejection then 400", memory.CompletionRequest{JSON: true}, func(t *testing.T) []openaitest.Reply {
+			return []openaitest.Reply{
+				openaitest.Error(t, 400, "invalid_request_error", "", "response_format", "response_format unsupported "+canary),
+				openaitest.Error(t, 400, "invalid_request_error", "", canary, echo),
 			}
 		}},
-		{"connection dropped", memory.CompletionRequest{}, func(t *testing.T) []step {
-			h := step{hangup: true}
-			return []step{h, h, h, h, h}
+		{"connection dropped", memory.CompletionRequest{}, func(t *testing.T) []openaitest.Reply {
+			h := openaitest.Reply{Hangup: true}
+			return []openaitest.Reply{h, h, h, h, h}
 		}},
-		{"timeout", memory.CompletionRequest{}, func(t *testing.T) []step {
+		{"timeout", memory.CompletionRequest{}, func(t *testing.T) []openaitest.Reply {
 			// Every attempt blocks; the short Timeout below applies only here.
-			b := step{block: true}
-			return []step{b, b, b, b, b}
+			b := openaitest.Reply{Block: true}
+			return []openaitest.Reply{b, b, b, b, b}
 		}},
-		{"no choices", memory.CompletionRequest{}, func(t *testing.T) []step {
-			return []step{{body: `{"id":"` + canary + `","choices":[]}`}}
+		{"no choices", memory.CompletionRequest{}, func(t *testing.T) []openaitest.Reply {
+			return []openaitest.Reply{{Body: `{"id":"` + canary + `","choices":[]}`}}
 		}},
-		{"empty reply with key as finish reason", memory.CompletionRequest{}, func(t *testing.T) []step {
-			return []step{{body: replyBody(t, "", canary, canary)}}
+		{"empty reply with key as finish reason", memory.CompletionRequest{}, func(t *testing.T) []openaitest.Reply {
+			return []openaitest.Reply{openaitest.ChatFull(t, "", canary, canary, testUsage)}
 		}},
-		{"non-JSON reply", memory.CompletionRequest{}, func(t *testing.T) []step {
-			return []step{{body: "<html>" + canary}}
+		{"non-JSON reply", memory.CompletionRequest{}, func(t *testing.T) []openaitest.Reply {
+			return []openaitest.Reply{{Body: "<html>" + canary}}
 		}},
 	}
 
-	var logs lockedBuffer
+	var logs testutil.LockedBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	for _, tt := range faults {
 		t.Run(tt.name, func(t *testing.T) {
-			fake := newFake(t, tt.script(t)...)
-			c, _ := newTestClient(t, fake.url, func(c *Config) {
+			fake := openaitest.NewServer(t, tt.script(t)...)
+			c, _ := newTestClient(t, fake.URL, func(c *Config) {
 				c.APIKey = canary
 				c.Logger = logger
 				if tt.name == "timeout" {
@@ -123,7 +105,7 @@ func testCanary(t *testing.T, canary string) {
 					t.Errorf("error %T in the chain contains the API key: %q", e, e)
 				}
 			}
-			if auth := fake.requests()[0].auth; auth != "Bearer "+canary {
+			if auth := fake.Requests()[0].Auth; auth != "Bearer "+canary {
 				t.Errorf("Authorization = %q, want the canary bearer token", auth)
 			}
 		})

@@ -2,90 +2,44 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/openai/openaitest"
 )
 
-// embedRequest is the part of an embeddings request the tests assert on.
-type embedRequest struct {
-	Input      []string `json:"input"`
-	Model      string   `json:"model"`
-	Dimensions int      `json:"dimensions"`
-}
-
-// fakeEmbeddings is an OpenAI-compatible embeddings endpoint: it answers
-// each text with [len(text), index of the request], in reverse order (the
-// index field orders them), after the scripted failures.
-type fakeEmbeddings struct {
-	url string
-
-	mu       sync.Mutex
-	failures []int // statuses to answer first, one per request
-	reply    func(req embedRequest) any
-	got      []embedRequest
-	auth     []string
-}
-
-func newFakeEmbeddings(t *testing.T, failures ...int) *fakeEmbeddings {
+// newFakeEmbeddings is an embeddings endpoint that answers the scripted
+// failures first (error bodies that echo the API key), then each request
+// with reply, or by default each text with [len(text), request number], in
+// reverse order (the index field orders them).
+func newFakeEmbeddings(t *testing.T, reply func(openaitest.EmbedRequest) any, failures ...int) *openaitest.Server {
 	t.Helper()
-	f := &fakeEmbeddings{failures: failures}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/embeddings" {
-			http.NotFound(w, r)
-			return
-		}
-		var req embedRequest
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, "bad json", http.StatusBadRequest)
-			return
-		}
-		f.mu.Lock()
-		f.got = append(f.got, req)
-		f.auth = append(f.auth, r.Header.Get("Authorization"))
-		n := len(f.got)
-		status := 0
-		if len(f.failures) > 0 {
-			status, f.failures = f.failures[0], f.failures[1:]
-		}
-		reply := f.reply
-		f.mu.Unlock()
-		if status != 0 {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(status)
-			fmt.Fprintf(w, `{"error":{"message":"leaked %s","type":"fake_error"}}`, testKey)
-			return
-		}
-		var body any
+	f := openaitest.NewServer(t)
+	for _, status := range failures {
+		f.PushEmbed(openaitest.Reply{Status: status, Body: fmt.Sprintf(`{"error":{"message":"leaked %s","type":"fake_error"}}`, testKey)})
+	}
+	f.EmbedFunc = func(req openaitest.EmbedRequest) openaitest.Reply {
 		if reply != nil {
-			body = reply(req)
-		} else {
-			var data []map[string]any
-			for i := len(req.Input) - 1; i >= 0; i-- {
-				data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": []float32{float32(len(req.Input[i])), float32(n)}})
-			}
-			body = map[string]any{"object": "list", "data": data, "model": req.Model}
+			return openaitest.Reply{Body: openaitest.MustJSON(t, reply(req))}
 		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(body)
-	}))
-	t.Cleanup(srv.Close)
-	f.url = srv.URL + "/v1"
+		n := len(f.Requests())
+		vecs := make([][]float32, len(req.Input))
+		for i, in := range req.Input {
+			vecs[i] = []float32{float32(len(in)), float32(n)}
+		}
+		return openaitest.Embeddings(t, req.Model, vecs)
+	}
 	return f
 }
 
-func newTestEmbedder(t *testing.T, f *fakeEmbeddings, cfg EmbedConfig) *Embedder {
+func newTestEmbedder(t *testing.T, f *openaitest.Server, cfg EmbedConfig) *Embedder {
 	t.Helper()
-	cfg.BaseURL, cfg.APIKey = f.url, testKey
+	cfg.BaseURL, cfg.APIKey = f.URL, testKey
 	cfg.Timeout = 5 * time.Second
 	e, err := NewEmbedder(cfg)
 	if err != nil {
@@ -110,7 +64,7 @@ func TestEmbedBatchesInOrder(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeEmbeddings(t)
+			f := newFakeEmbeddings(t, nil)
 			e := newTestEmbedder(t, f, EmbedConfig{BatchSize: tc.batch, Dimensions: tc.dims})
 			got, err := e.Embed(t.Context(), slices.Clone(tc.texts))
 			if err != nil {
@@ -125,10 +79,11 @@ func TestEmbedBatchesInOrder(t *testing.T) {
 				}
 			}
 			var calls []int
-			for i, r := range f.got {
+			for i, req := range f.Requests() {
+				r := req.Embed
 				calls = append(calls, len(r.Input))
-				if r.Model != "text-embedding-3-small" || r.Dimensions != tc.dims || f.auth[i] != "Bearer "+testKey {
-					t.Errorf("request %d = model %q dimensions %d auth %q", i, r.Model, r.Dimensions, f.auth[i])
+				if r.Model != "text-embedding-3-small" || r.Dimensions != tc.dims || req.Auth != "Bearer "+testKey {
+					t.Errorf("request %d = model %q dimensions %d auth %q", i, r.Model, r.Dimensions, req.Auth)
 				}
 			}
 			if !slices.Equal(calls, tc.wantCalls) {
@@ -145,7 +100,7 @@ func TestEmbedErrors(t *testing.T) {
 	tests := []struct {
 		name          string
 		failures      []int
-		reply         func(embedRequest) any
+		reply         func(openaitest.EmbedRequest) any
 		wantErr       bool
 		wantTransient bool
 		wantCalls     int
@@ -153,20 +108,19 @@ func TestEmbedErrors(t *testing.T) {
 		{"rate limit is retried", []int{429, 503}, nil, false, false, 3},
 		{"outage gives up transient", []int{500, 500, 500, 500, 500}, nil, true, true, 5},
 		{"bad key is not retried", []int{401}, nil, true, false, 1},
-		{"missing vectors", nil, func(embedRequest) any {
+		{"missing vectors", nil, func(openaitest.EmbedRequest) any {
 			return map[string]any{"data": []map[string]any{{"index": 0, "embedding": []float32{1}}}}
 		}, true, false, 1},
-		{"duplicate index", nil, func(embedRequest) any {
+		{"duplicate index", nil, func(openaitest.EmbedRequest) any {
 			return map[string]any{"data": []map[string]any{{"index": 0, "embedding": []float32{1}}, {"index": 0, "embedding": []float32{2}}}}
 		}, true, false, 1},
-		{"ragged vectors", nil, func(embedRequest) any {
+		{"ragged vectors", nil, func(openaitest.EmbedRequest) any {
 			return map[string]any{"data": []map[string]any{{"index": 0, "embedding": []float32{1}}, {"index": 1, "embedding": []float32{2, 3}}}}
 		}, true, false, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeEmbeddings(t, tc.failures...)
-			f.reply = tc.reply
+			f := newFakeEmbeddings(t, tc.reply, tc.failures...)
 			e := newTestEmbedder(t, f, EmbedConfig{})
 			_, err := e.Embed(t.Context(), []string{"one", "two"})
 			if (err != nil) != tc.wantErr {
@@ -180,8 +134,8 @@ func TestEmbedErrors(t *testing.T) {
 					t.Errorf("Embed() = %v, leaks the API key", err)
 				}
 			}
-			if len(f.got) != tc.wantCalls {
-				t.Errorf("requests = %d, want %d", len(f.got), tc.wantCalls)
+			if got := len(f.Requests()); got != tc.wantCalls {
+				t.Errorf("requests = %d, want %d", got, tc.wantCalls)
 			}
 		})
 	}

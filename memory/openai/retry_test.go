@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/openai/openaitest"
 )
 
 func TestCompleteTimeout(t *testing.T) {
-	fake := newFake(t, step{block: true}, step{block: true})
-	c, w := newTestClient(t, fake.url, func(c *Config) {
+	fake := openaitest.NewServer(t, openaitest.Reply{Block: true}, openaitest.Reply{Block: true})
+	c, w := newTestClient(t, fake.URL, func(c *Config) {
 		c.Timeout = 50 * time.Millisecond
 		c.MaxRetries = 1
 	})
@@ -29,7 +30,7 @@ func TestCompleteTimeout(t *testing.T) {
 	if errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Complete() error = %v wraps DeadlineExceeded, but the caller's context did not end", err)
 	}
-	if got := len(fake.requests()); got != 2 {
+	if got := len(fake.Requests()); got != 2 {
 		t.Errorf("endpoint got %d requests, want 2", got)
 	}
 	if got := len(w.all()); got != 1 {
@@ -39,8 +40,8 @@ func TestCompleteTimeout(t *testing.T) {
 
 func TestCompleteContextEnds(t *testing.T) {
 	t.Run("cancelled during backoff", func(t *testing.T) {
-		fake := newFake(t, step{status: 500})
-		c, _ := newTestClient(t, fake.url, nil)
+		fake := openaitest.NewServer(t, openaitest.Reply{Status: 500})
+		c, _ := newTestClient(t, fake.URL, nil)
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		c.sleep = func(ctx context.Context, d time.Duration) error {
@@ -51,15 +52,15 @@ func TestCompleteContextEnds(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("Complete() error = %v, want context.Canceled", err)
 		}
-		if got := len(fake.requests()); got != 1 {
+		if got := len(fake.Requests()); got != 1 {
 			t.Errorf("endpoint got %d requests, want 1", got)
 		}
 	})
 	t.Run("cancelled during the request", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		fake := newFake(t, step{block: true, hook: cancel})
-		c, w := newTestClient(t, fake.url, nil)
+		fake := openaitest.NewServer(t, openaitest.Reply{Block: true, Hook: cancel})
+		c, w := newTestClient(t, fake.URL, nil)
 		_, err := c.Complete(ctx, memory.CompletionRequest{Prompt: "hi"})
 		if !errors.Is(err, context.Canceled) || errors.Is(err, memory.ErrLLMUnavailable) {
 			t.Errorf("Complete() error = %v, want context.Canceled only", err)
@@ -71,8 +72,8 @@ func TestCompleteContextEnds(t *testing.T) {
 	t.Run("cancelled before the call", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		fake := newFake(t)
-		c, _ := newTestClient(t, fake.url, nil)
+		fake := openaitest.NewServer(t)
+		c, _ := newTestClient(t, fake.URL, nil)
 		if _, err := c.Complete(ctx, memory.CompletionRequest{Prompt: "hi"}); !errors.Is(err, context.Canceled) {
 			t.Errorf("Complete() error = %v, want context.Canceled", err)
 		}
@@ -84,13 +85,13 @@ func TestCompleteContextEnds(t *testing.T) {
 // take exactly the fake time they should.
 func TestCompleteRealWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rateLimited := apiErr(t, 429, "requests", "rate_limit_exceeded", "", "slow down")
-		rateLimited.header = map[string]string{"Retry-After": "2"}
-		fake := newScript(t, rateLimited, step{block: true}, ok(t, "done"))
+		rateLimited := openaitest.Error(t, 429, "requests", "rate_limit_exceeded", "", "slow down")
+		rateLimited.Header = map[string]string{"Retry-After": "2"}
+		fake := openaitest.NewInProcess(t, rateLimited, openaitest.Reply{Block: true}, ok(t, "done"))
 		c, err := New(Config{
 			BaseURL:    "http://llm.invalid/v1",
 			APIKey:     testKey,
-			HTTPClient: &http.Client{Transport: handlerTransport{fake}},
+			HTTPClient: &http.Client{Transport: fake.Transport()},
 		})
 		if err != nil {
 			t.Fatalf("New() error = %v", err)

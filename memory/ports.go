@@ -2,13 +2,29 @@ package memory
 
 import (
 	"context"
+	"errors"
+	"io"
 	"time"
 )
 
+// This file declares the ports of the memory package: the interfaces the
+// Service needs from the outside world, implemented by adapters in
+// sub-packages (memory/files, memory/openai, memory/tiktoken).
+//
+// A Store may have optional capabilities: MidTermStore, PageIndexStore and
+// VectorStore. They are passed one way only: as methods of the Store given
+// to NewService, which finds them by type assertion (as net/http finds a
+// Flusher on a ResponseWriter). A store without one works; the Service
+// then keeps that state in memory and rebuilds it after a restart. Tests
+// that want a capability on its own wrap a Store in a struct that embeds
+// both. The Embedder, LLM and TokenCounter are not store capabilities and
+// are passed explicitly (WithEmbedder, WithLLM, NewService).
+
 // Store keeps turn logs and memory documents durably. One implementation
-// per backend (memory/files, memory/postgres); all pass the same contract
-// tests. Every method is safe for concurrent use by several goroutines and
-// by several processes sharing the same storage.
+// per backend: memory/files today (memory/postgres is planned); each
+// passes the contract tests of memory/storetest. Every method is safe for
+// concurrent use by several goroutines and by several processes sharing
+// the same storage.
 type Store interface {
 	// AppendTurns appends turns to the scope's turn log, assigning each the
 	// next sequence number (Seq) under the scope's cross-process lock, and
@@ -92,6 +108,99 @@ type Version struct {
 	Saved time.Time `json:"saved"`
 	// Facts is how many facts it holds.
 	Facts int `json:"facts"`
+}
+
+// ErrLLMUnavailable marks a failure of the language model endpoint that may
+// pass (rate limit, outage, timeout); the work stays pending and is retried.
+var ErrLLMUnavailable = errors.New("llm unavailable")
+
+// CompletionRequest is one prompt for the language model.
+type CompletionRequest struct {
+	// System is the system message; may be empty.
+	System string
+	// Prompt is the user message.
+	Prompt string
+	// JSON asks for a JSON object reply where the endpoint supports it.
+	JSON bool
+	// MaxTokens bounds the reply; 0 means the provider's default.
+	MaxTokens int
+}
+
+// Completion is the model's reply with its token usage.
+type Completion struct {
+	Text             string
+	PromptTokens     int
+	CompletionTokens int
+}
+
+// LLM is a chat model behind an OpenAI-compatible API or the host's own
+// model. Complete returns the reply text; errors wrap ErrLLMUnavailable
+// when retrying later may succeed, and never contain API keys or raw
+// response bodies.
+type LLM interface {
+	Complete(ctx context.Context, req CompletionRequest) (Completion, error)
+}
+
+// Embedder turns texts into vectors with one embedding model.
+type Embedder interface {
+	// Embed returns one vector per text, in order, all of one length. Errors
+	// wrap ErrLLMUnavailable when a later retry may succeed and never
+	// contain API keys or raw response bodies.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Model names the vectors' space (model and dimensions); vectors
+	// stored under another name are not used.
+	Model() string
+}
+
+// PageVector is the embedding of one stored turn.
+type PageVector struct {
+	TurnID string
+	Vector []float32
+}
+
+// VectorStore keeps page vectors with a scope's data, so that a restart
+// does not embed every turn again.
+type VectorStore interface {
+	// LoadVectors returns the vectors stored for scope under model. None
+	// stored, or stored under another model, is not an error: it returns
+	// nothing.
+	LoadVectors(ctx context.Context, scope Scope, model string) ([]PageVector, error)
+	// SaveVectors adds vecs to scope's stored vectors under model; vectors
+	// stored under another model are dropped first.
+	SaveVectors(ctx context.Context, scope Scope, model string, vecs []PageVector) error
+	// ReplaceVectors stores exactly vecs for scope under model, dropping
+	// every other stored vector (those of forgotten turns).
+	ReplaceVectors(ctx context.Context, scope Scope, model string, vecs []PageVector) error
+}
+
+// MidTermStore keeps a scope's mid-term sessions with its data, so that
+// heat and visits survive a restart. It is a cache of what the turn log
+// implies: lost or unreadable state is rebuilt from the log (without the
+// visit counts).
+type MidTermStore interface {
+	// LoadMidTerm returns the scope's saved mid-term state; nothing saved
+	// returns nil and no error. An unreadable state is an error.
+	LoadMidTerm(ctx context.Context, scope Scope) (*MidTermState, error)
+	// SaveMidTerm replaces the scope's saved state atomically.
+	SaveMidTerm(ctx context.Context, scope Scope, state *MidTermState) error
+}
+
+// PageIndexStore keeps a snapshot of a scope's page index with its data,
+// so that a restart reads the index instead of tokenizing every stored
+// exchange again. It is a cache: a missing, stale or damaged snapshot only
+// costs indexing the turn log again.
+type PageIndexStore interface {
+	// OpenPageIndex opens the scope's snapshot; nothing saved returns nil
+	// and no error.
+	OpenPageIndex(ctx context.Context, scope Scope) (io.ReadCloser, error)
+	// SavePageIndex replaces the scope's snapshot with data, atomically.
+	SavePageIndex(ctx context.Context, scope Scope, data []byte) error
+}
+
+// TokenCounter counts tokens the way the host's model does (tiktoken).
+// Count must be safe for concurrent use and never fail.
+type TokenCounter interface {
+	Count(text string) int
 }
 
 // VersionScrubber is implemented by stores that can remove from the kept

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"log/slog"
 
@@ -55,10 +54,6 @@ func openService(cfg *Config, store memory.Store, log *slog.Logger, models bool,
 		opts = append(opts, memory.WithLLM(llm))
 	}
 	if models && cfg.Embedding.Configured() {
-		vectors, ok := store.(memory.VectorStore)
-		if !ok {
-			return nil, errors.New("set up embeddings: the storage keeps no vectors")
-		}
 		emb, err := openai.NewEmbedder(openai.EmbedConfig{
 			Config: openai.Config{
 				BaseURL: cmp.Or(cfg.Embedding.BaseURL, cfg.LLM.BaseURL),
@@ -72,7 +67,7 @@ func openService(cfg *Config, store memory.Store, log *slog.Logger, models bool,
 		if err != nil {
 			return nil, fmt.Errorf("set up embeddings endpoint: %w", err)
 		}
-		opts = append(opts, memory.WithEmbedder(emb, vectors))
+		opts = append(opts, memory.WithEmbedder(emb))
 	}
 	svc, err := memory.NewService(cfg.Memory, store, tokens, opts...)
 	if err != nil {

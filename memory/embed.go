@@ -17,10 +17,7 @@ import (
 // reciprocal rank fusion. The vectors are kept by the Store when it is a
 // VectorStore (see ports.go); otherwise they are kept in memory only and
 // computed again after a restart.
-//
-// The variadic argument is ignored: it is left only so that callers that
-// still pass the store as a second argument compile until they drop it.
-func WithEmbedder(e Embedder, _ ...VectorStore) Option {
+func WithEmbedder(e Embedder) Option {
 	return func(s *Service) { s.emb.embedder = e }
 }
 

@@ -44,7 +44,7 @@ func grepDir(tb testing.TB, dir, text string) []string {
 func saveCaches(ctx context.Context, s *files.Store, scope memory.Scope, text, turnID string) []error {
 	return []error{
 		s.SavePageIndex(ctx, scope, []byte(`{"version":1}`+"\n"+text)),
-		s.SaveMidTerm(ctx, scope, &memory.MidTermState{Version: 1, Sessions: []*memory.MidSession{{ID: "s1", Summary: text}}}),
+		s.SaveMidTerm(ctx, scope, &memory.MidTermState{Version: 1, Sessions: []*memory.MidTermSession{{ID: "s1", Summary: text}}}),
 		s.SaveVectors(ctx, scope, "m", []memory.PageVector{{TurnID: turnID, Vector: []float32{1, 2}}}),
 	}
 }

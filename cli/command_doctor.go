@@ -97,7 +97,7 @@ func runDoctor(ctx context.Context, c *call) int {
 	}
 
 	d.section("Token encoding")
-	if tk, err := tiktoken.New(cfg.Memory.TokenEncoding); err != nil {
+	if tk, err := tiktoken.New(cfg.TokenEncoding); err != nil {
 		d.fail("set token_encoding to cl100k_base or o200k_base; if it is one of them the binary is broken: reinstall mnemo", "%v", err)
 	} else if n := tk.Count("mnemo doctor checks the token encoding"); n <= 0 {
 		d.fail("reinstall mnemo", "%s counted %d tokens in a sentence", tk.Encoding(), n)

@@ -25,7 +25,15 @@ type Config struct {
 	Memory   memory.Config
 	DataDir  string
 	LogLevel slog.Level
-	LLM      LLMConfig
+	// TokenEncoding names the tiktoken encoding that counts injection
+	// tokens (the counter memory is given).
+	TokenEncoding string
+	// MemoryVersions is how many earlier memory documents the store keeps
+	// per scope for rollback.
+	MemoryVersions int
+	// ShutdownGrace bounds the time spent finishing pending work on exit.
+	ShutdownGrace time.Duration
+	LLM           LLMConfig
 	// Embedding is the optional embeddings endpoint of vector retrieval.
 	Embedding EmbeddingConfig
 
@@ -62,10 +70,13 @@ func (c EmbeddingConfig) Configured() bool { return c.Model != "" }
 // which depends on the machine and is resolved last.
 func defaultConfig() *Config {
 	return &Config{
-		Memory:   memory.DefaultConfig(),
-		LogLevel: slog.LevelInfo,
-		LLM:      LLMConfig{Model: "gpt-4o-mini", Timeout: 60 * time.Second},
-		origin:   map[string]string{},
+		Memory:         memory.DefaultConfig(),
+		LogLevel:       slog.LevelInfo,
+		TokenEncoding:  "cl100k_base",
+		MemoryVersions: 5,
+		ShutdownGrace:  10 * time.Second,
+		LLM:            LLMConfig{Model: "gpt-4o-mini", Timeout: 60 * time.Second},
+		origin:         map[string]string{},
 	}
 }
 

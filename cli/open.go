@@ -14,7 +14,7 @@ import (
 // openStore opens the configured storage, the same way for the server and
 // every command: the data directory through the file store, with its locks.
 func openStore(cfg *Config, log *slog.Logger) (memory.Store, error) {
-	s, err := files.Open(cfg.DataDir, files.WithLogger(log), files.WithVersions(cfg.Memory.MemoryVersions))
+	s, err := files.Open(cfg.DataDir, files.WithLogger(log), files.WithVersions(cfg.MemoryVersions))
 	if err != nil {
 		return nil, fmt.Errorf("open data dir %s: %w", cfg.DataDir, err)
 	}
@@ -35,9 +35,9 @@ const (
 // it is nil), so that a command that counts no tokens never waits for it.
 // The caller closes the service, then the store.
 func openService(cfg *Config, store memory.Store, log *slog.Logger, models bool, loadAfter <-chan struct{}) (*memory.Service, error) {
-	tokens, err := tiktoken.NewLazy(cfg.Memory.TokenEncoding)
+	tokens, err := tiktoken.NewLazy(cfg.TokenEncoding)
 	if err != nil {
-		return nil, fmt.Errorf("load token encoding %s: %w", cfg.Memory.TokenEncoding, err)
+		return nil, fmt.Errorf("load token encoding %s: %w", cfg.TokenEncoding, err)
 	}
 	opts := []memory.Option{memory.WithLogger(log)}
 	if models && cfg.LLM.Configured() {

@@ -67,7 +67,7 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 	stdio.SetErrorLogger(slog.NewLogLogger(log.Handler(), slog.LevelError))
 	log.Info("serving MCP on stdio",
 		"version", version(), "data_dir", cfg.DataDir, "user_id", cfg.Memory.UserID,
-		"token_encoding", cfg.Memory.TokenEncoding, "llm", llmState(cfg))
+		"token_encoding", cfg.TokenEncoding, "llm", llmState(cfg))
 
 	if f, ok := stdin.(*os.File); ok {
 		if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
@@ -97,9 +97,9 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 	err = stdio.Listen(ctx, newStdioGuard(stdin, out, maxRequestLine(cfg.Memory)), out)
 	switch {
 	case err == nil:
-		log.Info("stdin closed; shutting down", "grace", cfg.Memory.ShutdownGrace)
+		log.Info("stdin closed; shutting down", "grace", cfg.ShutdownGrace)
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		log.Info("signal received; shutting down", "grace", cfg.Memory.ShutdownGrace)
+		log.Info("signal received; shutting down", "grace", cfg.ShutdownGrace)
 		err = nil
 	default:
 		err = fmt.Errorf("serve stdio: %w", err)
@@ -109,7 +109,7 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 	// Every acknowledged turn is already durable (add_memory answers after
 	// the fsync); Close only runs pending memory updates within the grace
 	// and leaves the rest pending for the next start.
-	grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.Memory.ShutdownGrace)
+	grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownGrace)
 	defer cancel()
 	svc.Close(grace)
 	return err

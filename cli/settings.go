@@ -55,7 +55,7 @@ var settings = []setting{
 		"$XDG_DATA_HOME/mnemo or ~/.local/share/mnemo (Linux), ~/Library/Application Support/mnemo (macOS), %LocalAppData%\\mnemo (Windows)"),
 	textSetting(groupStorage, "user_id", "ID", func(c *Config) *string { return &c.Memory.UserID }, checkID("user_id"),
 		"User whose memory is used when a tool call names none: letters, digits, '.', '_', '-' (1-128)."),
-	intSetting(groupStorage, "memory_versions", func(c *Config) *int { return &c.Memory.MemoryVersions }, 0, 100,
+	intSetting(groupStorage, "memory_versions", func(c *Config) *int { return &c.MemoryVersions }, 0, 100,
 		"Earlier versions of each memory.json kept in versions/ so that a bad update can be undone with 'mnemo rollback'; 0 keeps none."),
 
 	intSetting(groupMemory, "debounce_seconds", func(c *Config) *int { return &c.Memory.DebounceSeconds }, 1, 300,
@@ -94,7 +94,7 @@ var settings = []setting{
 		"Weight of recency, exp(-time since last visit / mid_term_heat_tau), in a mid-term session's heat."),
 	durationSetting(groupMemory, "mid_term_heat_tau", func(c *Config) *time.Duration { return &c.Memory.MidTermHeatTau }, time.Minute, 365*24*time.Hour,
 		"Time constant of the recency decay in a mid-term session's heat."),
-	enumSetting(groupMemory, "token_encoding", func(c *Config) *string { return &c.Memory.TokenEncoding }, []string{"cl100k_base", "o200k_base"},
+	enumSetting(groupMemory, "token_encoding", func(c *Config) *string { return &c.TokenEncoding }, []string{"cl100k_base", "o200k_base"},
 		"tiktoken encoding used to count injection tokens."),
 
 	intSetting(groupLimits, "max_message_bytes", func(c *Config) *int { return &c.Memory.MaxMessageBytes }, 1<<10, 16<<20,
@@ -129,7 +129,7 @@ var settings = []setting{
 		"Vector length asked of the model (text-embedding-3 and later); 0 keeps the model's own."),
 
 	logLevelSetting(),
-	durationSetting(groupProcess, "shutdown_grace", func(c *Config) *time.Duration { return &c.Memory.ShutdownGrace }, 0, 10*time.Minute,
+	durationSetting(groupProcess, "shutdown_grace", func(c *Config) *time.Duration { return &c.ShutdownGrace }, 0, 10*time.Minute,
 		"Longest time spent finishing pending work after stdin closes or a signal arrives."),
 }
 

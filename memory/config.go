@@ -47,10 +47,6 @@ type Config struct {
 	MidTermHeatBeta  float64
 	MidTermHeatGamma float64
 	MidTermHeatTau   time.Duration
-	// TokenEncoding names the tiktoken encoding used to count tokens.
-	TokenEncoding string
-	// ShutdownGrace bounds the time spent finishing pending work on exit.
-	ShutdownGrace time.Duration
 	// MaxRemoveShare bounds the share of facts one update may remove, a
 	// guard against "forget everything" injected into a conversation.
 	MaxRemoveShare float64
@@ -58,9 +54,6 @@ type Config struct {
 	UpdateConcurrency int
 	// FlushTimeout bounds how long flush_memory waits for updates.
 	FlushTimeout time.Duration
-	// MemoryVersions is how many earlier memory documents are kept per
-	// scope so that a bad update can be rolled back (mnemo rollback).
-	MemoryVersions int
 	// Limits on what one call may carry.
 	MaxMessageBytes  int
 	MaxMessages      int
@@ -89,8 +82,6 @@ func DefaultConfig() Config {
 		MidTermHeatBeta:            1,
 		MidTermHeatGamma:           1,
 		MidTermHeatTau:             24 * time.Hour,
-		TokenEncoding:              "cl100k_base",
-		ShutdownGrace:              10 * time.Second,
 		MaxRemoveShare:             0.25,
 		UpdateConcurrency:          2,
 		FlushTimeout:               2 * time.Minute,
@@ -98,7 +89,6 @@ func DefaultConfig() Config {
 		MaxMessages:                200,
 		MaxMetaDataBytes:           16 << 10,
 		MaxQueryBytes:              8 << 10,
-		MemoryVersions:             5,
 	}
 }
 
@@ -126,7 +116,6 @@ func (c Config) Validate() error {
 		{"update_concurrency", c.UpdateConcurrency, 1, 32},
 		{"max_meta_data_bytes", c.MaxMetaDataBytes, 2, 1 << 20},
 		{"max_query_bytes", c.MaxQueryBytes, 16, 1 << 20},
-		{"memory_versions", c.MemoryVersions, 0, 100},
 	}
 	for _, s := range ints {
 		if s.v < s.min || s.v > s.max {
@@ -152,14 +141,6 @@ func (c Config) Validate() error {
 		if !(s.v >= s.min && s.v <= s.max) { // also rejects NaN
 			return fmt.Errorf("setting %s = %g is out of range [%g, %g]", s.name, s.v, s.min, s.max)
 		}
-	}
-	switch c.TokenEncoding {
-	case "cl100k_base", "o200k_base":
-	default:
-		return fmt.Errorf("setting token_encoding = %q is not supported; use cl100k_base or o200k_base", c.TokenEncoding)
-	}
-	if c.ShutdownGrace < 0 || c.ShutdownGrace > 10*time.Minute {
-		return fmt.Errorf("setting shutdown_grace = %s is out of range [0s, 10m]", c.ShutdownGrace)
 	}
 	if c.MidTermHeatTau < time.Minute || c.MidTermHeatTau > 365*24*time.Hour {
 		return fmt.Errorf("setting mid_term_heat_tau = %s is out of range [1m, 8760h]", c.MidTermHeatTau)

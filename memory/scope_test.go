@@ -83,7 +83,6 @@ func TestConfigValidate(t *testing.T) {
 		{"debounce high", func(c *Config) { c.DebounceSeconds = 301 }, "debounce_seconds"},
 		{"tokens", func(c *Config) { c.MaxInjectionTokens = 99 }, "max_injection_tokens"},
 		{"threshold", func(c *Config) { c.FactConfidenceThreshold = 1.5 }, "fact_confidence_threshold"},
-		{"encoding", func(c *Config) { c.TokenEncoding = "gpt2" }, "token_encoding"},
 		{"user", func(c *Config) { c.UserID = "../x" }, "user_id"},
 	}
 	for _, tt := range tests {

@@ -151,7 +151,7 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 		st.mu.Unlock()
 		if len(kept) < len(stored) {
 			// Vectors of forgotten turns must not outlive them on disk.
-			if err := e.store.ReplaceVectors(ctx, st.scope, model, kept); err != nil {
+			if _, err := s.saveCache(st, "vectors", func() error { return e.store.ReplaceVectors(ctx, st.scope, model, kept) }); err != nil {
 				s.log.Warn("cannot drop the vectors of forgotten turns", "scope", st.scope.Key(), "err", err)
 			}
 		}
@@ -207,8 +207,11 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 		}
 		st.mu.Unlock()
 		if e.store != nil && len(saved) > 0 {
-			if err := e.store.SaveVectors(ctx, st.scope, model, saved); err != nil {
+			ok, err := s.saveCache(st, "vectors", func() error { return e.store.SaveVectors(ctx, st.scope, model, saved) })
+			if err != nil {
 				s.log.Warn("cannot store page vectors; they are kept in memory", "scope", st.scope.Key(), "err", err)
+			} else if !ok {
+				return nil // st was dropped: its scope is read again at its next use
 			}
 		}
 	}

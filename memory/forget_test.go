@@ -107,7 +107,7 @@ func TestForgetLeavesNoTrace(t *testing.T) {
 	tests := []struct {
 		name  string
 		scope memory.Scope // where the secret is
-		words []string // what is forgotten
+		words []string     // what is forgotten
 		// forget forgets the secret through svc.
 		forget func(t *testing.T, svc *memory.Service, secretTurn string) *memory.ForgetResult
 		// gone is the scope whose directory must not come back.

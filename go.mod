@@ -1,6 +1,6 @@
 module github.com/mnemo-mcp/mnemo
 
-go 1.25.5
+go 1.26
 
 require (
 	github.com/google/uuid v1.6.0

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 )
 
 // Flags several commands share.
@@ -133,10 +132,7 @@ func init() {
 			synopsis: []string{"version"},
 			summary:  "Print the version.",
 			maxArgs:  0,
-			run: func(_ context.Context, c *call) int {
-				fmt.Fprintln(c.stdout, "mnemo", version())
-				return exitOK
-			},
+			run:      runVersion,
 		},
 		{
 			name:     "help",

@@ -139,12 +139,3 @@ func llmState(cfg *Config) string {
 	}
 	return cfg.LLM.Model + " at " + base
 }
-
-// version is the module version stamped by the go command ("go install
-// ...@v1.2.3"), else "dev".
-func version() string {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		return info.Main.Version
-	}
-	return "dev"
-}

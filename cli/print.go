@@ -2,9 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 )
@@ -104,4 +108,62 @@ func orNone(s string) string {
 		return "nothing"
 	}
 	return s
+}
+
+// isTerminal reports whether f is an *os.File (or anything with a file
+// descriptor) open on a terminal. It asks the terminal driver
+// (golang.org/x/term: TCGETS on Unix, GetConsoleMode on Windows), so
+// /dev/null, a character device but no terminal, is not one; neither are
+// pipes, files and in-memory writers.
+func isTerminal(f any) bool {
+	fd, ok := f.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(fd.Fd()))
+}
+
+// progress prints how far a long task has got, on one line it rewrites,
+// only when its writer (stderr, never stdout) is a terminal: piped or
+// logged output gets no progress lines.
+type progress struct {
+	w     io.Writer
+	on    bool
+	label string
+	total int
+	now   func() time.Time
+	last  time.Time
+	shown bool
+}
+
+// progressEvery is how often the progress line is redrawn at most.
+const progressEvery = 200 * time.Millisecond
+
+// newProgress is a progress line for a task of total steps (0: unknown),
+// printed on w if w is a terminal.
+func newProgress(w io.Writer, label string, total int) *progress {
+	return &progress{w: w, on: isTerminal(w), label: label, total: total, now: time.Now}
+}
+
+// set reports that n steps are done; the line is redrawn at most every
+// progressEvery, and always at the last step.
+func (p *progress) set(n int) {
+	if !p.on {
+		return
+	}
+	now := p.now()
+	if p.shown && now.Sub(p.last) < progressEvery && n != p.total {
+		return
+	}
+	p.last, p.shown = now, true
+	if p.total > 0 {
+		fmt.Fprintf(p.w, "\r\033[K%s %d/%d (%d%%)", p.label, n, p.total, n*100/p.total)
+	} else {
+		fmt.Fprintf(p.w, "\r\033[K%s %d", p.label, n)
+	}
+}
+
+// done clears the progress line, so what follows starts on a clean line.
+func (p *progress) done() {
+	if p.on && p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.shown = false
+	}
 }

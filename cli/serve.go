@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
-	"os"
 	"runtime/debug"
 	"sync"
 
@@ -69,10 +68,10 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 		"version", version(), "data_dir", cfg.DataDir, "user_id", cfg.Memory.UserID,
 		"token_encoding", cfg.Memory.TokenEncoding, "llm", llmState(cfg))
 
-	if f, ok := stdin.(*os.File); ok {
-		if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
-			log.Warn("stdin is a terminal: mnemo serve expects an MCP host on stdin/stdout; try 'mnemo demo' or 'mnemo help'")
-		}
+	// A terminal, not any character device: a host (or a script) may
+	// start the server with stdin from /dev/null.
+	if isTerminal(stdin) {
+		log.Warn("stdin is a terminal: mnemo serve expects an MCP host on stdin/stdout; try 'mnemo demo' or 'mnemo help'")
 	}
 
 	// Load the default scope while the host initializes, so that its

@@ -96,11 +96,22 @@ func init() {
 		},
 		{
 			name:     "import",
-			synopsis: []string{"import [--format mnemo|memoryos|deerflow] [--user U] [--agent A] [--thread T] [--pending] PATH"},
+			synopsis: []string{"import [--format mnemo|memoryos|deerflow] [--from-user U [--from-agent A]] [--user U] [--agent A] [--thread T] [--pending] PATH"},
 			summary:  "Import a mnemo export, a DeerFlow memory.json or a MemoryOS data directory into empty scopes.",
+			details: `Each scope of a mnemo export is imported under its own name unless
+--user names another user: that works for an export of one user (with the
+user's agents); for an export of several users (mnemo export --all) pick
+one with --from-user, e.g.
+  mnemo import --from-user ana --user bob all.json
+--agent renames a single scope: pick it with --from-user U --from-agent A.
+When the export holds more than --user or --agent can take, the error
+lists its scopes.`,
 			flags: []flagSpec{
 				{name: "format", value: "F", doc: "mnemo, memoryos or deerflow (default: detected from the content)"},
-				flagUser, flagAgent,
+				{name: "from-user", value: "U", doc: "import only this user's memory (and the user's agents') from a mnemo export"},
+				{name: "from-agent", value: "A", doc: "import only this agent's memory from a mnemo export"},
+				{name: "user", value: "U", doc: "import under this user instead of the one in the source"},
+				{name: "agent", value: "A", doc: "import a single scope as this agent's memory"},
 				{name: "thread", value: "T", doc: "thread of imported exchanges that have none"},
 				{name: "pending", doc: "leave the imported exchanges for the LLM updater"}},
 			maxArgs: 1, settings: true, dataDir: true,

@@ -167,3 +167,18 @@ func (p *progress) done() {
 		p.shown = false
 	}
 }
+
+// cliMessage is the message of an error of the memory service, said for
+// the command line: the service writes for the host's model, naming tool
+// arguments and tools (fact_ids, list_memories); here they are the flags
+// and commands that do the same.
+func cliMessage(err error, scope memory.Scope) string {
+	who := "--user " + scope.UserID + agentFlag(scope)
+	return strings.NewReplacer(
+		"list_memories shows what is stored", "'mnemo show "+who+"' shows the facts and threads, 'mnemo search "+who+" QUERY' the exchanges with their ids",
+		"list_memories lists the fact ids", "'mnemo facts list "+who+"' lists the fact ids",
+		"list_memories or retrieve_memory show it", "'mnemo facts list "+who+"' shows it",
+		"fact_ids:", "--fact:", "turn_ids:", "--turn:", "thread_id:", "--thread:",
+		"user_input:", "--input:", "agent_response:", "--reply:",
+	).Replace(err.Error())
+}

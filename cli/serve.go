@@ -68,6 +68,9 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 		"version", version(), "data_dir", cfg.DataDir, "user_id", cfg.Memory.UserID,
 		"token_encoding", cfg.Memory.TokenEncoding, "llm", llmState(cfg))
 
+	if problem, fix := cfg.dataDirProblem(); problem != "" {
+		log.Warn(problem, "fix", fix)
+	}
 	// A terminal, not any character device: a host (or a script) may
 	// start the server with stdin from /dev/null.
 	if isTerminal(stdin) {

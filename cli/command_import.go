@@ -37,13 +37,13 @@ type importOptions struct {
 	// fromUser, fromAgent pick the scopes of a mnemo export to import
 	// (--from-user / --from-agent); empty: every scope.
 	fromUser, fromAgent string
-	defaultUser string // the configured user_id
-	thread      string // thread of imported turns that have none
-	pending     bool   // leave imported turns for the updater
-	now         time.Time
-	newTurnID   func() string
-	newFactID   func() string
-	notes       []string // what the conversion changed, told to the user
+	defaultUser         string // the configured user_id
+	thread              string // thread of imported turns that have none
+	pending             bool   // leave imported turns for the updater
+	now                 time.Time
+	newTurnID           func() string
+	newFactID           func() string
+	notes               []string // what the conversion changed, told to the user
 }
 
 func (o *importOptions) note(format string, args ...any) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -174,11 +175,19 @@ func (p *progress) done() {
 // and commands that do the same.
 func cliMessage(err error, scope memory.Scope) string {
 	who := "--user " + scope.UserID + agentFlag(scope)
+	msg := err.Error()
+	if errors.Is(err, memory.ErrNotFound) {
+		// The store wraps the message in the operation and the file it
+		// was on; what was not found is all a user needs.
+		if i := strings.Index(msg, memory.ErrNotFound.Error()+": "); i >= 0 {
+			msg = msg[i:]
+		}
+	}
 	return strings.NewReplacer(
 		"list_memories shows what is stored", "'mnemo show "+who+"' shows the facts and threads, 'mnemo search "+who+" QUERY' the exchanges with their ids",
 		"list_memories lists the fact ids", "'mnemo facts list "+who+"' lists the fact ids",
 		"list_memories or retrieve_memory show it", "'mnemo facts list "+who+"' shows it",
 		"fact_ids:", "--fact:", "turn_ids:", "--turn:", "thread_id:", "--thread:",
 		"user_input:", "--input:", "agent_response:", "--reply:",
-	).Replace(err.Error())
+	).Replace(msg)
 }

@@ -1,6 +1,6 @@
 module github.com/mnemo-mcp/mnemo
 
-go 1.25.5
+go 1.26
 
 require (
 	github.com/go-jose/go-jose/v4 v4.1.9
@@ -11,6 +11,7 @@ require (
 	github.com/pkoukk/tiktoken-go-loader v0.0.2
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/sashabaranov/go-openai v1.43.0
+	golang.org/x/term v0.40.0
 )
 
 require (
@@ -22,5 +23,6 @@ require (
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 )

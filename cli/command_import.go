@@ -34,13 +34,16 @@ type importedScope struct {
 // importOptions are what the source formats need besides the source.
 type importOptions struct {
 	user, agent string // target scope from --user / --agent; may be empty
-	defaultUser string // the configured user_id
-	thread      string // thread of imported turns that have none
-	pending     bool   // leave imported turns for the updater
-	now         time.Time
-	newTurnID   func() string
-	newFactID   func() string
-	notes       []string // what the conversion changed, told to the user
+	// fromUser, fromAgent pick the scopes of a mnemo export to import
+	// (--from-user / --from-agent); empty: every scope.
+	fromUser, fromAgent string
+	defaultUser         string // the configured user_id
+	thread              string // thread of imported turns that have none
+	pending             bool   // leave imported turns for the updater
+	now                 time.Time
+	newTurnID           func() string
+	newFactID           func() string
+	notes               []string // what the conversion changed, told to the user
 }
 
 func (o *importOptions) note(format string, args ...any) {
@@ -58,6 +61,8 @@ func runImport(ctx context.Context, e *call) int {
 	opt := &importOptions{
 		user:        e.args.str("user"),
 		agent:       e.args.str("agent"),
+		fromUser:    e.args.str("from-user"),
+		fromAgent:   e.args.str("from-agent"),
 		defaultUser: e.cfg.Memory.UserID,
 		thread:      e.args.str("thread"),
 		pending:     e.args.flag("pending"),
@@ -65,7 +70,7 @@ func runImport(ctx context.Context, e *call) int {
 		newTurnID:   func() string { return "turn_" + uuid.Must(uuid.NewV7()).String() },
 		newFactID:   memory.NewFactID,
 	}
-	for _, id := range []struct{ field, v string }{{"--user", opt.user}, {"--agent", opt.agent}, {"--thread", opt.thread}} {
+	for _, id := range []struct{ field, v string }{{"--user", opt.user}, {"--agent", opt.agent}, {"--thread", opt.thread}, {"--from-user", opt.fromUser}, {"--from-agent", opt.fromAgent}} {
 		if id.v != "" {
 			if err := memory.ValidateID(id.field, id.v); err != nil {
 				return e.fail(exitUsage, "%v", err)
@@ -79,6 +84,9 @@ func runImport(ctx context.Context, e *call) int {
 			return e.fail(exitUsage, "%v", err)
 		}
 		format = f
+	}
+	if (opt.fromUser != "" || opt.fromAgent != "") && format != formatMnemo {
+		return e.fail(exitUsage, "--from-user and --from-agent pick scopes of a mnemo export; a %s source holds one user: name the target with --user and --agent", format)
 	}
 	var scopes []importedScope
 	var err error
@@ -120,8 +128,11 @@ func runImport(ctx context.Context, e *call) int {
 				s.scope.Key(), doc.Revision, len(turns), s.scope.UserID, agentFlag(s.scope))
 		}
 	}
+	prog := newProgress(e.stderr, "importing scopes", len(scopes))
 	for i, s := range scopes {
+		prog.set(i)
 		if err := store.ImportScope(ctx, s.scope, s.doc, s.turns); err != nil {
+			prog.done()
 			done := make([]string, i)
 			for j := range done {
 				done[j] = scopes[j].scope.Key()
@@ -133,6 +144,7 @@ func runImport(ctx context.Context, e *call) int {
 			return e.fail(exitError, "%s", msg)
 		}
 	}
+	prog.done()
 	for _, n := range opt.notes {
 		fmt.Fprintf(stdout, "note: %s\n", n)
 	}
@@ -204,11 +216,12 @@ func parseMnemoExport(data []byte, opt *importOptions) ([]importedScope, error) 
 	if file.Version < 1 {
 		return nil, fmt.Errorf("export version %d is not valid", file.Version)
 	}
-	if opt.agent != "" && len(file.Scopes) != 1 {
-		return nil, fmt.Errorf("--agent renames the scope of a one-scope export, and this one holds %d", len(file.Scopes))
+	picked, err := pickScopes(file.Scopes, opt)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]importedScope, 0, len(file.Scopes))
-	for i, s := range file.Scopes {
+	out := make([]importedScope, 0, len(picked))
+	for i, s := range picked {
 		sc := s.Scope
 		if opt.user != "" {
 			sc.UserID = opt.user
@@ -229,6 +242,41 @@ func parseMnemoExport(data []byte, opt *importOptions) ([]importedScope, error) 
 		out = append(out, importedScope{scope: sc, doc: doc, turns: s.Turns})
 	}
 	return out, nil
+}
+
+// pickScopes is the scopes of an export to import: those --from-user and
+// --from-agent pick (every scope without them). --user moves them to
+// another user, so they must be one user's (the user and the user's
+// agents); --agent renames one scope, so it must be a single one. When
+// they are not, the error lists the scopes the export holds and how to
+// pick.
+func pickScopes(all []exportScope, opt *importOptions) ([]exportScope, error) {
+	var picked []exportScope
+	for _, s := range all {
+		if (opt.fromUser == "" || s.Scope.UserID == opt.fromUser) && (opt.fromAgent == "" || s.Scope.AgentName == opt.fromAgent) {
+			picked = append(picked, s)
+		}
+	}
+	held := func() string {
+		keys := make([]string, len(all))
+		for i, s := range all {
+			keys[i] = s.Scope.Key()
+		}
+		return strings.Join(keys, ", ")
+	}
+	users := map[string]bool{}
+	for _, s := range picked {
+		users[s.Scope.UserID] = true
+	}
+	switch {
+	case len(picked) == 0 && (opt.fromUser != "" || opt.fromAgent != ""):
+		return nil, fmt.Errorf("holds no scope matching --from-user %q --from-agent %q; it holds %s", opt.fromUser, opt.fromAgent, held())
+	case opt.user != "" && len(users) > 1:
+		return nil, fmt.Errorf("holds the memory of %d users (%s), and --user %s would put them all in one; pick one user with --from-user U (and one agent with --from-agent A), or leave out --user to import each under its own name", len(users), held(), opt.user)
+	case opt.agent != "" && len(picked) > 1:
+		return nil, fmt.Errorf("holds %d scopes (%s), and --agent %s renames a single one; pick one with --from-user U (a user without agents) or --from-user U --from-agent A", len(picked), held(), opt.agent)
+	}
+	return picked, nil
 }
 
 // checkImport validates what is about to be imported: distinct, valid

@@ -104,20 +104,37 @@ func runImport(ctx context.Context, e *call) int {
 		return e.fail(exitError, "%v", err)
 	}
 	defer store.Close()
-	// Refuse before writing anything, so an import is all or nothing
-	// unless writing itself fails.
+	if err := importInto(ctx, store, scopes); err != nil {
+		return e.fail(exitError, "%v", err)
+	}
+	for _, n := range opt.notes {
+		fmt.Fprintf(stdout, "note: %s\n", n)
+	}
+	for _, s := range scopes {
+		fmt.Fprintf(stdout, "imported into %s: %s in %s, %s, %d user and %d assistant knowledge entries, %s\n",
+			s.scope.Key(), plural(len(s.turns), "turn"), plural(countThreads(s.turns), "thread"), plural(len(s.doc.Facts), "fact"),
+			len(s.doc.Knowledge), len(s.doc.AssistantKnowledge), plural(countSections(s.doc), "profile section"))
+	}
+	return exitOK
+}
+
+// importInto writes scopes into store. It refuses before writing
+// anything when a scope already holds memory (an error wrapping
+// memory.ErrInvalidInput), so an import is all or nothing unless writing
+// itself fails.
+func importInto(ctx context.Context, store memory.Store, scopes []importedScope) error {
 	for _, s := range scopes {
 		doc, err := store.LoadDocument(ctx, s.scope)
 		if err != nil {
-			return e.fail(exitError, "%v", err)
+			return err
 		}
 		turns, err := store.ReadTurns(ctx, s.scope, 0)
 		if err != nil {
-			return e.fail(exitError, "%v", err)
+			return err
 		}
 		if doc.Revision != 0 || len(turns) > 0 {
-			return e.fail(exitError, "%s already holds memory (revision %d, %d turns); import only writes into an empty scope: import into another user with --user NAME, or delete it first with 'mnemo forget --user %s%s --yes' (after an export if you want to keep it)",
-				s.scope.Key(), doc.Revision, len(turns), s.scope.UserID, agentFlag(s.scope))
+			return &memory.InputError{Message: fmt.Sprintf("%s already holds memory (revision %d, %d turns); import only writes into an empty scope: import into another user with --user NAME, or delete it first with 'mnemo forget --user %s%s --yes' (after an export if you want to keep it)",
+				s.scope.Key(), doc.Revision, len(turns), s.scope.UserID, agentFlag(s.scope))}
 		}
 	}
 	for i, s := range scopes {
@@ -130,18 +147,10 @@ func runImport(ctx context.Context, e *call) int {
 			if i > 0 {
 				msg += "; already imported: " + strings.Join(done, ", ")
 			}
-			return e.fail(exitError, "%s", msg)
+			return errors.New(msg)
 		}
 	}
-	for _, n := range opt.notes {
-		fmt.Fprintf(stdout, "note: %s\n", n)
-	}
-	for _, s := range scopes {
-		fmt.Fprintf(stdout, "imported into %s: %s in %s, %s, %d user and %d assistant knowledge entries, %s\n",
-			s.scope.Key(), plural(len(s.turns), "turn"), plural(countThreads(s.turns), "thread"), plural(len(s.doc.Facts), "fact"),
-			len(s.doc.Knowledge), len(s.doc.AssistantKnowledge), plural(countSections(s.doc), "profile section"))
-	}
-	return exitOK
+	return nil
 }
 
 // detectFormat tells the format of path from its content: a directory is
@@ -159,6 +168,12 @@ func detectFormat(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return detectFormatData(path, data)
+}
+
+// detectFormatData tells the format of a file's content; path names it
+// in errors.
+func detectFormatData(path string, data []byte) (string, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return "", fmt.Errorf("%s is not a JSON object (%v); give a mnemo export, a DeerFlow memory.json or a MemoryOS data directory", path, err)

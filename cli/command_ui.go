@@ -79,7 +79,7 @@ func runUI(ctx context.Context, c *call) int {
 		ln.Close()
 		return c.fail(exitError, "%v", err)
 	}
-	srv := &http.Server{Handler: login.Wrap(h), ReadHeaderTimeout: 10 * time.Second, }
+	srv := &http.Server{Handler: login.Wrap(h), ReadHeaderTimeout: 10 * time.Second}
 	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/?token=" + token
 	fmt.Fprintf(c.stdout, "mnemo ui: the memory in %s is at\n\n    %s\n\nThe link logs in once (then a cookie does); keep it private. Ctrl-C stops the viewer.\n", c.cfg.DataDir, url)
 

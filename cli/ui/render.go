@@ -34,10 +34,10 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02")
 	},
-	"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"conf": func(c float64) string { return strconv.FormatFloat(c, 'f', 2, 64) },
-	"num":  func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
-	"categories": func() []string { return memory.Categories },
+	"iso":          func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"conf":         func(c float64) string { return strconv.FormatFloat(c, 'f', 2, 64) },
+	"num":          func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
+	"categories":   func() []string { return memory.Categories },
 	"sectionTitle": sectionTitle,
 	"turnView": func(v *view, id, thread string, t time.Time, user, reply string, score float64, pending bool) turnData {
 		return turnData{V: v, ID: id, Thread: thread, Time: t, User: user, Reply: reply, Score: score, Pending: pending}
@@ -70,11 +70,11 @@ func parseTemplates() (map[string]*templateSet, error) {
 // turnData is one exchange as the "turn" template shows it; Score is
 // negative for a listed (not ranked) exchange.
 type turnData struct {
-	V                      *view
+	V                       *view
 	ID, Thread, User, Reply string
-	Time                   time.Time
-	Score                  float64
-	Pending                bool
+	Time                    time.Time
+	Score                   float64
+	Pending                 bool
 }
 
 // view is what every page template gets.

@@ -31,8 +31,9 @@ type timelineRow struct {
 }
 
 type tick struct {
-	X     float64
-	Label string
+	X      float64
+	Label  string
+	Anchor string // text-anchor: the end ticks stay inside the chart
 }
 
 // maxTimelineRows bounds the rows drawn; the busiest recent threads come
@@ -77,10 +78,13 @@ func threadTimeline(threads []memory.ListedThread, link func(string, ...string) 
 	for i := 0; i <= 4; i++ {
 		at := lo.Add(span * time.Duration(i) / 4)
 		layout := "2006-01-02"
-		if span < 48*time.Hour {
+		switch {
+		case span < 2*time.Hour:
+			layout = "15:04:05"
+		case span < 48*time.Hour:
 			layout = "01-02 15:04"
 		}
-		tl.Ticks = append(tl.Ticks, tick{X: x(at), Label: at.UTC().Format(layout)})
+		tl.Ticks = append(tl.Ticks, tick{X: x(at), Label: at.UTC().Format(layout), Anchor: tickAnchor(i, 4)})
 	}
 	return tl
 }
@@ -202,7 +206,7 @@ func newHeatChart(sessions []memory.MidTermSessionView, cfg memory.Config, now t
 	}
 	for i := 0; i <= 3; i++ {
 		t := from.Add(to.Sub(from) * time.Duration(i) / 3)
-		c.XTicks = append(c.XTicks, tick{X: px(t), Label: relHours(t.Sub(now))})
+		c.XTicks = append(c.XTicks, tick{X: px(t), Label: relHours(t.Sub(now)), Anchor: tickAnchor(i, 3)})
 	}
 	for i := 0; i <= 4; i++ {
 		h := yMax * float64(i) / 4
@@ -215,6 +219,17 @@ func newHeatChart(sessions []memory.MidTermSessionView, cfg memory.Config, now t
 func heatAt(s memory.MidTermSessionView, w memory.HeatWeights, t time.Time) float64 {
 	m := memory.MidSession{Visits: s.Visits, Interactions: s.Interactions, LastVisit: s.LastVisit}
 	return m.Heat(t, w)
+}
+
+// tickAnchor keeps the first and last of n+1 tick labels inside the chart.
+func tickAnchor(i, n int) string {
+	switch i {
+	case 0:
+		return "start"
+	case n:
+		return "end"
+	}
+	return "middle"
 }
 
 func relHours(d time.Duration) string {

@@ -112,39 +112,12 @@ func runImport(ctx context.Context, e *call) int {
 		return e.fail(exitError, "%v", err)
 	}
 	defer store.Close()
-	// Refuse before writing anything, so an import is all or nothing
-	// unless writing itself fails.
-	for _, s := range scopes {
-		doc, err := store.LoadDocument(ctx, s.scope)
-		if err != nil {
-			return e.fail(exitError, "%v", err)
-		}
-		turns, err := store.ReadTurns(ctx, s.scope, 0)
-		if err != nil {
-			return e.fail(exitError, "%v", err)
-		}
-		if doc.Revision != 0 || len(turns) > 0 {
-			return e.fail(exitError, "%s already holds memory (revision %d, %d turns); import only writes into an empty scope: import into another user with --user NAME, or delete it first with 'mnemo forget --user %s%s --yes' (after an export if you want to keep it)",
-				s.scope.Key(), doc.Revision, len(turns), s.scope.UserID, agentFlag(s.scope))
-		}
-	}
 	prog := newProgress(e.stderr, "importing scopes", len(scopes))
-	for i, s := range scopes {
-		prog.set(i)
-		if err := store.ImportScope(ctx, s.scope, s.doc, s.turns); err != nil {
-			prog.done()
-			done := make([]string, i)
-			for j := range done {
-				done[j] = scopes[j].scope.Key()
-			}
-			msg := fmt.Sprintf("import into %s: %v", s.scope.Key(), err)
-			if i > 0 {
-				msg += "; already imported: " + strings.Join(done, ", ")
-			}
-			return e.fail(exitError, "%s", msg)
-		}
-	}
+	err = importInto(ctx, store, scopes, prog.set)
 	prog.done()
+	if err != nil {
+		return e.fail(exitError, "%v", err)
+	}
 	for _, n := range opt.notes {
 		fmt.Fprintf(stdout, "note: %s\n", n)
 	}
@@ -154,6 +127,46 @@ func runImport(ctx context.Context, e *call) int {
 			len(s.doc.Knowledge), len(s.doc.AssistantKnowledge), plural(countSections(s.doc), "profile section"))
 	}
 	return exitOK
+}
+
+// importInto writes scopes into store. It refuses before writing
+// anything when a scope already holds memory (an error wrapping
+// memory.ErrInvalidInput), so an import is all or nothing unless writing
+// itself fails.
+//
+// onScope, when not nil, is told how many scopes are written so far.
+func importInto(ctx context.Context, store memory.Store, scopes []importedScope, onScope func(done int)) error {
+	for _, s := range scopes {
+		doc, err := store.LoadDocument(ctx, s.scope)
+		if err != nil {
+			return err
+		}
+		turns, err := store.ReadTurns(ctx, s.scope, 0)
+		if err != nil {
+			return err
+		}
+		if doc.Revision != 0 || len(turns) > 0 {
+			return &memory.InputError{Message: fmt.Sprintf("%s already holds memory (revision %d, %d turns); import only writes into an empty scope: import into another user with --user NAME, or delete it first with 'mnemo forget --user %s%s --yes' (after an export if you want to keep it)",
+				s.scope.Key(), doc.Revision, len(turns), s.scope.UserID, agentFlag(s.scope))}
+		}
+	}
+	for i, s := range scopes {
+		if onScope != nil {
+			onScope(i)
+		}
+		if err := store.ImportScope(ctx, s.scope, s.doc, s.turns); err != nil {
+			done := make([]string, i)
+			for j := range done {
+				done[j] = scopes[j].scope.Key()
+			}
+			msg := fmt.Sprintf("import into %s: %v", s.scope.Key(), err)
+			if i > 0 {
+				msg += "; already imported: " + strings.Join(done, ", ")
+			}
+			return errors.New(msg)
+		}
+	}
+	return nil
 }
 
 // detectFormat tells the format of path from its content: a directory is
@@ -171,6 +184,12 @@ func detectFormat(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return detectFormatData(path, data)
+}
+
+// detectFormatData tells the format of a file's content; path names it
+// in errors.
+func detectFormatData(path string, data []byte) (string, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return "", fmt.Errorf("%s is not a JSON object (%v); give a mnemo export, a DeerFlow memory.json or a MemoryOS data directory", path, err)

@@ -183,6 +183,18 @@ lists its scopes.`,
 			run: runSetup,
 		},
 		{
+			name:     "ui",
+			synopsis: []string{"ui [--port N] [--open] [--user U] [--agent A]"},
+			summary:  "Start the memory viewer in the browser on 127.0.0.1: see, search, correct and forget what is remembered; prints its URL with a one-time access token.",
+			details:  uiDetails,
+			flags: []flagSpec{
+				{name: "port", value: "N", doc: "port on 127.0.0.1 (default: a free one)"},
+				{name: "open", doc: "open the viewer in the desktop's browser"},
+				flagUser, flagAgent},
+			maxArgs: 0, settings: true, dataDir: true,
+			run: runUI,
+		},
+		{
 			name:     "doctor",
 			synopsis: []string{"doctor [flags]"},
 			summary:  "Check the configuration, the data directory, the token encoding and the LLM/embeddings endpoints (a real request); exit status 1 if something needs fixing.",

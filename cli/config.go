@@ -28,6 +28,8 @@ type Config struct {
 	LLM      LLMConfig
 	// Embedding is the optional embeddings endpoint of vector retrieval.
 	Embedding EmbeddingConfig
+	// HTTP is what serve --http reads (serve_http.go).
+	HTTP HTTPConfig
 
 	// origin maps the name of every setting that was given explicitly to
 	// where it came from ("flag --data-dir", ...); defaults are absent.
@@ -65,6 +67,7 @@ func defaultConfig() *Config {
 		Memory:   memory.DefaultConfig(),
 		LogLevel: slog.LevelInfo,
 		LLM:      LLMConfig{Model: "gpt-4o-mini", Timeout: 60 * time.Second},
+		HTTP:     defaultHTTPConfig(),
 		origin:   map[string]string{},
 	}
 }

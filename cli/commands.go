@@ -119,7 +119,7 @@ func init() {
 		},
 		{
 			name:     "bench",
-			synopsis: []string{"bench [-n N] [-m M] [--server CMD] [--data-dir DIR] [--seed S]"},
+			synopsis: []string{"bench [-n N] [-m M] [--server CMD] [--data-dir DIR] [--seed S] [--http]"},
 			summary:  "Measure a memory server over stdio as a host uses it: latency percentiles, start-up time and peak memory.",
 			details:  benchDetails,
 			flags: []flagSpec{
@@ -127,7 +127,8 @@ func init() {
 				{name: "m", value: "M", doc: "retrievals to run (default 1000)"},
 				{name: "server", value: "CMD", doc: "server command line (split on spaces; {data_dir} is replaced); default: this binary's serve"},
 				{name: "data-dir", value: "DIR", doc: "data directory, passed as MNEMO_DATA_DIR; default: a new temporary directory, removed afterwards"},
-				{name: "seed", value: "S", doc: "seed of the generated conversation (default 1)"}},
+				{name: "seed", value: "S", doc: "seed of the generated conversation (default 1)"},
+				{name: "http", doc: "talk to the server over Streamable HTTP on loopback (serve --http 127.0.0.1:0, with a token) instead of stdio"}},
 			maxArgs: 0,
 			run:     runBench,
 		},

@@ -2,12 +2,12 @@ package cli
 
 import (
 	"bufio"
-	"errors"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"io/fs"
 	"net/http"

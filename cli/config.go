@@ -37,6 +37,8 @@ type Config struct {
 	LLM           LLMConfig
 	// Embedding is the optional embeddings endpoint of vector retrieval.
 	Embedding EmbeddingConfig
+	// HTTP is what serve --http reads (serve_http.go).
+	HTTP HTTPConfig
 
 	// dataDirGiven is data_dir as it was given, before ~ and a relative
 	// path were resolved; empty for the default. doctor checks it.
@@ -81,6 +83,7 @@ func defaultConfig() *Config {
 		MemoryVersions: 5,
 		ShutdownGrace:  10 * time.Second,
 		LLM:            LLMConfig{Model: "gpt-4o-mini", Timeout: 60 * time.Second},
+		HTTP:           defaultHTTPConfig(),
 		origin:         map[string]string{},
 	}
 }

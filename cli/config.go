@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -204,6 +205,10 @@ func fileValue(s *setting, raw json.RawMessage) (string, error) {
 	case string:
 		if !s.numeric {
 			return x, nil
+		}
+	case bool:
+		if s.boolean {
+			return strconv.FormatBool(x), nil
 		}
 	}
 	if s.numeric {

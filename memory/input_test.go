@@ -124,13 +124,17 @@ func TestCheckImport(t *testing.T) {
 		{"fact of 5 MB", func(d *Document) { d.Facts = []Fact{fact(strings.Repeat("x", 5<<20))} }, nil, "bob: facts[0].content: is 5242880 characters long"},
 		{"more facts than max_facts", func(d *Document) { d.Facts = manyFacts }, nil, "bob: facts: holds 101 entries; max_facts is 100"},
 		{"ESC in a fact", func(d *Document) { d.Facts = []Fact{fact("ok"), fact("red\x1b[31m")} }, nil, "bob: facts[1].content: contains control character U+001B"},
-		{"C1 in knowledge", func(d *Document) { d.Knowledge = []Fact{{Content: "a\u009bb", Category: CategoryKnowledge, Confidence: 1}} }, nil, "bob: knowledge[0].content: contains control character U+009B"},
+		{"C1 in knowledge", func(d *Document) {
+			d.Knowledge = []Fact{{Content: "a\u009bb", Category: CategoryKnowledge, Confidence: 1}}
+		}, nil, "bob: knowledge[0].content: contains control character U+009B"},
 		{"BEL in a section", func(d *Document) { d.User.TopOfMind.Summary = "ding\x07" }, nil, "bob: section topOfMind: contains control character U+0007"},
 		{"U+FFFD in a turn", nil, []Turn{turn("ok"), {ID: "turn_2", Seq: 2, ThreadID: "t1", User: "caf\ufffd"}}, "bob: turns[1] (turn_2).user: contains U+FFFD"},
 		{"turn over max_message_bytes", nil, []Turn{turn(strings.Repeat("x", cfg.MaxMessageBytes+1))}, "bob: turns[0] (turn_1).user: is 65537 bytes"},
 		{"meta_data 500 levels deep", nil, []Turn{{ID: "turn_1", Seq: 1, ThreadID: "t1", User: "hi", MetaData: json.RawMessage(`{"a":` + deep + `}`)}}, "bob: turns[0] (turn_1).meta_data: is nested more than 32 levels deep"},
 		{"bad category", func(d *Document) { f := fact("x"); f.Category = "secret"; d.Facts = []Fact{f} }, nil, "bob: facts[0].category"},
-		{"NUL in fact history", func(d *Document) { d.FactEvents = []FactEvent{{FactID: "fact_00000001", Event: FactCreated, Content: "a\x00"}} }, nil, "bob: factEvents[0].content"},
+		{"NUL in fact history", func(d *Document) {
+			d.FactEvents = []FactEvent{{FactID: "fact_00000001", Event: FactCreated, Content: "a\x00"}}
+		}, nil, "bob: factEvents[0].content"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

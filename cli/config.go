@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -212,6 +213,10 @@ func fileValue(s *setting, raw json.RawMessage) (string, error) {
 	case string:
 		if !s.numeric {
 			return x, nil
+		}
+	case bool:
+		if s.boolean {
+			return strconv.FormatBool(x), nil
 		}
 	}
 	if s.numeric {

@@ -30,6 +30,7 @@ type setting struct {
 	// visible to every user of the machine).
 	secret  bool
 	numeric bool // the config file must give a JSON number, else a string
+	boolean bool // the config file may give true or false
 	set     func(c *Config, raw string) error
 	get     func(c *Config) string
 }
@@ -95,6 +96,8 @@ var settings = []setting{
 		"Weight of recency, exp(-time since last visit / mid_term_heat_tau), in a mid-term session's heat."),
 	durationSetting(groupMemory, "mid_term_heat_tau", func(c *Config) *time.Duration { return &c.Memory.MidTermHeatTau }, time.Minute, 365*24*time.Hour,
 		"Time constant of the recency decay in a mid-term session's heat."),
+	boolSetting(groupMemory, "redact_secrets", func(c *Config) *bool { return &c.Memory.RedactSecrets },
+		"Replace secrets by [redacted: KIND] before anything is stored: API keys of the common providers (OpenAI, Anthropic, Google, Stripe, GitHub, GitLab, Slack, Hugging Face, npm), AWS and Azure credentials, bearer tokens, JWTs, private key blocks, passwords in URLs and in password assignments. Applies to turns, saved and updated facts, what the LLM writes and imports."),
 	enumSetting(groupMemory, "token_encoding", func(c *Config) *string { return &c.TokenEncoding }, []string{"cl100k_base", "o200k_base"},
 		"tiktoken encoding used to count injection tokens."),
 
@@ -294,6 +297,20 @@ func enumSetting(group, name string, field func(*Config) *string, values []strin
 	}, doc)
 	s.rng = strings.Join(values, ", ")
 	return s
+}
+
+func boolSetting(group, name string, field func(*Config) *bool, doc string) setting {
+	return setting{name: name, group: group, kind: "true|false", doc: doc, rng: "true, false", boolean: true,
+		set: func(c *Config, raw string) error {
+			v, err := strconv.ParseBool(strings.TrimSpace(raw))
+			if err != nil {
+				return fmt.Errorf("%q is not true or false", raw)
+			}
+			*field(c) = v
+			return nil
+		},
+		get: func(c *Config) string { return strconv.FormatBool(*field(c)) },
+	}
 }
 
 func logLevelSetting() setting {

@@ -154,11 +154,11 @@ type (
 		User struct {
 			TopOfMind struct {
 				Summary string `json:"summary"`
-			} `json:"topOfMind"`
+			} `json:"top_of_mind"`
 		} `json:"user"`
 		Facts              []tiersKnowledge `json:"facts"`
 		Knowledge          []tiersKnowledge `json:"knowledge"`
-		AssistantKnowledge []tiersKnowledge `json:"assistantKnowledge"`
+		AssistantKnowledge []tiersKnowledge `json:"assistant_knowledge"`
 	}
 )
 
@@ -304,7 +304,7 @@ func TestE2ETiers(t *testing.T) {
 		}
 	}
 	if prof.User.TopOfMind.Summary != tiersTopOfMind {
-		t.Errorf("profile topOfMind = %q, want the analysis's %q", prof.User.TopOfMind.Summary, tiersTopOfMind)
+		t.Errorf("profile top_of_mind = %q, want the analysis's %q", prof.User.TopOfMind.Summary, tiersTopOfMind)
 	}
 	if !slices.ContainsFunc(prof.Facts, func(f tiersKnowledge) bool { return f.Content == tiersFact }) {
 		t.Errorf("profile facts = %+v, want the update's fact %q", prof.Facts, tiersFact)

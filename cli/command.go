@@ -153,6 +153,14 @@ func findCommand(args []string) (*command, []string, error) {
 			break
 		}
 		if arg == "" || arg == "-" || arg[0] != '-' {
+			if subs := subcommands(arg); len(subs) > 0 {
+				// A group (mnemo facts add): the subcommand is the next
+				// argument.
+				if i+1 >= len(args) || lookupCommand(arg+" "+args[i+1]) == nil {
+					return nil, nil, fmt.Errorf("mnemo %s needs one of: %s", arg, strings.Join(subs, ", "))
+				}
+				return lookupCommand(arg + " " + args[i+1]), append(args[:i:i], args[i+2:]...), nil
+			}
 			cmd := lookupCommand(arg)
 			if cmd == nil {
 				return nil, nil, fmt.Errorf("unknown command %q", arg)

@@ -85,7 +85,9 @@ func bench(ctx context.Context, bc benchConfig, stdout, stderr io.Writer) error 
 	gen := newConversation(bc.seed)
 	base := time.Date(2024, 1, 1, 9, 0, 0, 0, time.UTC)
 	adds := make([]time.Duration, 0, bc.n)
+	prog := newProgress(stderr, "add_memory", bc.n)
 	for i := range bc.n {
+		prog.set(i)
 		user, reply := gen.exchange(i)
 		d, err := srv.callTool(ctx, "add_memory", map[string]any{
 			"user_input": user, "agent_response": reply,
@@ -93,18 +95,24 @@ func bench(ctx context.Context, bc benchConfig, stdout, stderr io.Writer) error 
 			"timestamp": base.Add(time.Duration(i) * time.Minute).Format(time.RFC3339),
 		})
 		if err != nil {
+			prog.done()
 			return fmt.Errorf("add_memory %d: %w", i, err)
 		}
 		adds = append(adds, d)
 	}
+	prog.done()
 	rets := make([]time.Duration, 0, bc.m)
+	prog = newProgress(stderr, "retrieve_memory", bc.m)
 	for i := range bc.m {
+		prog.set(i)
 		d, err := srv.callTool(ctx, "retrieve_memory", map[string]any{"query": gen.question(i)})
 		if err != nil {
+			prog.done()
 			return fmt.Errorf("retrieve_memory %d: %w", i, err)
 		}
 		rets = append(rets, d)
 	}
+	prog.done()
 	peak := srv.peakKB()
 	if err := srv.close(); err != nil {
 		return err

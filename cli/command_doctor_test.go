@@ -124,3 +124,37 @@ func TestDoctorCommand(t *testing.T) {
 		}
 	})
 }
+
+// TestDoctorDataDirGiven: doctor flags a data_dir that is relative or
+// holds a variable the host did not expand, and says what to do.
+func TestDoctorDataDirGiven(t *testing.T) {
+	for _, tc := range []struct {
+		dataDir string
+		want    []string // empty: no problem with the path itself
+	}{
+		{"${workspaceFolder}/.mnemo", []string{"FAIL", "${workspaceFolder}", "nobody expanded", "fix: write the absolute path", "mnemo setup"}},
+		{"$HOME/mnemo", []string{"FAIL", "$HOME", "nobody expanded"}},
+		{`%APPDATA%\mnemo`, []string{"FAIL", "%APPDATA%", "nobody expanded"}},
+		{"relative/data", []string{"FAIL", "is a relative path", "fix: set data_dir to an absolute path"}},
+		{"ABS", nil},
+	} {
+		t.Run(tc.dataDir, func(t *testing.T) {
+			// Relative paths resolve against the working directory: run
+			// in a temporary one, so that nothing lands in the package.
+			t.Chdir(t.TempDir())
+			dataDir := tc.dataDir
+			if dataDir == "ABS" {
+				dataDir = filepath.Join(t.TempDir(), "data")
+			}
+			_, out, errOut := runEnv(t, env{"MNEMO_DATA_DIR": dataDir}, "doctor")
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("doctor with data_dir %q does not say %q:\n%s%s", dataDir, w, out, errOut)
+				}
+			}
+			if tc.want == nil && (strings.Contains(out, "nobody expanded") || strings.Contains(out, "relative path")) {
+				t.Errorf("doctor flagged the absolute data_dir %q:\n%s", dataDir, out)
+			}
+		})
+	}
+}

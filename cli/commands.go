@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"fmt"
+	"strings"
 )
 
 // Flags several commands share.
@@ -97,15 +97,102 @@ func init() {
 		},
 		{
 			name:     "import",
-			synopsis: []string{"import [--format mnemo|memoryos|deerflow] [--user U] [--agent A] [--thread T] [--pending] PATH"},
+			synopsis: []string{"import [--format mnemo|memoryos|deerflow] [--from-user U [--from-agent A]] [--user U] [--agent A] [--thread T] [--pending] PATH"},
 			summary:  "Import a mnemo export, a DeerFlow memory.json or a MemoryOS data directory into empty scopes.",
+			details: `Each scope of a mnemo export is imported under its own name unless
+--user names another user: that works for an export of one user (with the
+user's agents); for an export of several users (mnemo export --all) pick
+one with --from-user, e.g.
+  mnemo import --from-user ana --user bob all.json
+--agent renames a single scope: pick it with --from-user U --from-agent A.
+When the export holds more than --user or --agent can take, the error
+lists its scopes.`,
 			flags: []flagSpec{
 				{name: "format", value: "F", doc: "mnemo, memoryos or deerflow (default: detected from the content)"},
-				flagUser, flagAgent,
+				{name: "from-user", value: "U", doc: "import only this user's memory (and the user's agents') from a mnemo export"},
+				{name: "from-agent", value: "A", doc: "import only this agent's memory from a mnemo export"},
+				{name: "user", value: "U", doc: "import under this user instead of the one in the source"},
+				{name: "agent", value: "A", doc: "import a single scope as this agent's memory"},
 				{name: "thread", value: "T", doc: "thread of imported exchanges that have none"},
 				{name: "pending", doc: "leave the imported exchanges for the LLM updater"}},
 			maxArgs: 1, settings: true, dataDir: true,
 			run: runImport,
+		},
+		{
+			name:     "add",
+			synopsis: []string{"add [--user U] [--agent A] [--thread T] (--input TEXT --reply TEXT | --stdin) [--json]"},
+			summary:  "Store one exchange, as add_memory does: for scripts and imports of single conversations.",
+			details:  addDetails,
+			flags: []flagSpec{flagUser, flagAgent,
+				{name: "thread", value: "T", doc: "the conversation (default: default)"},
+				{name: "input", value: "TEXT", doc: "what the user said"},
+				{name: "reply", value: "TEXT", doc: "the assistant's final reply"},
+				{name: "timestamp", value: "TIME", doc: "when it happened: RFC 3339 or 2026-05-01 12:00:00 (UTC); default now"},
+				{name: "meta", value: "JSON", doc: "a JSON object stored with the exchange (meta_data)"},
+				{name: "stdin", doc: "read the exchange as a JSON object (add_memory's arguments) from stdin"},
+				flagJSON},
+			maxArgs: 0, settings: true, dataDir: true,
+			run: runAdd,
+		},
+		{
+			name:     "facts add",
+			synopsis: []string{"facts add [--user U] [--agent A] [--category C] [--confidence X] [--json] TEXT"},
+			summary:  "Save a fact as stated, as save_memory does (a fact that says the same is not stored twice).",
+			flags:    []flagSpec{flagUser, flagAgent, flagCategory, flagConfidence, flagJSON},
+			maxArgs:  -1, settings: true, dataDir: true,
+			run: runFactsAdd,
+		},
+		{
+			name:     "facts edit",
+			synopsis: []string{"facts edit [--user U] [--agent A] [--content TEXT] [--category C] [--confidence X] [--json] ID"},
+			summary:  "Change a fact's content, category or confidence, as update_memory does; the change is kept in the fact history.",
+			flags: []flagSpec{flagUser, flagAgent,
+				{name: "content", value: "TEXT", doc: "the new content"},
+				flagCategory, flagConfidence, flagJSON},
+			maxArgs: 1, settings: true, dataDir: true,
+			run: runFactsEdit,
+		},
+		{
+			name:     "facts list",
+			synopsis: []string{"facts list [--user U] [--agent A] [--category C] [--confidence X] [--thread T] [--text S] [--limit N] [--offset N] [--json]"},
+			summary:  "List facts, newest first, as list_memories does.",
+			flags: []flagSpec{flagUser, flagAgent,
+				{name: "category", value: "C", doc: "only this category"},
+				{name: "confidence", value: "X", doc: "only facts at least this sure"},
+				{name: "thread", value: "T", doc: "only facts extracted from this thread"},
+				{name: "text", value: "S", doc: "only facts containing S (ignoring case)"},
+				{name: "limit", value: "N", doc: "page size"},
+				{name: "offset", value: "N", doc: "skip N facts (the next page's offset is printed)"},
+				flagJSON},
+			maxArgs: 0, settings: true, dataDir: true,
+			run: runFactsList,
+		},
+		{
+			name:     "setup",
+			synopsis: []string{"setup HOST [--project [--project-dir DIR]] [--name N] [--dry-run | --print] [--file FILE]"},
+			summary:  "Write mnemo into an MCP host's configuration (" + setupHostNames() + ") with this binary's absolute path and an absolute data directory, merging into the existing file (backup first; a second run changes nothing).",
+			details:  setupDetails,
+			flags: []flagSpec{
+				{name: "project", doc: "write the project's own file instead of the user-wide one, with the project's .mnemo as the data directory"},
+				{name: "project-dir", value: "DIR", doc: "the project directory (default: the current directory); implies --project"},
+				{name: "name", value: "N", doc: "the server's key in the host's configuration (default mnemo)"},
+				{name: "dry-run", doc: "show what would change and the resulting file; write nothing"},
+				{name: "print", doc: "print the host's configuration snippet; read and write no file"},
+				{name: "file", value: "FILE", doc: "the configuration file to write instead of the host's usual one"}},
+			maxArgs: 1, settings: true, dataDir: true,
+			run: runSetup,
+		},
+		{
+			name:     "ui",
+			synopsis: []string{"ui [--port N] [--open] [--user U] [--agent A]"},
+			summary:  "Start the memory viewer in the browser on 127.0.0.1: see, search, correct and forget what is remembered; prints its URL with a one-time access token.",
+			details:  uiDetails,
+			flags: []flagSpec{
+				{name: "port", value: "N", doc: "port on 127.0.0.1 (default: a free one)"},
+				{name: "open", doc: "open the viewer in the desktop's browser"},
+				flagUser, flagAgent},
+			maxArgs: 0, settings: true, dataDir: true,
+			run: runUI,
 		},
 		{
 			name:     "doctor",
@@ -133,16 +220,13 @@ func init() {
 			synopsis: []string{"version"},
 			summary:  "Print the version.",
 			maxArgs:  0,
-			run: func(_ context.Context, c *call) int {
-				fmt.Fprintln(c.stdout, "mnemo", version())
-				return exitOK
-			},
+			run:      runVersion,
 		},
 		{
 			name:     "help",
 			synopsis: []string{"help [COMMAND]"},
 			summary:  "Show this help, or one command's.",
-			maxArgs:  1,
+			maxArgs:  2,
 			run:      runHelp,
 		},
 	}
@@ -158,15 +242,31 @@ func lookupCommand(name string) *command {
 	return nil
 }
 
+// subcommands are the subcommands of group ("facts": add, edit, list),
+// the rows named "group NAME".
+func subcommands(group string) []string {
+	var subs []string
+	for i := range commands {
+		if sub, ok := strings.CutPrefix(commands[i].name, group+" "); ok {
+			subs = append(subs, sub)
+		}
+	}
+	return subs
+}
+
 // runHelp is "mnemo help [COMMAND]".
 func runHelp(_ context.Context, c *call) int {
 	if len(c.args.positional) == 0 {
 		writeHelp(c.stdout)
 		return exitOK
 	}
-	cmd := lookupCommand(c.args.positional[0])
+	name := strings.Join(c.args.positional, " ")
+	cmd := lookupCommand(name)
 	if cmd == nil {
-		return c.fail(exitUsage, "unknown command %q; run 'mnemo help' for the list", c.args.positional[0])
+		if subs := subcommands(name); len(subs) > 0 {
+			return c.fail(exitUsage, "mnemo %s has subcommands: %s; run 'mnemo help %s %s'", name, strings.Join(subs, ", "), name, subs[0])
+		}
+		return c.fail(exitUsage, "unknown command %q; run 'mnemo help' for the list", name)
 	}
 	writeCommandHelp(c.stdout, cmd)
 	return exitOK

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"runtime/debug"
 	"sync"
 
@@ -69,10 +68,13 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 		"version", version(), "data_dir", cfg.DataDir, "user_id", cfg.Memory.UserID,
 		"token_encoding", cfg.TokenEncoding, "llm", llmState(cfg))
 
-	if f, ok := stdin.(*os.File); ok {
-		if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
-			log.Warn("stdin is a terminal: mnemo serve expects an MCP host on stdin/stdout; try 'mnemo demo' or 'mnemo help'")
-		}
+	if problem, fix := cfg.dataDirProblem(); problem != "" {
+		log.Warn(problem, "fix", fix)
+	}
+	// A terminal, not any character device: a host (or a script) may
+	// start the server with stdin from /dev/null.
+	if isTerminal(stdin) {
+		log.Warn("stdin is a terminal: mnemo serve expects an MCP host on stdin/stdout; try 'mnemo demo' or 'mnemo help'")
 	}
 
 	// Load the default scope while the host initializes, so that its
@@ -135,13 +137,4 @@ func llmState(cfg *Config) string {
 		base = openai.DefaultBaseURL
 	}
 	return cfg.LLM.Model + " at " + redact.URL(base)
-}
-
-// version is the module version stamped by the go command ("go install
-// ...@v1.2.3"), else "dev".
-func version() string {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		return info.Main.Version
-	}
-	return "dev"
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mnemo-mcp/mnemo/internal/testutil"
 )
 
 // The HTTP end-to-end tests run the real binary as mnemo serve --http on
@@ -35,7 +36,7 @@ import (
 type httpProc struct {
 	cmd    *exec.Cmd
 	url    string // the MCP endpoint
-	stderr *lockedBuffer
+	stderr *testutil.LockedBuffer
 	done   chan struct{}
 }
 
@@ -57,7 +58,7 @@ func mnemoCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd 
 func startHTTP(t *testing.T, dir string, env []string, args ...string) *httpProc {
 	t.Helper()
 	cmd := mnemoCmd(t, dir, env, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
-	p := &httpProc{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p := &httpProc{cmd: cmd, stderr: &testutil.LockedBuffer{}, done: make(chan struct{})}
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

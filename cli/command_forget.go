@@ -30,6 +30,10 @@ func runForget(ctx context.Context, c *call) int {
 	case !parts && !c.args.flag("all"):
 		return c.fail(exitUsage, "say what to forget: --fact ID, --turn ID or --thread T, or --all for the whole memory of %s", scope.Key())
 	}
+	if dataDirMissing(c.cfg) {
+		fmt.Fprintf(c.stdout, "nothing is stored for %s: %s\n", scope.Key(), noMemoryIn(c.cfg.DataDir))
+		return exitOK
+	}
 	store, err := openStore(c.cfg, c.log)
 	if err != nil {
 		return c.fail(exitError, "%v", err)
@@ -66,7 +70,7 @@ func forgetParts(ctx context.Context, c *call, store memory.Store, scope memory.
 		KeepFacts: c.args.flag("keep-facts"),
 	})
 	if err != nil {
-		c.fail(exitError, "%v", err)
+		c.fail(exitError, "%s", cliMessage(err, scope))
 		if errors.Is(err, memory.ErrInvalidInput) || errors.Is(err, memory.ErrNotFound) {
 			return exitUsage
 		}

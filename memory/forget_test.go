@@ -408,6 +408,10 @@ func TestUpdateProfile(t *testing.T) {
 	if res := set("work_context", "Writes Go at a bank."); res.Changed {
 		t.Errorf("setting the same text again = %+v, want no change", res)
 	}
+	if res := set("top_of_mind", "Token ghp_"+strings.Repeat("a1B2", 9)); len(res.Redacted) == 0 || strings.Contains(res.Text, "a1B2a1B2") {
+		t.Errorf("set with a secret = %+v, want it redacted", res)
+	}
+	set("top_of_mind", "")
 	prof, _ := svc.Profile(ctx, memory.ProfileRequest{})
 	if prof.User.WorkContext.Summary != "Writes Go at a bank." || !strings.Contains(prof.Injection, "Writes Go at a bank.") {
 		t.Errorf("profile after set = %+v", prof.User)
@@ -425,8 +429,8 @@ func TestUpdateProfile(t *testing.T) {
 	}
 	defer store.Close()
 	vers, err := store.ListVersions(ctx, memory.Scope{UserID: memory.DefaultUserID})
-	if err != nil || len(vers) != 1 {
-		t.Errorf("versions after set and clear = %v, %v; want the set one kept", vers, err)
+	if err != nil || len(vers) != 3 {
+		t.Errorf("versions after four changes = %v, %v; want the three replaced documents kept", vers, err)
 	}
 	for _, tc := range []struct{ section, text string }{
 		{"workContext", "x"}, {"", "x"}, {"top_of_mind", "bell \a"}, {"top_of_mind", strings.Repeat("é", memory.MaxSectionRunes+1)},

@@ -38,6 +38,8 @@ type UpdateProfileResult struct {
 	Previous string `json:"previous"`
 	// Changed is false when the section already read Text.
 	Changed bool `json:"changed"`
+	// Redacted counts the secrets replaced by "[redacted: KIND]" in Text.
+	Redacted []Redaction `json:"redacted,omitempty"`
 }
 
 // UpdateProfile replaces or clears one section of the profile by hand,
@@ -65,7 +67,9 @@ func (s *Service) UpdateProfile(ctx context.Context, req UpdateProfileRequest) (
 	if n := utf8.RuneCountInString(text); n > MaxSectionRunes {
 		return nil, invalid("text", "is %d characters long; keep a section under %d characters", n, MaxSectionRunes)
 	}
-	res := &UpdateProfileResult{Scope: scope, Section: req.Section, Text: text}
+	red := &redactor{on: s.cfg.RedactSecrets}
+	text = red.text(text)
+	res := &UpdateProfileResult{Scope: scope, Section: req.Section, Text: text, Redacted: red.take()}
 	_, err = s.store.UpdateDocument(ctx, scope, func(d *Document) error {
 		sec := sectionByName(d, d.Sections()[i].Name)
 		res.Previous = sec.Summary

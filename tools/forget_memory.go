@@ -43,7 +43,10 @@ func ForgetMemory(m Manager) server.ServerTool {
 			set(root, schemaNode{"minLength": 1, "maxLength": 128}, "turn_ids", "[]")
 			set(root, schemaNode{"enum": []string{memory.ForgetEverything}}, "confirm")
 			for _, id := range []string{"thread_id", "user_id", "agent_name"} {
-				set(root, idSchema(), id)
+				// Present, an id must name something: an empty agent_name
+				// or thread_id (an unset variable in a script) never
+				// widens a forget to the whole memory.
+				set(root, nonEmptyIDSchema(), id)
 			}
 		}),
 		outputSchema[memory.ForgetResult](nil),

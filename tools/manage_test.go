@@ -276,3 +276,28 @@ func TestUpdateProfileTool(t *testing.T) {
 	e.mustErr(t, "update_profile", `{"section": "top_of_mind"}`, "text")
 	e.mustErr(t, "update_profile", `{"section": "top_of_mind", "text": "ring \u0007"}`, "text", "control character")
 }
+
+// TestForgetEmptyIDs checks that an empty or blank id in forget_memory is
+// an error that changes nothing, never a wider forget: an unset variable
+// in a script must not turn "forget this agent" into "forget everything".
+func TestForgetEmptyIDs(t *testing.T) {
+	e := newEnv(t)
+	e.mustOK(t, "add_memory", `{"user_input":"I sail.","agent_response":"Noted.","user_id":"bob","agent_name":"coder","thread_id":"t1"}`, &struct{}{})
+	e.mustOK(t, "add_memory", `{"user_input":"I row.","agent_response":"Noted.","user_id":"bob","thread_id":"t2"}`, &struct{}{})
+	before := snapshot(t, e.dir)
+	for _, args := range []string{
+		`{"user_id":"bob","agent_name":"","all":true,"confirm":"forget everything"}`,
+		`{"user_id":"bob","agent_name":"  ","all":true,"confirm":"forget everything"}`,
+		`{"user_id":"","all":true,"confirm":"forget everything"}`,
+		`{"user_id":"bob","thread_id":""}`,
+		`{"user_id":"bob","thread_id":"","all":true,"confirm":"forget everything"}`,
+	} {
+		res := e.call(t, "forget_memory", args)
+		if !res.IsError {
+			t.Errorf("forget_memory %s succeeded: %s", args, resultText(t, res))
+		}
+	}
+	if d := diffSnapshots(before, snapshot(t, e.dir)); d != "" {
+		t.Errorf("refused forgets changed the data directory:\n%s", d)
+	}
+}

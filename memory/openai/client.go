@@ -73,7 +73,7 @@ type Client struct {
 	apiKey      string
 	model       string
 	names       settingNames // the settings error messages name
-	reasoning   bool // isReasoningModel(model)
+	reasoning   bool         // isReasoningModel(model)
 	timeout     time.Duration
 	maxRetries  int
 	baseBackoff time.Duration

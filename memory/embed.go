@@ -160,18 +160,19 @@ func (s *Service) embedLoop() {
 		if failed != nil {
 			// An endpoint that is down is waited out by the breaker's
 			// probes; any other failure is tried again after a pause.
-			wait := time.After(embedRetryWait)
-			var up <-chan struct{}
+			var wait <-chan struct{}
+			var pause <-chan time.Time
 			if endpointDown(failed) {
-				up = s.endpointFailed(failed)
+				wait = s.endpointFailed(failed)
 			} else {
 				s.log.Warn("cannot embed stored pages; retrying later", "wait", embedRetryWait, "err", failed)
+				pause = time.After(embedRetryWait)
 			}
 			select {
 			case <-s.bgCtx.Done():
 				return
 			case <-wait:
-			case <-up:
+			case <-pause:
 			}
 			select {
 			case e.kick <- struct{}{}:

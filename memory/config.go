@@ -73,7 +73,7 @@ type Config struct {
 // DefaultEmbeddingFusionWeight is the default share of the vector ranking
 // in the fusion, measured on the LoCoMo development split (see the
 // README's vector retrieval section).
-const DefaultEmbeddingFusionWeight = 0.5
+const DefaultEmbeddingFusionWeight = 0.25
 
 // MaxEmbeddingPrefixBytes bounds embedding_query_prefix and
 // embedding_passage_prefix.

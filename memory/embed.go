@@ -15,7 +15,7 @@ import (
 
 // WithEmbedder turns on vector retrieval: pages are embedded in the
 // background after they are stored and fused with the lexical ranking by
-// weighted reciprocal rank fusion (Config.EmbeddingFusionWeight). The
+// a weighted sum of normalised scores (Config.EmbeddingFusionWeight). The
 // vectors are kept by the Store when it is a VectorStore (see ports.go);
 // otherwise they are kept in memory only and computed again after a
 // restart.
@@ -39,9 +39,6 @@ const (
 	// queryEmbedTimeout bounds the query's embedding in a retrieval; past
 	// it the ranking is lexical only.
 	queryEmbedTimeout = 3 * time.Second
-	// rrfK is the constant of reciprocal rank fusion, 1/(rrfK + rank); 60
-	// is the value of Cormack et al. and the common default.
-	rrfK = 60
 	// queryCacheSize bounds the cached query vectors.
 	queryCacheSize = 512
 )
@@ -362,16 +359,30 @@ func nearestPages(st *scopeState, q []float32, k int) []lexical.Hit {
 	return top
 }
 
-// fuse merges the lexical and the vector ranking by weighted reciprocal
-// rank fusion: a page scores (1-w)/(rrfK+rank) in the lexical list plus
-// w/(rrfK+rank) in the vector list, w being the vector ranking's share.
+// fuse merges the lexical and the vector ranking by a weighted sum of
+// normalised scores: a page scores (1-w)·lexical/best lexical plus
+// w·(cosine-lowest)/(highest-lowest) over the vector list, w being the
+// vector ranking's share; a page missing from a list scores 0 there. The
+// lexical share keeps the scale of the lexical scores (the best is 1), so
+// that the session evidence computed from them afterwards sees the same
+// shape of scores as without vectors. Reciprocal rank fusion, which flattens
+// the scores, ranked below words alone at every weight tried (README).
 func fuse(lex, vec []lexical.Hit, w float64) []lexical.Hit {
 	score := make(map[int]float64, len(lex)+len(vec))
-	for r, h := range lex {
-		score[h.ID] += (1 - w) / float64(rrfK+r+1)
+	if len(lex) > 0 && lex[0].Score > 0 {
+		for _, h := range lex {
+			score[h.ID] += (1 - w) * h.Score / lex[0].Score
+		}
 	}
-	for r, h := range vec {
-		score[h.ID] += w / float64(rrfK+r+1)
+	if len(vec) > 0 {
+		hi, lo := vec[0].Score, vec[len(vec)-1].Score
+		for _, h := range vec {
+			v := 1.0
+			if hi > lo {
+				v = (h.Score - lo) / (hi - lo)
+			}
+			score[h.ID] += w * v
+		}
 	}
 	out := make([]lexical.Hit, 0, len(score))
 	for id, sc := range score {

@@ -256,9 +256,9 @@ func TestFuseWeighsTheRankings(t *testing.T) {
 		want []int
 	}{
 		{0, []int{1, 2, 3, 4}}, // words only; 4 scores 0 and comes last
-		{0.3, []int{1, 3, 2, 4}},
-		{0.5, []int{1, 3, 4, 2}},
-		{1, []int{4, 3, 1, 2}},
+		{0.3, []int{1, 2, 4, 3}},
+		{0.7, []int{4, 3, 1, 2}},
+		{1, []int{4, 3, 2, 1}}, // vectors only; 1 is the lowest vector and ties with 2 at 0, newer first
 	}
 	for _, tc := range tests {
 		var got []int

@@ -68,6 +68,9 @@ type Config struct {
 	MaxMessages      int
 	MaxMetaDataBytes int
 	MaxQueryBytes    int
+	// RedactSecrets replaces API keys, tokens, private keys and passwords
+	// by "[redacted: KIND]" before anything is written (redact_secrets).
+	RedactSecrets bool
 }
 
 // DefaultEmbeddingFusionWeight is the default share of the vector ranking
@@ -108,6 +111,7 @@ func DefaultConfig() Config {
 		MaxMessages:                200,
 		MaxMetaDataBytes:           16 << 10,
 		MaxQueryBytes:              8 << 10,
+		RedactSecrets:              true,
 	}
 }
 

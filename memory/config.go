@@ -61,6 +61,11 @@ type Config struct {
 	MaxQueryBytes    int
 }
 
+// MaxFlushTimeout bounds flush_timeout under the request time-out of
+// common MCP clients (60 s in the official SDKs): a flush answers before
+// the client gives up, and unfinished updates go on in the background.
+const MaxFlushTimeout = 50 * time.Second
+
 // DefaultConfig returns the documented defaults (DESIGN §4).
 func DefaultConfig() Config {
 	return Config{
@@ -84,7 +89,7 @@ func DefaultConfig() Config {
 		MidTermHeatTau:             24 * time.Hour,
 		MaxRemoveShare:             0.25,
 		UpdateConcurrency:          2,
-		FlushTimeout:               2 * time.Minute,
+		FlushTimeout:               20 * time.Second,
 		MaxMessageBytes:            64 << 10,
 		MaxMessages:                200,
 		MaxMetaDataBytes:           16 << 10,
@@ -145,8 +150,8 @@ func (c Config) Validate() error {
 	if c.MidTermHeatTau < time.Minute || c.MidTermHeatTau > 365*24*time.Hour {
 		return fmt.Errorf("setting mid_term_heat_tau = %s is out of range [1m, 8760h]", c.MidTermHeatTau)
 	}
-	if c.FlushTimeout < time.Second || c.FlushTimeout > 30*time.Minute {
-		return fmt.Errorf("setting flush_timeout = %s is out of range [1s, 30m]", c.FlushTimeout)
+	if c.FlushTimeout < time.Second || c.FlushTimeout > MaxFlushTimeout {
+		return fmt.Errorf("setting flush_timeout = %s is out of range [1s, %s]", c.FlushTimeout, MaxFlushTimeout)
 	}
 	return nil
 }

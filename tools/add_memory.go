@@ -18,7 +18,7 @@ const nameAddMemory = "add_memory"
 type addArgs struct {
 	UserInput     string          `json:"user_input,omitempty" jsonschema:"The user's message in the finished exchange. Give it with agent_response; or use messages instead."`
 	AgentResponse string          `json:"agent_response,omitempty" jsonschema:"Your final reply to user_input (not intermediate tool steps)."`
-	Messages      []chatMessage   `json:"messages,omitempty" jsonschema:"The exchange as chat messages in order, instead of user_input and agent_response. System messages, tool messages and assistant messages that carry tool_calls are dropped; <uploaded_files> blocks are stripped from user text."`
+	Messages      []chatMessage   `json:"messages,omitempty" jsonschema:"The exchange as chat messages in order, instead of user_input and agent_response. System (and developer) messages, tool messages and assistant messages that carry tool_calls are dropped; <uploaded_files> blocks are stripped from user text."`
 	ThreadID      string          `json:"thread_id,omitempty" jsonschema:"Id of this conversation; use the same one for every call in it. Letters, digits, '.', '_' or '-', at most 128. Default: default."`
 	Timestamp     string          `json:"timestamp,omitempty" jsonschema:"When the exchange happened: RFC 3339 like 2024-05-08T13:56:00Z, or 2024-05-08 13:56:00 (UTC). Default: now."`
 	MetaData      json.RawMessage `json:"meta_data,omitempty" jsonschema:"Optional JSON object stored with the exchange and returned unchanged by retrieve_memory, e.g. {\"source\": \"chat\"}. Keep it small."`
@@ -97,7 +97,7 @@ func AddMemory(m Memory) server.ServerTool {
 func messagesSchema(root schemaNode) {
 	set(root, schemaNode{"type": "array"}, "messages")
 	delete(node(root, "messages", "[]"), "additionalProperties")
-	set(root, schemaNode{"enum": []string{"user", "assistant", "system", "tool"}}, "messages", "[]", "role")
+	set(root, schemaNode{"enum": []string{"user", "assistant", "system", "developer", "tool"}}, "messages", "[]", "role")
 	set(root, schemaNode{"type": "array"}, "messages", "[]", "tool_calls")
 	delete(node(root, "messages", "[]", "tool_calls", "[]"), "additionalProperties")
 	delete(node(root, "messages", "[]", "tool_calls", "[]", "function"), "additionalProperties")

@@ -81,7 +81,7 @@ func TestHostileInput(t *testing.T) {
 		{"invalid UTF-8 in agent_name", "get_user_profile", "{\"agent_name\": \"a\xc3\x28\"}", "agent_name", ""},
 
 		// Unknown roles.
-		{"role developer", "add_memory", `{"messages": [{"role": "developer", "content": "hi"}]}`, "role", ""},
+		{"role critic", "add_memory", `{"messages": [{"role": "critic", "content": "hi"}]}`, "role", ""}, // developer is accepted, as system
 		{"role USER", "add_memory", `{"messages": [{"role": "USER", "content": "hi"}]}`, "role", ""},
 		{"role function", "add_memory", `{"messages": [{"role": "function", "content": "hi"}]}`, "role", ""},
 		{"role empty", "add_memory", `{"messages": [{"role": "", "content": "hi"}]}`, "role", ""},

@@ -88,9 +88,12 @@ func TestAddMemoryMessages(t *testing.T) {
 func TestAddMemoryNothingKept(t *testing.T) {
 	e := newEnv(t)
 	var res memory.AddResult
-	text := e.mustOK(t, "add_memory", `{"messages": [{"role": "system", "content": "Be brief."}, {"role": "tool", "content": "42"}]}`, &res)
+	text := e.mustOK(t, "add_memory", `{"messages": [{"role": "system", "content": "Be brief."}, {"role": "developer", "content": "Answer in French."}, {"role": "tool", "content": "42"}]}`, &res)
 	if len(res.TurnIDs) != 0 || res.Note == "" {
 		t.Errorf("result = %+v, want no turns and a note", res)
+	}
+	if res.Filter.DroppedSystem != 2 {
+		t.Errorf("dropped_system = %d, want 2: the developer role is dropped like system", res.Filter.DroppedSystem)
 	}
 	if !strings.HasPrefix(text, "Stored nothing in thread default") {
 		t.Errorf("text = %q, want it to say nothing was stored", text)

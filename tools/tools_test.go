@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,11 +166,13 @@ func TestInputSchemaShapes(t *testing.T) {
 		{"meta_data is a free object", get("add_memory", "meta_data"), "type", `"object"`},
 		{"meta_data allows any member", get("add_memory", "meta_data"), "additionalProperties", `true`},
 		{"messages is an array", get("add_memory", "messages"), "type", `"array"`},
-		{"role is an enum", get("add_memory", "messages", "[]", "role"), "enum", `["user","assistant","system","tool"]`},
+		{"role is an enum", get("add_memory", "messages", "[]", "role"), "enum", `["user","assistant","system","developer","tool"]`},
 		{"role is required", get("add_memory", "messages", "[]"), "required", `["role"]`},
 		{"tool_calls is an array", get("add_memory", "messages", "[]", "tool_calls"), "type", `"array"`},
 		{"function name is a string", get("add_memory", "messages", "[]", "tool_calls", "[]", "function", "name"), "type", `"string"`},
-		{"function arguments", get("add_memory", "messages", "[]", "tool_calls", "[]", "function", "arguments"), "type", `["string","object"]`},
+		{"function arguments", get("add_memory", "messages", "[]", "tool_calls", "[]", "function", "arguments"), "anyOf", `[{"type":"string"},{"type":"object"}]`},
+		{"fact_ids is a plain array", get("forget_memory", "fact_ids"), "type", `"array"`},
+		{"turn_ids is a plain array", get("forget_memory", "turn_ids"), "type", `"array"`},
 		{"max_results is an integer", get("retrieve_memory", "max_results"), "type", `"integer"`},
 		{"max_results minimum", get("retrieve_memory", "max_results"), "minimum", `1`},
 		{"max_results maximum", get("retrieve_memory", "max_results"), "maximum", `100`},
@@ -214,5 +217,38 @@ func TestInstructions(t *testing.T) {
 	}
 	if e := newEnv(t, WithLLMConfigured(true)); strings.Contains(e.init.Instructions, "No language model") {
 		t.Errorf("instructions with an LLM say there is none:\n%s", e.init.Instructions)
+	}
+}
+
+// TestInputSchemasArePlain checks that no input schema holds a type list
+// (["null","array"], ["string","object"]): clients with single-type schema
+// dialects (Gemini's function declarations; the MCP Inspector's --strict)
+// reject them.
+func TestInputSchemasArePlain(t *testing.T) {
+	for _, st := range All(nil) {
+		var s any
+		if err := json.Unmarshal(st.Tool.RawInputSchema, &s); err != nil {
+			t.Fatalf("%s input schema: %v", st.Tool.Name, err)
+		}
+		var walk func(path string, v any)
+		walk = func(path string, v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				for k, x := range v {
+					if k == "type" && !strings.HasSuffix(path, ".properties") {
+						if _, ok := x.(string); !ok {
+							t.Errorf("%s: %s.type = %v, want one type name", st.Tool.Name, path, x)
+						}
+						continue
+					}
+					walk(path+"."+k, x)
+				}
+			case []any:
+				for i, x := range v {
+					walk(fmt.Sprintf("%s[%d]", path, i), x)
+				}
+			}
+		}
+		walk("inputSchema", s)
 	}
 }

@@ -95,6 +95,9 @@ type Turn struct {
 	Reply    string          `json:"reply,omitempty"`
 	Signals  Signals         `json:"signals,omitzero"`
 	MetaData json.RawMessage `json:"meta_data,omitempty"`
+	// IdempotencyKey is the key the client sent with the exchange, if
+	// any: a retry with the same key is answered with this turn.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
 // Text is the searchable text of the turn: user input and reply.

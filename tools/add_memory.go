@@ -24,6 +24,8 @@ type addArgs struct {
 	MetaData      json.RawMessage `json:"meta_data,omitempty" jsonschema:"Optional JSON object stored with the exchange and returned unchanged by retrieve_memory, e.g. {\"source\": \"chat\"}. Keep it small."`
 	UserID        string          `json:"user_id,omitempty" jsonschema:"Whose memory this is. Leave empty for the configured user."`
 	AgentName     string          `json:"agent_name,omitempty" jsonschema:"Set only to keep this agent's memory apart from the user's shared memory."`
+	// IdempotencyKey lets a client retry safely after a time-out.
+	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"Optional key of this exchange, e.g. a UUID, sent again unchanged if you retry the call: a retry is answered with the turn already stored instead of storing it twice. The same exchange sent twice to a thread within two minutes is recognised without a key too."`
 }
 
 // chatMessage is one message of add_memory's messages (OpenAI chat format).
@@ -60,7 +62,7 @@ func AddMemory(m Memory) server.ServerTool {
 			"and how many turns wait to be distilled into the profile and facts."),
 		inputSchema[addArgs](func(root schemaNode) {
 			freeObject(root, "meta_data")
-			for _, id := range []string{"thread_id", "user_id", "agent_name"} {
+			for _, id := range []string{"thread_id", "user_id", "agent_name", "idempotency_key"} {
 				set(root, idSchema(), id)
 			}
 			messagesSchema(root)
@@ -82,6 +84,8 @@ func AddMemory(m Memory) server.ServerTool {
 			Messages:      domainMessages(args.Messages),
 			Timestamp:     args.Timestamp,
 			MetaData:      meta,
+
+			IdempotencyKey: args.IdempotencyKey,
 		})
 		if err != nil {
 			return toolError(ctx, nameAddMemory, err)
@@ -154,12 +158,16 @@ func functionArguments(raw json.RawMessage) string {
 // addSummary is the text of an add_memory result, for the model to read.
 func addSummary(r *memory.AddResult) string {
 	var b strings.Builder
-	if len(r.TurnIDs) == 0 {
+	switch {
+	case r.Duplicate:
+		fmt.Fprintf(&b, "Already stored as %s (%s) in thread %s — a retry of the same exchange; nothing stored again",
+			count(len(r.TurnIDs), "turn"), strings.Join(r.TurnIDs, ", "), r.ThreadID)
+	case len(r.TurnIDs) == 0:
 		fmt.Fprintf(&b, "Stored nothing in thread %s", r.ThreadID)
 		if r.Note != "" {
 			b.WriteString(" — " + r.Note)
 		}
-	} else {
+	default:
 		fmt.Fprintf(&b, "Stored %s (%s) in thread %s", count(len(r.TurnIDs), "turn"), strings.Join(r.TurnIDs, ", "), r.ThreadID)
 	}
 	fmt.Fprintf(&b, " of %s; filter kept %s, dropped %d", scopeText(r.Scope), count(r.Filter.Kept, "message"), r.Filter.Dropped())

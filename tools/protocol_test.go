@@ -235,3 +235,24 @@ func TestLenientArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestAddMemoryRetry sends the same add_memory call twice, as a client
+// retrying after a time-out: the second answers with the stored turn.
+func TestAddMemoryRetry(t *testing.T) {
+	e := newEnv(t)
+	args := `{"user_input": "I sail a Contessa 32.", "agent_response": "Noted.", "thread_id": "t1", "idempotency_key": "0b9e-41"}`
+	var first, again memory.AddResult
+	e.mustOK(t, "add_memory", args, &first)
+	text := e.mustOK(t, "add_memory", args, &again)
+	if first.Duplicate || !again.Duplicate || !reflect.DeepEqual(again.TurnIDs, first.TurnIDs) {
+		t.Errorf("retry = %+v after %+v, want a duplicate answered with the first turn", again, first)
+	}
+	if !strings.HasPrefix(text, "Already stored as 1 turn ("+first.TurnIDs[0]+")") {
+		t.Errorf("text = %q, want it to say the exchange was already stored", text)
+	}
+	var list memory.ListResult
+	e.mustOK(t, "list_memories", `{"kind": "turns"}`, &list)
+	if len(list.Turns) != 1 {
+		t.Errorf("list_memories turns = %d, want 1", len(list.Turns))
+	}
+}

@@ -53,6 +53,9 @@ type flagSpec struct {
 	doc   string
 	// repeat: the flag may be given more than once (--fact ID --fact ID).
 	repeat bool
+	// optional: a switch that may also be given a value as --name=value
+	// (serve --http[=ADDR]).
+	optional bool
 }
 
 // call is one run of a command: its parsed command line, the loaded
@@ -241,10 +244,10 @@ func parseArgs(cmd *command, args []string) (a cliArgs, settingArgs []string, he
 		}
 		if spec := cmd.flag(name); spec != nil {
 			if spec.value == "" {
-				if hasValue {
+				if hasValue && !spec.optional {
 					return a, nil, false, fmt.Errorf("flag --%s takes no value", name)
 				}
-				a.values[name] = append(a.values[name], "")
+				a.values[name] = append(a.values[name], value)
 				continue
 			}
 			v, err := takeValue()

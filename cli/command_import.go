@@ -103,8 +103,12 @@ func runImport(ctx context.Context, e *call) int {
 	if err != nil {
 		return e.fail(exitError, "read %s (%s format): %v", path, format, err)
 	}
-	if err := checkImport(scopes); err != nil {
-		return e.fail(exitError, "%s: %v", path, err)
+	redacted, err := checkImport(e.cfg.Memory, scopes)
+	if err != nil {
+		return e.fail(exitError, "%s: nothing imported: %v", path, err)
+	}
+	if len(redacted) > 0 {
+		opt.note("%s", redactedNote(redacted))
 	}
 
 	store, err := openStore(e.cfg, e.log)
@@ -299,35 +303,57 @@ func pickScopes(all []exportScope, opt *importOptions) ([]exportScope, error) {
 }
 
 // checkImport validates what is about to be imported: distinct, valid
-// scopes; turns with valid thread ids in increasing Seq order.
-func checkImport(scopes []importedScope) error {
+// scopes; turns in increasing Seq order; and everything memory.CheckImport
+// checks (the limits and the text rule of the tools), redacting secrets
+// in place. It returns the redactions of every scope.
+func checkImport(cfg memory.Config, scopes []importedScope) ([]memory.Redaction, error) {
 	if len(scopes) == 0 {
-		return errors.New("holds no memory to import")
+		return nil, errors.New("holds no memory to import")
 	}
+	var redacted []memory.Redaction
 	seen := map[memory.Scope]bool{}
 	for _, s := range scopes {
 		if err := s.scope.Validate(); err != nil {
-			return err
+			return nil, err
 		}
 		if seen[s.scope] {
-			return fmt.Errorf("holds scope %s twice", s.scope.Key())
+			return nil, fmt.Errorf("holds scope %s twice", s.scope.Key())
 		}
 		seen[s.scope] = true
 		if v := s.doc.Version; v != "" && v != memory.SchemaVersion {
-			return fmt.Errorf("%s: memory document version %q is not %q", s.scope.Key(), v, memory.SchemaVersion)
+			return nil, fmt.Errorf("%s: memory document version %q is not %q", s.scope.Key(), v, memory.SchemaVersion)
 		}
 		var last int64
 		for i, t := range s.turns {
 			if t.Seq <= last {
-				return fmt.Errorf("%s: turn %d has seq %d after seq %d; turns must be in increasing seq order", s.scope.Key(), i+1, t.Seq, last)
+				return nil, fmt.Errorf("%s: turn %d has seq %d after seq %d; turns must be in increasing seq order", s.scope.Key(), i+1, t.Seq, last)
 			}
 			last = t.Seq
-			if err := memory.ValidateID("thread_id", t.ThreadID); err != nil {
-				return fmt.Errorf("%s: turn %s: %w", s.scope.Key(), t.ID, err)
-			}
 		}
+		found, err := memory.CheckImport(cfg, s.scope, s.doc, s.turns)
+		if err != nil {
+			return nil, err
+		}
+		redacted = append(redacted, found...)
 	}
-	return nil
+	return redacted, nil
+}
+
+// redactedNote says which secrets an import redacted, by kind.
+func redactedNote(found []memory.Redaction) string {
+	counts := map[string]int{}
+	var kinds []string
+	for _, f := range found {
+		if counts[f.Kind] == 0 {
+			kinds = append(kinds, f.Kind)
+		}
+		counts[f.Kind] += f.Count
+	}
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
+	}
+	return "secrets replaced by [redacted: KIND]: " + strings.Join(parts, ", ")
 }
 
 // targetScope is the scope of a single-scope import: --user (else

@@ -72,7 +72,7 @@ func runUI(ctx context.Context, c *call) int {
 		DataDir:      c.cfg.DataDir,
 		Version:      version(),
 		Export:       uiExport(store),
-		Import:       uiImport(store, c.cfg.Memory.UserID),
+		Import:       uiImport(store, c.cfg.Memory),
 		Log:          c.log,
 	})
 	if err != nil {
@@ -149,12 +149,12 @@ func uiExport(store memory.Store) func(context.Context, []memory.Scope) ([]byte,
 // a DeerFlow memory.json, read and checked as "mnemo import" reads and
 // checks it, into empty scopes the caller may write. Errors about the
 // file wrap memory.ErrInvalidInput.
-func uiImport(store memory.Store, defaultUser string) func(context.Context, ui.ImportRequest) ([]string, error) {
+func uiImport(store memory.Store, cfg memory.Config) func(context.Context, ui.ImportRequest) ([]string, error) {
 	return func(ctx context.Context, req ui.ImportRequest) ([]string, error) {
 		bad := func(err error) error { return &memory.InputError{Field: "file", Message: err.Error()} }
 		opt := &importOptions{
 			user:        req.User,
-			defaultUser: defaultUser,
+			defaultUser: cfg.UserID,
 			now:         time.Now().UTC(),
 			newTurnID:   func() string { return "turn_" + uuid.Must(uuid.NewV7()).String() },
 			newFactID:   memory.NewFactID,
@@ -172,8 +172,9 @@ func uiImport(store memory.Store, defaultUser string) func(context.Context, ui.I
 		default:
 			err = fmt.Errorf("%s files are imported with 'mnemo import'", format)
 		}
+		var redacted []memory.Redaction
 		if err == nil {
-			err = checkImport(scopes)
+			redacted, err = checkImport(cfg, scopes)
 		}
 		if err != nil {
 			return nil, bad(err)
@@ -187,6 +188,9 @@ func uiImport(store memory.Store, defaultUser string) func(context.Context, ui.I
 			return nil, err
 		}
 		out := append([]string{}, opt.notes...)
+		if len(redacted) > 0 {
+			out = append(out, redactedNote(redacted))
+		}
 		for _, s := range scopes {
 			out = append(out, fmt.Sprintf("imported into %s: %s, %s", s.scope.Key(), plural(len(s.turns), "turn"), plural(len(s.doc.Facts), "fact")))
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mnemo-mcp/mnemo/internal/testutil"
 	"github.com/mnemo-mcp/mnemo/memory"
 )
 
@@ -31,7 +32,7 @@ func startViewer(t *testing.T, dataDir string, args ...string) *viewer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	var stderr lockedBuffer
+	var stderr testutil.LockedBuffer
 	code := make(chan int, 1)
 	go func() {
 		e := env{"MNEMO_DATA_DIR": dataDir, "HOME": t.TempDir()}

@@ -20,9 +20,12 @@ func init() {
 	commands = []command{
 		{
 			name:     "serve",
-			synopsis: []string{"[serve] [flags]"},
-			summary:  "Serve MCP over stdin/stdout: what MCP hosts run. Logs go to stderr; stdout carries only JSON-RPC messages.",
-			maxArgs:  0, settings: true, dataDir: true, verbose: true, helpSettings: true,
+			synopsis: []string{"[serve] [flags]", "serve --http [ADDR] [--insecure-no-auth] [flags]"},
+			summary:  "Serve MCP over stdin/stdout: what MCP hosts run. Logs go to stderr; stdout carries only JSON-RPC messages. With --http, serve Streamable HTTP at http://ADDR/mcp (default " + defaultHTTPAddr + ") for a team: every request needs a token ('mnemo token add') or an OAuth access token (oauth_issuer); --insecure-no-auth serves a loopback address without authentication.",
+			flags: []flagSpec{
+				{name: "http", doc: "serve MCP over HTTP at ADDR (--http ADDR or --http=ADDR; default " + defaultHTTPAddr + ")", optional: true},
+				{name: "insecure-no-auth", doc: "with --http on a loopback address: no authentication"}},
+			maxArgs: 1, settings: true, dataDir: true, verbose: true, helpSettings: true,
 			run: runServe,
 		},
 		{
@@ -203,7 +206,7 @@ lists its scopes.`,
 		},
 		{
 			name:     "bench",
-			synopsis: []string{"bench [-n N] [-m M] [--server CMD] [--data-dir DIR] [--seed S]"},
+			synopsis: []string{"bench [-n N] [-m M] [--server CMD] [--data-dir DIR] [--seed S] [--http]"},
 			summary:  "Measure a memory server over stdio as a host uses it: latency percentiles, start-up time and peak memory.",
 			details:  benchDetails,
 			flags: []flagSpec{
@@ -211,9 +214,26 @@ lists its scopes.`,
 				{name: "m", value: "M", doc: "retrievals to run (default 1000)"},
 				{name: "server", value: "CMD", doc: "server command line (split on spaces; {data_dir} is replaced); default: this binary's serve"},
 				{name: "data-dir", value: "DIR", doc: "data directory, passed as MNEMO_DATA_DIR; default: a new temporary directory, removed afterwards"},
-				{name: "seed", value: "S", doc: "seed of the generated conversation (default 1)"}},
+				{name: "seed", value: "S", doc: "seed of the generated conversation (default 1)"},
+				{name: "http", doc: "talk to the server over Streamable HTTP on loopback (serve --http 127.0.0.1:0, with a token) instead of stdio"}},
 			maxArgs: 0,
 			run:     runBench,
+		},
+		{
+			name: "token",
+			synopsis: []string{
+				"token add --user U [--agent A]",
+				"token list [--json]",
+				"token revoke ID",
+			},
+			summary: "Manage the bearer tokens of mnemo serve --http: add prints a new token once (only its hash is kept), list shows them, revoke stops one at once.",
+			details: tokenDetails,
+			flags: []flagSpec{
+				{name: "user", value: "U", doc: "add: the user whose memory the token opens (required)"},
+				{name: "agent", value: "A", doc: "add: confine the token to this agent's memory of the user"},
+				flagJSON},
+			maxArgs: 2, settings: true, dataDir: true,
+			run: runToken,
 		},
 		{
 			name:     "version",

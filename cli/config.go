@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +38,8 @@ type Config struct {
 	LLM           LLMConfig
 	// Embedding is the optional embeddings endpoint of vector retrieval.
 	Embedding EmbeddingConfig
+	// HTTP is what serve --http reads (serve_http.go).
+	HTTP HTTPConfig
 
 	// dataDirGiven is data_dir as it was given, before ~ and a relative
 	// path were resolved; empty for the default. doctor checks it.
@@ -81,6 +84,7 @@ func defaultConfig() *Config {
 		MemoryVersions: 5,
 		ShutdownGrace:  10 * time.Second,
 		LLM:            LLMConfig{Model: "gpt-4o-mini", Timeout: 60 * time.Second},
+		HTTP:           defaultHTTPConfig(),
 		origin:         map[string]string{},
 	}
 }
@@ -209,6 +213,10 @@ func fileValue(s *setting, raw json.RawMessage) (string, error) {
 	case string:
 		if !s.numeric {
 			return x, nil
+		}
+	case bool:
+		if s.boolean {
+			return strconv.FormatBool(x), nil
 		}
 	}
 	if s.numeric {

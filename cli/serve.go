@@ -19,6 +19,9 @@ import (
 
 // runServe is "mnemo serve", what MCP hosts run.
 func runServe(ctx context.Context, c *call) int {
+	if c.args.has("http") || c.args.flag("insecure-no-auth") || len(c.args.positional) > 0 {
+		return runServeHTTP(ctx, c) // serve_http.go
+	}
 	// A host runs many MCP servers side by side: once the default
 	// scope is loaded, trade a little GC CPU for a smaller footprint
 	// (GC percent 35: peak RSS at 5,000 stored exchanges 52.7 MB at

@@ -1,64 +1,14 @@
 package cli
 
 import (
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mnemo-mcp/mnemo/internal/testutil"
 	"github.com/mnemo-mcp/mnemo/memory"
 )
-
-// treeState records every entry under dir without following links: kind,
-// mode, size, modification time and content.
-func treeState(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		desc := fmt.Sprintf("%v %d %d", fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
-		if fi.Mode().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			desc += " " + string(b)
-		}
-		out[p] = desc
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("walk %s: %v", dir, err)
-	}
-	return out
-}
-
-func treeDiff(before, after map[string]string) []string {
-	var d []string
-	for p, b := range before {
-		if a, ok := after[p]; !ok {
-			d = append(d, "removed "+p)
-		} else if a != b {
-			d = append(d, "changed "+p)
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			d = append(d, "added "+p)
-		}
-	}
-	slices.Sort(d)
-	return d
-}
 
 // TestCLISymlinks plants each link of the red-team report into a data
 // directory (as a cloned repository could bring it) and runs every command
@@ -119,9 +69,9 @@ func TestCLISymlinks(t *testing.T) {
 				data, outside := t.TempDir(), t.TempDir()
 				seedDocs(t, data, memory.Scope{UserID: "bob"}, 2)
 				p.plant(t, data, outside)
-				before := treeState(t, outside)
+				before := testutil.SnapshotTree(t, outside)
 				_, out, errOut := runEnv(t, dataEnv(data), args...)
-				if d := treeDiff(before, treeState(t, outside)); len(d) > 0 {
+				if d := testutil.DiffTrees(before, testutil.SnapshotTree(t, outside)); len(d) > 0 {
 					t.Errorf("%q changed outside the data directory: %q\n%s%s", args, d, out, errOut)
 				}
 				for _, s := range []string{"OUTSIDE-FACT", "OUTSIDE-TURN", "OUTSIDE-INDEX", "keep me"} {

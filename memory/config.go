@@ -59,6 +59,9 @@ type Config struct {
 	MaxMessages      int
 	MaxMetaDataBytes int
 	MaxQueryBytes    int
+	// RedactSecrets replaces API keys, tokens, private keys and passwords
+	// by "[redacted: KIND]" before anything is written (redact_secrets).
+	RedactSecrets bool
 }
 
 // MaxFlushTimeout bounds flush_timeout under the request time-out of
@@ -94,6 +97,7 @@ func DefaultConfig() Config {
 		MaxMessages:                200,
 		MaxMetaDataBytes:           16 << 10,
 		MaxQueryBytes:              8 << 10,
+		RedactSecrets:              true,
 	}
 }
 

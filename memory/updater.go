@@ -139,6 +139,7 @@ func (s *Service) updateBatch(ctx context.Context, scope Scope, thread string, b
 			MaxFacts:            s.cfg.MaxFacts,
 			MaxRemoveShare:      s.cfg.MaxRemoveShare,
 			NewID:               s.newFactID,
+			RedactSecrets:       s.cfg.RedactSecrets,
 		})
 		if d.Watermarks == nil {
 			d.Watermarks = make(map[string]int64)

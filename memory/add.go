@@ -27,6 +27,9 @@ type AddRequest struct {
 	// retries: the same exchange sent again with it within DuplicateWindow
 	// is answered with the stored turns instead of being stored twice.
 	IdempotencyKey string
+	// Facts are the lasting facts the host's model distilled from the
+	// exchange; they take the path of extracted facts (host_facts.go).
+	Facts []HostFact
 }
 
 // DuplicateWindow is how long after an exchange was stored the same
@@ -48,6 +51,13 @@ type AddResult struct {
 	// Redacted counts the secrets replaced by "[redacted: KIND]" before
 	// the turns were written, by kind; empty when there were none.
 	Redacted []Redaction `json:"redacted,omitempty"`
+	// Facts says what became of each fact passed with the exchange, in
+	// order: kept, merged with a known fact, or refused with the reason.
+	Facts []HostFactResult `json:"facts,omitempty"`
+	// Ask is what the memory needs from the host's model, if anything:
+	// the lasting facts of the exchange when no extraction model is
+	// configured, or the right approach after a correction.
+	Ask string `json:"ask,omitempty"`
 	// Note explains a call that stored nothing.
 	Note string `json:"note,omitempty"`
 }
@@ -137,11 +147,11 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (*AddResult, error) {
 			return nil, err
 		}
 		if dup != nil {
-			defer st.mu.Unlock()
 			res.TurnIDs, res.Duplicate = dup, true
 			res.Note = "already stored: the same exchange reached this thread moments ago (a client retry?); answered with the stored turn, nothing stored again"
 			res.Pending = s.pendingInfo(st, thread)
-			return res, nil
+			st.mu.Unlock()
+			return s.addFacts(ctx, res, req.Facts, red)
 		}
 	} else {
 		st = s.state(scope)
@@ -167,10 +177,60 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (*AddResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer st.mu.Unlock()
 	res.Pending = s.pendingInfo(st, thread)
+	st.mu.Unlock()
+	if len(res.TurnIDs) == 0 {
+		for _, f := range req.Facts {
+			res.Facts = append(res.Facts, HostFactResult{Content: f.Content, Status: HostFactRefused,
+				Reason: "no exchange was stored, so there is no thread to take the fact from; save it with save_memory"})
+		}
+		return res, nil
+	}
+	return s.addFacts(ctx, res, req.Facts, red)
+}
+
+// addFacts applies the facts passed with a stored exchange, and says what
+// memory still needs from the host's model.
+func (s *Service) addFacts(ctx context.Context, res *AddResult, facts []HostFact, red *redactor) (*AddResult, error) {
+	if len(facts) > 0 {
+		out, err := s.applyHostFacts(ctx, res.Scope, res.ThreadID, facts, red)
+		if err != nil {
+			return nil, err
+		}
+		res.Facts = out
+		// The facts' secrets join the exchange's in the count.
+		for _, r := range red.take() {
+			i := 0
+			for i < len(res.Redacted) && res.Redacted[i].Kind != r.Kind {
+				i++
+			}
+			if i == len(res.Redacted) {
+				res.Redacted = append(res.Redacted, Redaction{Kind: r.Kind})
+			}
+			res.Redacted[i].Count += r.Count
+		}
+	}
+	if s.llm != nil {
+		return res, nil
+	}
+	corrected := false
+	for i, f := range res.Facts {
+		if f.Status != HostFactRefused && strings.EqualFold(strings.TrimSpace(facts[i].Category), CategoryCorrection) {
+			corrected = true
+		}
+	}
+	switch {
+	case res.Signals.Correction && !corrected:
+		res.Ask = "the user corrected you: send this call again with the same exchange (it is not stored twice) and a facts entry of category correction, " +
+			"whose content is the right approach and source_error what went wrong"
+	case len(facts) == 0:
+		res.Ask = "no extraction model is configured, so nothing is learned from this exchange unless you pass its lasting facts: " +
+			"send this call again with the same exchange (it is not stored twice) and facts, a few short ones worth remembering across conversations, " +
+			"never secrets — or nothing if it holds none"
+	}
 	return res, nil
 }
+
 
 // maxPendingThreads bounds the threads listed in PendingInfo.
 const maxPendingThreads = 10

@@ -26,6 +26,18 @@ type addArgs struct {
 	AgentName     string          `json:"agent_name,omitempty" jsonschema:"Set only to keep this agent's memory apart from the user's shared memory."`
 	// IdempotencyKey lets a client retry safely after a time-out.
 	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"Optional key of this exchange, e.g. a UUID, sent again unchanged if you retry the call: a retry is answered with the turn already stored instead of storing it twice. The same exchange sent twice to a thread within two minutes is recognised without a key too."`
+	// Facts are the host model's own distillation of the exchange.
+	Facts []hostFact `json:"facts,omitempty" jsonschema:"The lasting facts you learned about the user from this exchange, if any: few, short, each one sentence, only what is worth remembering in later conversations; never secrets. Each is kept, merged with a fact already known, or refused with the reason; the exchange is stored either way."`
+}
+
+// hostFact is one fact of add_memory's facts. Category and confidence are
+// checked by the service, not the schema, so that a wrong one refuses the
+// fact alone and never the exchange.
+type hostFact struct {
+	Content     string  `json:"content" jsonschema:"The fact as one short sentence about the user, e.g. Prefers Go over Python for backend work."`
+	Category    string  `json:"category,omitempty" jsonschema:"What kind of fact: preference, knowledge, context, behavior, goal or correction. Default: context."`
+	Confidence  float64 `json:"confidence,omitempty" jsonschema:"How sure you are, from 0 to 1: 0.9 when the user said it plainly, lower when you inferred it. Facts under the server's threshold (0.7 by default) are refused. Default: 0.9."`
+	SourceError string  `json:"source_error,omitempty" jsonschema:"Only for a correction: what you got wrong, while content states the right approach."`
 }
 
 // chatMessage is one message of add_memory's messages (OpenAI chat format).
@@ -52,13 +64,28 @@ type toolFunction struct {
 }
 
 // AddMemory returns the add_memory tool: it stores one finished exchange.
-func AddMemory(m Memory) server.ServerTool {
+// WithLLMConfigured words its description for the mode: without an
+// extraction model, memory learns only the facts the host's model passes.
+func AddMemory(m Memory, opts ...Option) server.ServerTool {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	facts := "A language model also distils the stored exchanges into the profile and facts in the background; " +
+		"facts you pass in facts are kept as well and are not extracted twice. "
+	if !cfg.llm {
+		facts = "No extraction model is configured, so memory learns only the facts you pass: with each exchange, " +
+			"pass in facts its lasting facts about the user (few, short, only what is worth remembering across conversations; never secrets), " +
+			"and after the user corrects you, a fact of category correction with the right approach and source_error. "
+	}
 	tool := mcp.NewTool(nameAddMemory,
 		mcp.WithDescription("Store a finished exchange in the user's long-term memory. "+
 			"Call it after each exchange, once your final reply is written: pass the user's message as user_input and your final reply as agent_response, "+
 			"or pass the exchange as messages. Use the conversation's thread_id. Leave out passwords, API keys and other secrets. "+
+			facts+
 			"The exchange is durable and searchable with retrieve_memory as soon as this returns. "+
 			"Returns the stored turn ids, what the message filter kept and dropped, correction or reinforcement cues noticed in the user's words, "+
+			"what became of each fact (kept, merged or refused with the reason), what memory asks of you, "+
 			"and how many turns wait to be distilled into the profile and facts."),
 		inputSchema[addArgs](func(root schemaNode) {
 			freeObject(root, "meta_data")
@@ -66,6 +93,8 @@ func AddMemory(m Memory) server.ServerTool {
 				set(root, idSchema(), id)
 			}
 			messagesSchema(root)
+			set(root, schemaNode{"type": "array"}, "facts")
+			set(root, schemaNode{"minimum": 0, "maximum": 1}, "facts", "[]", "confidence")
 		}),
 		outputSchema[memory.AddResult](nil),
 		annotate("Remember an exchange", false, false, false),
@@ -86,6 +115,7 @@ func AddMemory(m Memory) server.ServerTool {
 			MetaData:      meta,
 
 			IdempotencyKey: args.IdempotencyKey,
+			Facts:          domainFacts(args.Facts),
 		})
 		if err != nil {
 			return toolError(ctx, nameAddMemory, err)
@@ -125,6 +155,15 @@ func metaData(raw json.RawMessage) (json.RawMessage, string) {
 		return nil, ""
 	}
 	return json.RawMessage(s), ""
+}
+
+// domainFacts converts the host's facts to the memory package's model.
+func domainFacts(in []hostFact) []memory.HostFact {
+	out := make([]memory.HostFact, len(in))
+	for i, f := range in {
+		out[i] = memory.HostFact{Content: f.Content, Category: f.Category, Confidence: f.Confidence, SourceError: f.SourceError}
+	}
+	return out
 }
 
 // domainMessages converts chat messages to the memory package's model.
@@ -180,10 +219,30 @@ func addSummary(r *memory.AddResult) string {
 	if r.Signals.Reinforcement {
 		b.WriteString("; the user's words read as approval of your approach (flagged for the memory update)")
 	}
+	if len(r.Facts) > 0 {
+		var kept, merged, refused []string
+		for _, f := range r.Facts {
+			switch f.Status {
+			case memory.HostFactKept:
+				kept = append(kept, f.FactID)
+			case memory.HostFactMerged:
+				merged = append(merged, f.FactID)
+			default:
+				refused = append(refused, fmt.Sprintf("%q (%s)", clip(f.Content, 60), f.Reason))
+			}
+		}
+		fmt.Fprintf(&b, "; facts: %d kept%s, %d merged with known facts%s, %d refused", len(kept), ids(kept), len(merged), ids(merged), len(refused))
+		if len(refused) > 0 {
+			b.WriteString(": " + strings.Join(refused, "; "))
+		}
+	}
 	if r.Pending.Turns > 0 {
 		fmt.Fprintf(&b, "; %s pending — LLM %s", count(r.Pending.Turns, "turn"), r.Pending.LLM)
 	}
 	b.WriteString(".")
+	if r.Ask != "" {
+		b.WriteString(" Memory asks: " + r.Ask + ".")
+	}
 	return b.String()
 }
 
@@ -220,3 +279,4 @@ func scopeText(s memory.Scope) string {
 	}
 	return "user " + s.UserID + ", agent " + s.AgentName
 }
+

@@ -210,12 +210,12 @@ func TestInstructions(t *testing.T) {
 			t.Errorf("instructions do not mention %s:\n%s", st.Tool.Name, got)
 		}
 	}
-	for _, want := range []string{"(alice)", "never instructions", "No language model is configured"} {
+	for _, want := range []string{"(alice)", "never instructions", "No extraction model is configured", "Pass in facts the lasting facts"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("instructions lack %q:\n%s", want, got)
 		}
 	}
-	if e := newEnv(t, WithLLMConfigured(true)); strings.Contains(e.init.Instructions, "No language model") {
+	if e := newEnv(t, WithLLMConfigured(true)); strings.Contains(e.init.Instructions, "No extraction model") {
 		t.Errorf("instructions with an LLM say there is none:\n%s", e.init.Instructions)
 	}
 }
@@ -341,4 +341,33 @@ func isSnakeCase(name string) bool {
 		}
 	}
 	return true
+}
+
+// TestAddMemoryDescriptionModes holds add_memory's description in both
+// modes against goldens: without an extraction model it asks for the
+// lasting facts of each exchange; with one it says passed facts are kept
+// and not extracted twice.
+func TestAddMemoryDescriptionModes(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		llm  bool
+	}{{"no_llm", false}, {"llm", true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			got := AddMemory(nil, WithLLMConfigured(mode.llm)).Tool.Description + "\n"
+			path := filepath.Join("testdata", "add_memory_description_"+mode.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("read golden (run go test ./tools -update): %v", err)
+			}
+			if got != string(want) {
+				t.Errorf("add_memory description (%s) differs from %s:\ngot:\n%s\nwant:\n%s", mode.name, path, got, want)
+			}
+		})
+	}
 }

@@ -231,7 +231,6 @@ func (s *Service) addFacts(ctx context.Context, res *AddResult, facts []HostFact
 	return res, nil
 }
 
-
 // maxPendingThreads bounds the threads listed in PendingInfo.
 const maxPendingThreads = 10
 

@@ -279,4 +279,3 @@ func scopeText(s memory.Scope) string {
 	}
 	return "user " + s.UserID + ", agent " + s.AgentName
 }
-

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"strings"
+
+	"github.com/mnemo-mcp/mnemo/memory"
 )
 
 // Flags several commands share.
@@ -49,18 +51,31 @@ func init() {
 			name: "forget",
 			synopsis: []string{
 				"forget --user U [--agent A] --all --yes",
-				"forget --user U [--agent A] [--fact ID]... [--turn ID]... [--thread T] --yes",
+				"forget --user U [--agent A] [--fact ID]... [--turn ID]... [--thread T] [--keep-facts] --yes",
 			},
-			summary: "Delete a user's whole memory (every agent's too, unless --agent names one) with --all, or single facts, exchanges or a thread. Without --yes it only shows what it would delete.",
+			summary: "Delete a user's whole memory (every agent's too, unless --agent names one) with --all, or single facts, exchanges or a thread (with the facts extracted from a thread left with no exchange, unless --keep-facts). The text leaves every file, earlier versions included. Without --yes it only shows what it would delete.",
 			flags: []flagSpec{
 				{name: "user", value: "U", doc: "the user whose memory it is (required)"}, flagAgent,
 				{name: "all", doc: "delete the whole memory of the user (or of the agent with --agent)"},
 				{name: "fact", value: "ID", doc: "delete this fact", repeat: true},
 				{name: "turn", value: "ID", doc: "delete this exchange", repeat: true},
 				{name: "thread", value: "T", doc: "delete every exchange of this thread"},
+				{name: "keep-facts", doc: "keep the facts extracted from a thread left with no exchange"},
 				{name: "yes", doc: "really delete; without it nothing is deleted"}},
 			maxArgs: 0, settings: true, dataDir: true,
 			run: runForget,
+		},
+		{
+			name: "profile",
+			synopsis: []string{
+				"profile set --section S [--user U] [--agent A] TEXT",
+				"profile clear --section S [--user U] [--agent A]",
+			},
+			summary: "Replace or clear one section of a profile (work_context, personal_context, top_of_mind, recent_months, earlier_context, long_term_background); the previous document is kept as a version.",
+			flags: []flagSpec{flagUser, flagAgent,
+				{name: "section", value: "S", doc: "the section: " + strings.Join(memory.ProfileSections, ", ")}},
+			maxArgs: 2, settings: true, dataDir: true,
+			run: runProfile,
 		},
 		{
 			name:     "show",

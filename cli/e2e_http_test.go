@@ -11,7 +11,9 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -464,4 +466,105 @@ func TestE2EHTTPParity(t *testing.T) {
 		t.Errorf("retrieve_memory pages = %v, want the harbourmaster turn first", stdio.Texts)
 	}
 	hp.stop(t)
+}
+
+// TestE2EHTTPViewer checks the memory viewer under /ui of serve --http
+// through the real binary: it is behind the same tokens as /mcp (a
+// browser logs in once on /ui/login and keeps the token in a cookie), a
+// caller sees only their own memory, and a revoked token stops working.
+func TestE2EHTTPViewer(t *testing.T) {
+	dir := t.TempDir()
+	token := func(user string) string {
+		out, err := mnemoCmd(t, dir, nil, "token", "add", "--user", user).Output()
+		if err != nil {
+			t.Fatalf("mnemo token add: %v", err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	alice, bob := token("alice"), token("bob")
+	srv := startHTTP(t, dir, nil)
+	ac := mcpClient(t, srv.url, map[string]string{"Authorization": "Bearer " + alice})
+	if res := callHTTPTool(t, ac, "save_memory", map[string]any{"content": "Alice keeps bees on the roof."}); res.IsError {
+		t.Fatalf("save_memory: %s", resultText(res))
+	}
+	bc := mcpClient(t, srv.url, map[string]string{"Authorization": "Bearer " + bob})
+	if res := callHTTPTool(t, bc, "save_memory", map[string]any{"content": "Bob collects vinyl records."}); res.IsError {
+		t.Fatalf("save_memory: %s", resultText(res))
+	}
+	base := strings.TrimSuffix(srv.url, "/mcp")
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := browser.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	login := func(tok string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+"/ui/login", strings.NewReader(url.Values{"token": {tok}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", base)
+		resp, err := browser.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+
+	if code, body := get("/ui/facts"); code != http.StatusUnauthorized || !strings.Contains(body, "/ui/login") {
+		t.Errorf("viewer without a token = %d, want 401 pointing at the login", code)
+	}
+	if code := login("mnemo_wrong"); code != http.StatusUnauthorized {
+		t.Errorf("login with a wrong token = %d, want 401", code)
+	}
+	if code := login(alice); code != http.StatusOK { // 303 to /ui/, followed
+		t.Fatalf("login with alice's token = %d, want the viewer", code)
+	}
+	code, body := get("/ui/facts")
+	if code != http.StatusOK || !strings.Contains(body, "Alice keeps bees") || strings.Contains(body, "vinyl") {
+		t.Errorf("alice's facts page = %d, want her fact and not bob's:\n%s", code, body)
+	}
+	if code, body := get("/ui/facts?user=bob"); code != http.StatusForbidden || strings.Contains(body, "vinyl") {
+		t.Errorf("bob's facts as alice = %d, want 403 without his facts", code)
+	}
+	for _, c := range jar.Cookies(mustURL(t, base+"/ui/")) {
+		if c.Name == uiCookie && c.Value != alice {
+			t.Errorf("cookie %s holds something else than the token", c.Name)
+		}
+	}
+	// Revoking alice's token logs the browser out at its next request.
+	out, err := mnemoCmd(t, dir, nil, "token", "list", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []struct{ ID, User string }
+	json.Unmarshal(out, &list)
+	for _, tk := range list {
+		if tk.User == "alice" {
+			if out, err := mnemoCmd(t, dir, nil, "token", "revoke", tk.ID).CombinedOutput(); err != nil {
+				t.Fatalf("revoke: %v %s", err, out)
+			}
+		}
+	}
+	if code, _ := get("/ui/facts"); code != http.StatusUnauthorized {
+		t.Errorf("viewer after alice's token was revoked = %d, want 401", code)
+	}
+	if strings.Contains(srv.stderr.String(), alice) || strings.Contains(srv.stderr.String(), bob) {
+		t.Errorf("the server log holds a token")
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

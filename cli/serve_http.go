@@ -190,7 +190,10 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 	mcpServer := tools.NewServer(svc, version(), opt...)
 	close(built)
 
-	handler, err := httpHandler(mcpServer, cfg, opts, bound, resource, log)
+	secure := tlsConfig != nil || strings.HasPrefix(hc.PublicURL, "https://")
+	handler, err := httpHandler(mcpServer, cfg, opts, bound, resource, log, func(mux *http.ServeMux, verifiers []httpauth.Verifier) error {
+		return mountUI(mux, svc, store, cfg, newUILogin(verifiers, secure, opts.insecure, log), log)
+	})
 	if err != nil {
 		return err
 	}
@@ -280,7 +283,11 @@ type httpStack struct {
 //	AccessLog → /healthz, /readyz (unguarded: load balancers probe by address)
 //	          → CheckHostOrigin → Protected Resource Metadata
 //	                            → /mcp: LimitBody → Authenticate → caller → RateLimit → MCP
-func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bound, resource string, log *slog.Logger) (*httpStack, error) {
+//
+// mount, when not nil, adds more pages to the guarded mux (the viewer
+// under /ui), given the verifiers of /mcp (none with --insecure-no-auth).
+func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bound, resource string, log *slog.Logger,
+	mount func(mux *http.ServeMux, verifiers []httpauth.Verifier) error) (*httpStack, error) {
 	hc := cfg.HTTP
 	streamable := server.NewStreamableHTTPServer(mcpServer,
 		server.WithStateLess(true),
@@ -296,11 +303,12 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 	st := &httpStack{streamable: streamable}
 	guardedMCP := []func(http.Handler) http.Handler{httpauth.LimitBody(hc.MaxBodyBytes), dropSessionID}
 	var authServers []string
+	var verifiers []httpauth.Verifier
 	if opts.insecure {
 		st.authText = "none (--insecure-no-auth, loopback only)"
 		log.Warn("serving HTTP without authentication: every local process can read and change every user's memory")
 	} else {
-		verifiers := []httpauth.Verifier{httpauth.NewTokenVerifier(opts.tokensPath)}
+		verifiers = []httpauth.Verifier{httpauth.NewTokenVerifier(opts.tokensPath)}
 		st.authText = "tokens in " + opts.tokensPath
 		if hc.OAuthIssuer != "" {
 			var scopes []string
@@ -351,6 +359,11 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 		}
 	}
 	guarded.Handle(mcpPath, httpauth.Chain(streamable, guardedMCP...))
+	if mount != nil {
+		if err := mount(guarded, verifiers); err != nil {
+			return nil, err
+		}
+	}
 	st.handler = func(ready func(context.Context) error) http.Handler {
 		root := http.NewServeMux()
 		root.Handle("/healthz", httpauth.Healthz())

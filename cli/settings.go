@@ -131,6 +131,12 @@ var settings = []setting{
 		"API key of the embeddings endpoint. Empty means llm_api_key's value. Environment or config file only; never printed or logged.")),
 	intSetting(groupEmbed, "embedding_dimensions", func(c *Config) *int { return &c.Embedding.Dimensions }, 0, 65536,
 		"Vector length asked of the model (text-embedding-3 and later); 0 keeps the model's own."),
+	floatSetting(groupEmbed, "embedding_fusion_weight", func(c *Config) *float64 { return &c.Memory.EmbeddingFusionWeight }, 0, 1,
+		"Share of the vector ranking when it is fused with the lexical one: 0 ranks by words only, 0.5 weighs both alike. The default was measured on LoCoMo (see Vector retrieval)."),
+	prefixSetting("embedding_query_prefix", func(c *Config) *string { return &c.Memory.EmbeddingQueryPrefix },
+		"Text put before a query when it is embedded, for models trained with one (e5: \"query: \"; bge: \"Represent this sentence for searching relevant passages: \"). Kept exactly, spaces included."),
+	prefixSetting("embedding_passage_prefix", func(c *Config) *string { return &c.Memory.EmbeddingPassagePrefix },
+		"Text put before a stored exchange when it is embedded (e5: \"passage: \"). Kept exactly, spaces included; changing it re-embeds the stored exchanges."),
 
 	textSetting(groupHTTP, "http_public_url", "URL", func(c *Config) *string { return &c.HTTP.PublicURL }, checkResourceURL,
 		"URL clients reach the MCP endpoint by, e.g. https://memory.example.com/mcp behind a proxy: the OAuth resource (token audience) and an allowed Host and Origin. Empty means http(s)://ADDR/mcp of the listen address."),
@@ -280,6 +286,20 @@ func textSetting(group, name, kind string, field func(*Config) *string, check fu
 				}
 			}
 			*field(c) = v
+			return nil
+		},
+		get: func(c *Config) string { return *field(c) },
+	}
+}
+
+// prefixSetting is a text kept verbatim: a model's prefix ends in a space.
+func prefixSetting(name string, field func(*Config) *string, doc string) setting {
+	return setting{name: name, group: groupEmbed, kind: "TEXT", doc: doc, rng: fmt.Sprintf("0-%d bytes", memory.MaxEmbeddingPrefixBytes),
+		set: func(c *Config, raw string) error {
+			if len(raw) > memory.MaxEmbeddingPrefixBytes {
+				return fmt.Errorf("%d bytes is longer than %d", len(raw), memory.MaxEmbeddingPrefixBytes)
+			}
+			*field(c) = raw
 			return nil
 		},
 		get: func(c *Config) string { return *field(c) },

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 )
 
 // FlushRequest is one flush_memory call: the scope, optionally one thread.
@@ -30,6 +29,9 @@ type FlushResult struct {
 	// Running lists the threads whose update was still running (or not
 	// yet started) when the wait ended; it goes on in the background.
 	Running []string `json:"running,omitempty"`
+	// EmbeddingBacklog is how many stored exchanges are not embedded yet
+	// (vector retrieval only); they are ranked by words until they are.
+	EmbeddingBacklog int `json:"embedding_backlog,omitempty"`
 	// Reason says why turns are still pending, if any are.
 	Reason string `json:"reason,omitempty"`
 }
@@ -60,8 +62,13 @@ func (s *Service) Flush(ctx context.Context, req FlushRequest) (*FlushResult, er
 	_, byThread := st.pending()
 	st.mu.Unlock()
 
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.FlushTimeout)
+	defer cancel()
 	if s.llm == nil {
-		return s.finishFlush(ctx, res, scope, req.ThreadID, nil)
+		if res.EmbeddingBacklog, err = s.awaitEmbeddings(ctx, scope); err != nil {
+			return nil, err
+		}
+		return s.finishFlush(context.WithoutCancel(ctx), res, scope, req.ThreadID, nil)
 	}
 	threads := map[string]*queueEntry{}
 	for t := range byThread {
@@ -78,7 +85,10 @@ func (s *Service) Flush(ctx context.Context, req FlushRequest) (*FlushResult, er
 	}
 	sort.Strings(order)
 	if len(order) == 0 {
-		return s.finishFlush(ctx, res, scope, req.ThreadID, nil)
+		if res.EmbeddingBacklog, err = s.awaitEmbeddings(ctx, scope); err != nil {
+			return nil, err
+		}
+		return s.finishFlush(context.WithoutCancel(ctx), res, scope, req.ThreadID, nil)
 	}
 
 	// The updates run in the background, on the service's context: the
@@ -96,10 +106,8 @@ func (s *Service) Flush(ctx context.Context, req FlushRequest) (*FlushResult, er
 		}
 	})
 	if !ok {
-		return s.finishFlush(ctx, res, scope, req.ThreadID, map[string]string{req.ThreadID: "the server is shutting down"})
+		return s.finishFlush(context.WithoutCancel(ctx), res, scope, req.ThreadID, map[string]string{req.ThreadID: "the server is shutting down"})
 	}
-	timer := time.NewTimer(s.cfg.FlushTimeout)
-	defer timer.Stop()
 	reasons := map[string]string{}
 	running := map[string]uint64{} // thread → last note before it started
 	finished := 0
@@ -153,9 +161,8 @@ wait:
 					reasons[thread] = n.String()
 				}
 			}
-		case <-timer.C:
-			break wait
 		case <-ctx.Done():
+			// flush_timeout passed, or the client gave up.
 			break wait
 		}
 	}
@@ -166,6 +173,16 @@ wait:
 		if reasons[thread] == "" {
 			reasons[thread] = fmt.Sprintf("still being processed in the background after waiting %s (flush_timeout)", s.cfg.FlushTimeout)
 		}
+	}
+	// After a failure or at the bound, only count the embedding backlog.
+	embedCtx := ctx
+	if len(res.Running) > 0 || len(reasons) > 0 {
+		var stop context.CancelFunc
+		embedCtx, stop = context.WithCancel(ctx)
+		stop()
+	}
+	if res.EmbeddingBacklog, err = s.awaitEmbeddings(embedCtx, scope); err != nil {
+		return nil, err
 	}
 	if req.Progress != nil {
 		msg := "done"
@@ -217,6 +234,13 @@ func (s *Service) finishFlush(ctx context.Context, res *FlushResult, scope Scope
 		res.Reason = fmt.Sprintf("%d turn(s) still pending and %s — %s", pending, next, strings.Join(parts, "; "))
 	default:
 		res.Reason = fmt.Sprintf("%d turn(s) arrived during the flush and are queued", pending)
+	}
+	if n := res.EmbeddingBacklog; n > 0 {
+		why := "they are being embedded in the background"
+		if s.breakerOpen() {
+			why = "the embeddings endpoint is not answering (check MNEMO_EMBEDDING_BASE_URL); it is retried in the background"
+		}
+		res.Reason = strings.TrimPrefix(res.Reason+"; ", "; ") + fmt.Sprintf("%d stored exchange(s) not embedded yet and ranked by words only until they are: %s", n, why)
 	}
 	return res, nil
 }

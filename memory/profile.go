@@ -31,10 +31,10 @@ type ProfileResult struct {
 	// facts and knowledge, by category, newest first: with no extraction
 	// model nothing writes the sections above, and the facts the host's
 	// model passes are the profile.
-	BuiltFromFacts []ProfileSection `json:"built_from_facts,omitempty"`
-	Empty          bool             `json:"empty"`
-	Injection          string          `json:"injection"`
-	InjectionTokens    int             `json:"injection_tokens"`
+	BuiltFromFacts  []ProfileSection `json:"built_from_facts,omitempty"`
+	Empty           bool             `json:"empty"`
+	Injection       string           `json:"injection"`
+	InjectionTokens int              `json:"injection_tokens"`
 }
 
 // Profile returns what is known about the user of a scope.

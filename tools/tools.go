@@ -38,6 +38,7 @@ type Manager interface {
 	Forget(ctx context.Context, req memory.ForgetRequest) (*memory.ForgetResult, error)
 	List(ctx context.Context, req memory.ListRequest) (*memory.ListResult, error)
 	FactHistory(ctx context.Context, req memory.HistoryRequest) (*memory.HistoryResult, error)
+	UpdateProfile(ctx context.Context, req memory.UpdateProfileRequest) (*memory.UpdateProfileResult, error)
 }
 
 // serverName is the name the server reports at initialize.
@@ -69,6 +70,7 @@ func manageMakers(m Manager) []func() server.ServerTool {
 	return []func() server.ServerTool{
 		func() server.ServerTool { return SaveMemory(m) },
 		func() server.ServerTool { return UpdateMemory(m) },
+		func() server.ServerTool { return UpdateProfile(m) },
 		func() server.ServerTool { return ForgetMemory(m) },
 		func() server.ServerTool { return ListMemories(m) },
 		func() server.ServerTool { return MemoryHistory(m) },
@@ -154,7 +156,7 @@ func NewServer(m Memory, version string, opts ...Option) *server.MCPServer {
 	_, manage := m.(Manager)
 	if manage {
 		names.SaveMemory, names.UpdateMemory, names.ForgetMemory = nameSaveMemory, nameUpdateMemory, nameForgetMemory
-		names.ListMemories, names.MemoryHistory = nameListMemories, nameMemoryHistory
+		names.ListMemories, names.MemoryHistory, names.UpdateProfile = nameListMemories, nameMemoryHistory, nameUpdateProfile
 	}
 	instructions, err := prompts.Instructions(prompts.InstructionsData{
 		LLMConfigured: cfg.llm,

@@ -59,7 +59,7 @@ func TestToolSnapshots(t *testing.T) {
 	}
 }
 
-// TestListTools checks what a client learns from tools/list: the nine
+// TestListTools checks what a client learns from tools/list: the ten
 // tools, each with a description, typed input and output schemas and
 // every annotation set.
 func TestListTools(t *testing.T) {
@@ -75,7 +75,7 @@ func TestListTools(t *testing.T) {
 		tools[tool.Name] = tool
 	}
 	slices.Sort(names)
-	want := []string{"add_memory", "flush_memory", "forget_memory", "get_user_profile", "list_memories", "memory_history", "retrieve_memory", "save_memory", "update_memory"}
+	want := []string{"add_memory", "flush_memory", "forget_memory", "get_user_profile", "list_memories", "memory_history", "retrieve_memory", "save_memory", "update_memory", "update_profile"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
@@ -89,6 +89,7 @@ func TestListTools(t *testing.T) {
 		"forget_memory":    {false, true, true},
 		"list_memories":    {true, false, true},
 		"memory_history":   {true, false, true},
+		"update_profile":   {false, true, true},
 	}
 	for name, tool := range tools {
 		t.Run(name, func(t *testing.T) {

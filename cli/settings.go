@@ -118,8 +118,8 @@ var settings = []setting{
 		"Model that updates memory."),
 	intSetting(groupLLM, "update_concurrency", func(c *Config) *int { return &c.Memory.UpdateConcurrency }, 1, 32,
 		"Most memories (user/agent scopes) updated in parallel; one scope is never updated twice at once."),
-	durationSetting(groupLLM, "flush_timeout", func(c *Config) *time.Duration { return &c.Memory.FlushTimeout }, time.Second, 30*time.Minute,
-		"Longest time flush_memory waits for pending updates before it reports what is still pending."),
+	durationSetting(groupLLM, "flush_timeout", func(c *Config) *time.Duration { return &c.Memory.FlushTimeout }, time.Second, memory.MaxFlushTimeout,
+		"Longest time flush_memory waits for pending updates before it answers with what finished and what is still running (it goes on in the background); kept under the clients' request time-outs (60s in the official SDKs)."),
 	durationSetting(groupLLM, "llm_timeout", func(c *Config) *time.Duration { return &c.LLM.Timeout }, time.Second, 10*time.Minute,
 		"Timeout of one request to the endpoint."),
 

@@ -73,6 +73,11 @@ type Config struct {
 	RedactSecrets bool
 }
 
+// MaxFlushTimeout bounds flush_timeout under the request time-out of
+// common MCP clients (60 s in the official SDKs): a flush answers before
+// the client gives up, and unfinished updates go on in the background.
+const MaxFlushTimeout = 50 * time.Second
+
 // DefaultEmbeddingFusionWeight is the default share of the vector ranking
 // in the fusion, measured on the LoCoMo development split (see the
 // README's vector retrieval section).
@@ -105,7 +110,7 @@ func DefaultConfig() Config {
 		MidTermHeatTau:             24 * time.Hour,
 		MaxRemoveShare:             0.25,
 		UpdateConcurrency:          2,
-		FlushTimeout:               2 * time.Minute,
+		FlushTimeout:               20 * time.Second,
 		EmbeddingFusionWeight:      DefaultEmbeddingFusionWeight,
 		MaxMessageBytes:            64 << 10,
 		MaxMessages:                200,
@@ -174,8 +179,8 @@ func (c Config) Validate() error {
 			return fmt.Errorf("setting %s is %d bytes long, more than %d", p.name, len(p.v), MaxEmbeddingPrefixBytes)
 		}
 	}
-	if c.FlushTimeout < time.Second || c.FlushTimeout > 30*time.Minute {
-		return fmt.Errorf("setting flush_timeout = %s is out of range [1s, 30m]", c.FlushTimeout)
+	if c.FlushTimeout < time.Second || c.FlushTimeout > MaxFlushTimeout {
+		return fmt.Errorf("setting flush_timeout = %s is out of range [1s, %s]", c.FlushTimeout, MaxFlushTimeout)
 	}
 	return nil
 }

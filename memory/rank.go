@@ -76,11 +76,12 @@ func rankPages(st *scopeState, query string, qv []float32, k int) []lexical.Hit 
 // lexicalPages ranks up to pool pages by words. The caller holds st.mu for
 // writing.
 func lexicalPages(st *scopeState, query string, pool int) []lexical.Hit {
-	hits := st.pages.Search(query, pool, nil)
+	qterms := queryTerms(query)
+	hits := st.pages.SearchTerms(qterms, pool, nil)
 	if len(hits) == 0 {
 		return nil
 	}
-	hits = feedback(st, query, hits, pool)
+	hits = feedback(st, qterms, hits, pool)
 	st.updateLinks()
 	base := make(map[int32]float64, len(hits)*2)
 	for _, h := range hits {
@@ -110,17 +111,49 @@ func lexicalPages(st *scopeState, query string, pool int) []lexical.Hit {
 	return out[:min(pool, len(out))]
 }
 
+// askingWords are words about the asking rather than the thing asked
+// ("what did I mention recently about…", "what kind of…"): stemmed as
+// Tokenize stems them, they are left out of a query that has other words.
+// Measured on the LoCoMo development split: R@10 +0.006, multi-hop +0.017.
+var askingWords = func() map[string]bool {
+	m := make(map[string]bool)
+	for _, t := range lexical.Tokenize(`mention mentioned recently lately kind type sort many much remember
+		tell told say said talk talked discuss discussed share shared ever currently considered likely`) {
+		m[t] = true
+	}
+	return m
+}()
+
+// queryTerms analyses query into the terms searched for: Tokenize's, less
+// the askingWords unless nothing else is left; a repeated term counts
+// once per occurrence.
+func queryTerms(query string) []lexical.Term {
+	toks := lexical.Tokenize(query)
+	out := make([]lexical.Term, 0, len(toks))
+	for _, t := range toks {
+		if !askingWords[t] {
+			out = append(out, lexical.Term{Text: t, Weight: 1})
+		}
+	}
+	if len(out) == 0 {
+		for _, t := range toks {
+			out = append(out, lexical.Term{Text: t, Weight: 1})
+		}
+	}
+	return out
+}
+
 // feedback expands the query with the most telling terms of the best
 // pages, weighted by their scores and IDF (RM3 pseudo-relevance feedback),
-// and searches again. hits are the first search's, best first.
-func feedback(st *scopeState, query string, hits []lexical.Hit, pool int) []lexical.Hit {
-	qterms := lexical.Tokenize(query)
+// and searches again. qterms are the query's terms (queryTerms), hits the
+// first search's, best first.
+func feedback(st *scopeState, qterms []lexical.Term, hits []lexical.Hit, pool int) []lexical.Hit {
 	if len(qterms) == 0 {
 		return hits
 	}
 	weights := make(map[string]float64)
 	for _, t := range qterms {
-		weights[t] += (1 - feedbackShare) / float64(len(qterms))
+		weights[t.Text] += (1 - feedbackShare) / float64(len(qterms))
 	}
 	fb := make(map[string]float64)
 	total := 0.0

@@ -3,6 +3,7 @@ package memory
 import (
 	"math"
 	"time"
+	"unicode"
 
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
 )
@@ -69,13 +70,30 @@ func coverQuery(st *scopeState, qterms []lexical.Term, hits []lexical.Hit) bool 
 		return false
 	}
 	idf := make([]float64, len(qterms))
-	total := 0.0
 	for i, t := range qterms {
 		idf[i] = st.pages.IDF(t.Text)
-		total += idf[i]
+	}
+	cov := coverage(st, qterms, idf, 0.5, hits)
+	if cov == nil {
+		return false
+	}
+	for i := range hits {
+		hits[i].Score *= math.Pow(cov[i], coverageExponent)
+	}
+	return true
+}
+
+// coverage returns, for each hit, the share of the query's weight (idf,
+// per term) held by the page, its previous or its next page in the same
+// sitting; a term matched only by a word of the same prefix counts
+// prefixShare. It returns nil when the query has no weight.
+func coverage(st *scopeState, qterms []lexical.Term, idf []float64, prefixShare float64, hits []lexical.Hit) []float64 {
+	total := 0.0
+	for _, w := range idf {
+		total += w
 	}
 	if total == 0 {
-		return false
+		return nil
 	}
 	st.updateLinks()
 	cache := make(map[int32][]float64, len(hits)*2)
@@ -83,10 +101,11 @@ func coverQuery(st *scopeState, qterms []lexical.Term, hits []lexical.Hit) bool 
 		if m, ok := cache[p]; ok {
 			return m
 		}
-		m := termMatch(st, int(p), qterms)
+		m := termMatch(st, int(p), qterms, prefixShare)
 		cache[p] = m
 		return m
 	}
+	out := make([]float64, len(hits))
 	for i, h := range hits {
 		id := int32(h.ID)
 		own := match(id)
@@ -100,15 +119,82 @@ func coverQuery(st *scopeState, qterms []lexical.Term, hits []lexical.Hit) bool 
 			}
 			cov += idf[j] * m
 		}
-		hits[i].Score *= math.Pow(cov/total, coverageExponent)
+		out[i] = cov / total
 	}
-	return true
+	return out
+}
+
+// The relevance floor of the injection text: pages below it stay in the
+// ranked list but are not injected. Chosen on the everyday-questions suite
+// (memory/testdata/everyday.json) and checked on LoCoMo (README).
+const (
+	// relevanceShare is the least share of the best page's score a page
+	// needs.
+	relevanceShare = 0.3
+	// minCoverage is the least share of the query (IDF-weighted, words
+	// never stored counting as the rarest) that a page with its
+	// neighbours must hold: a question about something never discussed
+	// matches only its commonest words.
+	minCoverage = 0.4
+)
+
+// relevant reports which hits (ranked, best first) clear the relevance
+// floor. The caller holds st.mu for writing.
+func relevant(st *scopeState, qterms []lexical.Term, hits []lexical.Hit) []bool {
+	out := make([]bool, len(hits))
+	if len(hits) == 0 || hits[0].Score <= 0 {
+		return out
+	}
+	rarest := math.Log1p((float64(st.pages.Len()) + 0.5) / 0.5)
+	idf := make([]float64, len(qterms))
+	var pre []byte
+	for i, t := range qterms {
+		switch w := st.pages.IDF(t.Text); {
+		case w > 0:
+			idf[i] = w
+		case isCJKTerm(t.Text):
+			// An unseen CJK bigram is most often two characters
+			// across a word boundary, not a word.
+		default:
+			idf[i] = rarest
+			if p, ok := prefixTerm(pre[:0], t.Text); ok {
+				pre = p
+				if w := st.pages.IDF(string(p)); w > 0 {
+					idf[i] = w
+				}
+			}
+		}
+	}
+	cov := coverage(st, qterms, idf, 1, hits)
+	best := hits[0].Score
+	for i, h := range hits {
+		out[i] = h.Score >= relevanceShare*best && (cov == nil || cov[i] >= minCoverage)
+	}
+	return out
+}
+
+// prefixTerm appends to dst the page index's prefix term of an analysed
+// term (see samePrefix) and reports whether it has one.
+func prefixTerm(dst []byte, term string) ([]byte, bool) {
+	if !samePrefix(term, term) {
+		return dst, false
+	}
+	return append(append(dst, '~'), term[:5]...), true
+}
+
+func isCJKTerm(term string) bool {
+	for _, r := range term {
+		if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
+			return true
+		}
+	}
+	return false
 }
 
 // termMatch says, per query term, whether page p holds it (1), only a word
-// with the same prefix term (0.5, as the index's prefix field weighs it),
-// or neither (0).
-func termMatch(st *scopeState, p int, qterms []lexical.Term) []float64 {
+// with the same prefix term (prefixShare; the index's prefix field weighs
+// it 0.5), or neither (0).
+func termMatch(st *scopeState, p int, qterms []lexical.Term, prefixShare float64) []float64 {
 	out := make([]float64, len(qterms))
 	st.pages.DocTerms(p, func(term string, _ int) {
 		for j, q := range qterms {
@@ -116,7 +202,7 @@ func termMatch(st *scopeState, p int, qterms []lexical.Term) []float64 {
 			case term == q.Text:
 				out[j] = 1
 			case out[j] == 0 && samePrefix(term, q.Text):
-				out[j] = 0.5
+				out[j] = prefixShare
 			}
 		}
 	})

@@ -3,6 +3,7 @@ package memory
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
@@ -118,20 +119,25 @@ func lexicalPages(st *scopeState, query string, pool int) []lexical.Hit {
 var askingWords = func() map[string]bool {
 	m := make(map[string]bool)
 	for _, t := range lexical.Tokenize(`mention mentioned recently lately kind type sort many much remember
-		tell told say said talk talked discuss discussed share shared ever currently considered likely`) {
+		remind recall know tell told say said talk talked discuss discussed share shared ever currently
+		considered likely thing things anything something again please 时候 多少 如何 是否`) {
 		m[t] = true
 	}
 	return m
 }()
 
+// askingRunes are Chinese question characters (什么, 怎么, 哪里, 吗, 呢):
+// a CJK bigram holding one is about the asking.
+const askingRunes = "什么怎哪吗呢"
+
 // queryTerms analyses query into the terms searched for: Tokenize's, less
-// the askingWords unless nothing else is left; a repeated term counts
+// the askingWords and bigrams with askingRunes unless nothing else is left; a repeated term counts
 // once per occurrence.
 func queryTerms(query string) []lexical.Term {
 	toks := lexical.Tokenize(query)
 	out := make([]lexical.Term, 0, len(toks))
 	for _, t := range toks {
-		if !askingWords[t] {
+		if !askingWords[t] && !strings.ContainsAny(t, askingRunes) {
 			out = append(out, lexical.Term{Text: t, Weight: 1})
 		}
 	}

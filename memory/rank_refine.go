@@ -126,7 +126,7 @@ func coverage(st *scopeState, qterms []lexical.Term, idf []float64, prefixShare 
 
 // The relevance floor of the injection text: pages below it stay in the
 // ranked list but are not injected. Chosen on the everyday-questions suite
-// (memory/testdata/everyday.json) and checked on LoCoMo (README).
+// (tools/testdata/everyday.json) and checked on LoCoMo (README).
 const (
 	// relevanceShare is the least share of the best page's score a page
 	// needs.
@@ -153,8 +153,9 @@ func relevant(st *scopeState, qterms []lexical.Term, hits []lexical.Hit) []bool 
 		case w > 0:
 			idf[i] = w
 		case isCJKTerm(t.Text):
-			// An unseen CJK bigram is most often two characters
-			// across a word boundary, not a word.
+			// An unseen CJK bigram is often two characters across a
+			// word boundary rather than a word: it counts half.
+			idf[i] = rarest / 2
 		default:
 			idf[i] = rarest
 			if p, ok := prefixTerm(pre[:0], t.Text); ok {

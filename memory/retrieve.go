@@ -140,6 +140,19 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 		pageNotes[i] = turnNote(st, h.ID, qterms)
 		pageNotes[i].hidden = !floor[i]
 	}
+	// A correction about what a shown page speaks of is shown too, even
+	// below the floor: it says which of the two holds.
+	var shownTopics uint64
+	for _, n := range pageNotes {
+		if !n.hidden {
+			shownTopics |= n.topics
+		}
+	}
+	for i := range pageNotes {
+		if n := &pageNotes[i]; n.hidden && n.correction && n.topics&shownTopics != 0 {
+			n.hidden = false
+		}
+	}
 	recentNotes := make([]itemNote, len(recentPos))
 	for i, p := range recentPos {
 		recentNotes[i] = turnNote(st, p, qterms)

@@ -112,6 +112,17 @@ func queryWindows(query string, now time.Time) []timeWindow {
 		out = append(out, timeWindow{from: from, to: from.AddDate(0, 1, 0)})
 	}
 
+	scan(reZhYMD, func(m []string) {
+		if m[3] != "" {
+			day(atoi(m[1]), time.Month(atoi(m[2])), atoi(m[3]))
+		} else if mo := atoi(m[2]); mo >= 1 && mo <= 12 {
+			month(atoi(m[1]), time.Month(mo))
+		}
+	})
+	scan(reZhYear, func(m []string) {
+		from := time.Date(atoi(m[1]), time.January, 1, 0, 0, 0, 0, time.UTC)
+		out = append(out, timeWindow{from: from, to: from.AddDate(1, 0, 0)})
+	})
 	scan(reDayMonth, func(m []string) { day(atoi(m[3]), monthNames[m[2]], atoi(m[1])) })
 	scan(reMonthDay, func(m []string) { day(atoi(m[3]), monthNames[m[1]], atoi(m[2])) })
 	scan(rePartMonth, func(m []string) {
@@ -156,17 +167,6 @@ func queryWindows(query string, now time.Time) []timeWindow {
 		}
 	})
 
-	scan(reZhYMD, func(m []string) {
-		if m[3] != "" {
-			day(atoi(m[1]), time.Month(atoi(m[2])), atoi(m[3]))
-		} else if mo := atoi(m[2]); mo >= 1 && mo <= 12 {
-			month(atoi(m[1]), time.Month(mo))
-		}
-	})
-	scan(reZhYear, func(m []string) {
-		from := time.Date(atoi(m[1]), time.January, 1, 0, 0, 0, 0, time.UTC)
-		out = append(out, timeWindow{from: from, to: from.AddDate(1, 0, 0)})
-	})
 	scan(reZhMonthDay, func(m []string) {
 		mo := smallNumber(m[1])
 		if mo < 1 || mo > 12 {

@@ -26,6 +26,9 @@ const (
 	// prefix match counts half). R@10 +0.007; on the page alone, without
 	// its neighbours, it lost 0.02.
 	coverageExponent = 0.5
+	// coverPool is how many of the best candidates coverage re-ranks
+	// (at least four times the pages asked for).
+	coverPool = 40
 )
 
 // refine applies the query's time windows and term coverage to hits (the
@@ -44,6 +47,14 @@ func (s *Service) refine(st *scopeState, query string, hits []lexical.Hit, k int
 			}
 		}
 	}
+	if changed {
+		sortHits(hits)
+		changed = false
+	}
+	// Coverage only lowers scores, so a page far down the list seldom
+	// comes up; weighing the first coverPool pages keeps the cost of
+	// reading their terms bounded.
+	hits = hits[:min(len(hits), max(coverPool, 4*k))]
 	if coverQuery(st, queryTerms(query), hits) {
 		changed = true
 	}

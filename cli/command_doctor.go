@@ -93,6 +93,9 @@ func runDoctor(ctx context.Context, c *call) int {
 	if cfg.DataDir == "" {
 		d.fail("set --data-dir or MNEMO_DATA_DIR", "%v", errNoDataDir)
 	} else {
+		if problem, fix := cfg.dataDirProblem(); problem != "" {
+			d.fail(fix, "%s", problem)
+		}
 		d.checkDataDir(ctx, cfg)
 	}
 

@@ -151,3 +151,24 @@ func TestForgetPartsCommand(t *testing.T) {
 		t.Errorf("turns after forget = %+v, want only thread keep", turns)
 	}
 }
+
+// TestForgetOutput: the result goes to stdout, messages to stderr, and a
+// not-found error names the commands that show what is stored, not an
+// MCP tool.
+func TestForgetOutput(t *testing.T) {
+	dir := t.TempDir()
+	seedRich(t, dir)
+	code, out, errOut := runCmd(t, dir, "forget", "--user", "ana", "--fact", "fact_0000000a", "--yes")
+	if code != exitOK || !strings.Contains(out, "deleted fact fact_0000000a") || !strings.Contains(out, "deleted 1 fact(s)") || errOut != "" {
+		t.Errorf("forget --fact = %d\nstdout %q\nstderr %q; want the result on stdout and nothing on stderr", code, out, errOut)
+	}
+	code, out, errOut = runCmd(t, dir, "forget", "--user", "ana", "--agent", "coder", "--fact", "fact_nope", "--yes")
+	if code == exitOK || out != "" || !strings.Contains(errOut, "no fact_nope") || !strings.Contains(errOut, "mnemo show --user ana --agent coder") {
+		t.Errorf("forget of a missing fact = %d\nstdout %q\nstderr %q; want an error on stderr naming mnemo show", code, out, errOut)
+	}
+	for _, tool := range []string{"list_memories", "retrieve_memory", "forget_memory"} {
+		if strings.Contains(errOut, tool) {
+			t.Errorf("forget's error names the MCP tool %s: %q", tool, errOut)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mnemo-mcp/mnemo/internal/testutil"
 )
 
 // The end-to-end tests build the real binary once per test binary and talk
@@ -94,30 +95,12 @@ type rpcMessage struct {
 	} `json:"error,omitempty"`
 }
 
-// lockedBuffer collects the child's stderr.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // mnemoProc is one running mnemo process and its JSON-RPC client side.
 type mnemoProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *lockedBuffer
+	stderr *testutil.LockedBuffer
 	done   chan struct{} // closed when stdout is at EOF
 
 	writeMu sync.Mutex
@@ -138,7 +121,7 @@ func startServer(t *testing.T, dataDir string, extraEnv ...string) *mnemoProc {
 		}
 	}
 	cmd.Env = append(cmd.Env, append([]string{"MNEMO_DATA_DIR=" + dataDir, "MNEMO_LOG_LEVEL=debug"}, extraEnv...)...)
-	s := &mnemoProc{t: t, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{}), pending: map[string]chan rpcMessage{}}
+	s := &mnemoProc{t: t, cmd: cmd, stderr: &testutil.LockedBuffer{}, done: make(chan struct{}), pending: map[string]chan rpcMessage{}}
 	cmd.Stderr = s.stderr
 	var err error
 	if s.stdin, err = cmd.StdinPipe(); err != nil {

@@ -32,6 +32,9 @@ type AddResult struct {
 	Filter   FilterReport `json:"filter"`
 	Signals  Signals      `json:"signals"`
 	Pending  PendingInfo  `json:"pending"`
+	// Redacted counts the secrets replaced by "[redacted: KIND]" before
+	// the turns were written, by kind; empty when there were none.
+	Redacted []Redaction `json:"redacted,omitempty"`
 	// Note explains a call that stored nothing.
 	Note string `json:"note,omitempty"`
 }
@@ -79,6 +82,11 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (*AddResult, error) {
 	}
 
 	exchanges, report := Filter(msgs)
+	red := &redactor{on: s.cfg.RedactSecrets}
+	for i := range exchanges {
+		exchanges[i].User, exchanges[i].Reply = red.text(exchanges[i].User), red.text(exchanges[i].Reply)
+	}
+	meta = red.json(meta)
 	kept := make([]Message, 0, len(exchanges))
 	for _, e := range exchanges {
 		if e.User != "" {
@@ -86,7 +94,7 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (*AddResult, error) {
 		}
 	}
 	signals := DetectSignals(kept)
-	res := &AddResult{Scope: scope, ThreadID: thread, TurnIDs: []string{}, Filter: report, Signals: signals}
+	res := &AddResult{Scope: scope, ThreadID: thread, TurnIDs: []string{}, Filter: report, Signals: signals, Redacted: red.take()}
 
 	turns := make([]Turn, len(exchanges))
 	for i, e := range exchanges {

@@ -59,12 +59,33 @@ type Config struct {
 	UpdateConcurrency int
 	// FlushTimeout bounds how long flush_memory waits for updates.
 	FlushTimeout time.Duration
+	// EmbeddingFusionWeight is the vector ranking's share when it is fused
+	// with the lexical ranking (0 ranks by words only, 0.5 weighs both
+	// alike); it matters only with an Embedder.
+	EmbeddingFusionWeight float64
+	// EmbeddingQueryPrefix and EmbeddingPassagePrefix are prepended to a
+	// query and to a stored exchange before they are embedded, for models
+	// trained with them (e5: "query: " and "passage: ").
+	EmbeddingQueryPrefix   string
+	EmbeddingPassagePrefix string
 	// Limits on what one call may carry.
 	MaxMessageBytes  int
 	MaxMessages      int
 	MaxMetaDataBytes int
 	MaxQueryBytes    int
+	// RedactSecrets replaces API keys, tokens, private keys and passwords
+	// by "[redacted: KIND]" before anything is written (redact_secrets).
+	RedactSecrets bool
 }
+
+// DefaultEmbeddingFusionWeight is the default share of the vector ranking
+// in the fusion, measured on the LoCoMo development split (see the
+// README's vector retrieval section).
+const DefaultEmbeddingFusionWeight = 0.25
+
+// MaxEmbeddingPrefixBytes bounds embedding_query_prefix and
+// embedding_passage_prefix.
+const MaxEmbeddingPrefixBytes = 256
 
 // DefaultConfig returns the documented defaults (DESIGN §4).
 func DefaultConfig() Config {
@@ -91,10 +112,12 @@ func DefaultConfig() Config {
 		MaxRemoveShare:             0.25,
 		UpdateConcurrency:          2,
 		FlushTimeout:               2 * time.Minute,
+		EmbeddingFusionWeight:      DefaultEmbeddingFusionWeight,
 		MaxMessageBytes:            64 << 10,
 		MaxMessages:                200,
 		MaxMetaDataBytes:           16 << 10,
 		MaxQueryBytes:              8 << 10,
+		RedactSecrets:              true,
 	}
 }
 
@@ -142,6 +165,7 @@ func (c Config) Validate() error {
 		{"mid_term_heat_alpha", c.MidTermHeatAlpha, 0, 100},
 		{"mid_term_heat_beta", c.MidTermHeatBeta, 0, 100},
 		{"mid_term_heat_gamma", c.MidTermHeatGamma, 0, 100},
+		{"embedding_fusion_weight", c.EmbeddingFusionWeight, 0, 1},
 	}
 	for _, s := range floats {
 		if !(s.v >= s.min && s.v <= s.max) { // also rejects NaN
@@ -153,6 +177,11 @@ func (c Config) Validate() error {
 	}
 	if c.ConversationIdleGap < time.Minute || c.ConversationIdleGap > 30*24*time.Hour {
 		return fmt.Errorf("setting conversation_idle_gap = %s is out of range [1m, 720h]", c.ConversationIdleGap)
+	}
+	for _, p := range []struct{ name, v string }{{"embedding_query_prefix", c.EmbeddingQueryPrefix}, {"embedding_passage_prefix", c.EmbeddingPassagePrefix}} {
+		if len(p.v) > MaxEmbeddingPrefixBytes {
+			return fmt.Errorf("setting %s is %d bytes long, more than %d", p.name, len(p.v), MaxEmbeddingPrefixBytes)
+		}
 	}
 	if c.FlushTimeout < time.Second || c.FlushTimeout > 30*time.Minute {
 		return fmt.Errorf("setting flush_timeout = %s is out of range [1s, 30m]", c.FlushTimeout)

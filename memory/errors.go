@@ -16,6 +16,12 @@ var (
 	ErrNoLLM = errors.New("no llm configured")
 	// ErrCorrupt marks stored data that cannot be parsed.
 	ErrCorrupt = errors.New("corrupt data")
+	// ErrStale is wrapped by a store's refusal to save a cache (page
+	// index snapshot, mid-term state, vectors) of a scope whose turns were
+	// removed, or which was deleted, since the store read it: the cache
+	// may hold forgotten text. The Service then drops its in-memory state
+	// of the scope and reads it again.
+	ErrStale = errors.New("the scope's turns changed since they were read (forgotten by another call or process); not saving a cache of the old ones")
 )
 
 // InputError is an ErrInvalidInput with a message that says what to fix.

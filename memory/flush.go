@@ -27,6 +27,9 @@ type FlushResult struct {
 	SectionsUpdated []string    `json:"sections_updated"`
 	Ignored         []string    `json:"ignored,omitempty"`
 	Pending         PendingInfo `json:"pending"`
+	// EmbeddingBacklog is how many stored exchanges are not embedded yet
+	// (vector retrieval only); they are ranked by words until they are.
+	EmbeddingBacklog int `json:"embedding_backlog,omitempty"`
 	// Reason says why turns are still pending, if any are.
 	Reason string `json:"reason,omitempty"`
 }
@@ -54,8 +57,13 @@ func (s *Service) Flush(ctx context.Context, req FlushRequest) (*FlushResult, er
 	_, byThread := st.pending()
 	st.mu.Unlock()
 
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.FlushTimeout)
+	defer cancel()
 	if s.llm == nil {
-		return s.finishFlush(ctx, res, scope, req.ThreadID, nil)
+		if res.EmbeddingBacklog, err = s.awaitEmbeddings(ctx, scope); err != nil {
+			return nil, err
+		}
+		return s.finishFlush(context.WithoutCancel(ctx), res, scope, req.ThreadID, nil)
 	}
 	threads := map[string]bool{}
 	for t := range byThread {
@@ -72,8 +80,6 @@ func (s *Service) Flush(ctx context.Context, req FlushRequest) (*FlushResult, er
 	}
 	sort.Strings(order)
 
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.FlushTimeout)
-	defer cancel()
 	reasons := map[string]string{}
 	for i, thread := range order {
 		if req.Progress != nil {
@@ -97,6 +103,9 @@ func (s *Service) Flush(ctx context.Context, req FlushRequest) (*FlushResult, er
 			// The turns stay pending; the background queue retries them.
 			s.queue.schedule(scope, thread, Signals{}, backoff(0), false)
 		}
+	}
+	if res.EmbeddingBacklog, err = s.awaitEmbeddings(ctx, scope); err != nil {
+		return nil, err
 	}
 	if req.Progress != nil {
 		req.Progress(len(order), len(order), "done")
@@ -129,6 +138,13 @@ func (s *Service) finishFlush(ctx context.Context, res *FlushResult, scope Scope
 		res.Reason = fmt.Sprintf("%d turn(s) still pending and will be retried in the background — %s", pending, strings.Join(parts, "; "))
 	default:
 		res.Reason = fmt.Sprintf("%d turn(s) arrived during the flush and are queued", pending)
+	}
+	if n := res.EmbeddingBacklog; n > 0 {
+		why := "they are being embedded in the background"
+		if s.breakerOpen() {
+			why = "the embeddings endpoint is not answering (check MNEMO_EMBEDDING_BASE_URL); it is retried in the background"
+		}
+		res.Reason = strings.TrimPrefix(res.Reason+"; ", "; ") + fmt.Sprintf("%d stored exchange(s) not embedded yet and ranked by words only until they are: %s", n, why)
 	}
 	return res, nil
 }

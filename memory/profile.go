@@ -18,12 +18,12 @@ type ProfileRequest struct {
 type ProfileResult struct {
 	Scope              Scope           `json:"scope"`
 	Version            string          `json:"version"`
-	LastUpdated        string          `json:"lastUpdated,omitempty"`
+	LastUpdated        string          `json:"last_updated,omitempty"`
 	User               UserSections    `json:"user"`
 	History            HistorySections `json:"history"`
 	Facts              []Fact          `json:"facts"`
 	Knowledge          []Fact          `json:"knowledge,omitempty"`
-	AssistantKnowledge []Fact          `json:"assistantKnowledge,omitempty"`
+	AssistantKnowledge []Fact          `json:"assistant_knowledge,omitempty"`
 	StoredTurns        int             `json:"stored_turns"`
 	Pending            PendingInfo     `json:"pending"`
 	Empty              bool            `json:"empty"`

@@ -111,6 +111,7 @@ func NewService(cfg Config, store Store, tokens TokenCounter, opts ...Option) (*
 	s.midTermStore, _ = store.(MidTermStore)
 	s.pageStore, _ = store.(PageIndexStore)
 	s.emb.store, _ = store.(VectorStore)
+	s.emb.weight, s.emb.queryPrefix, s.emb.passagePrefix = cfg.EmbeddingFusionWeight, cfg.EmbeddingQueryPrefix, cfg.EmbeddingPassagePrefix
 	for _, o := range opts {
 		o(s)
 	}

@@ -163,6 +163,9 @@ func addSummary(r *memory.AddResult) string {
 		fmt.Fprintf(&b, "Stored %s (%s) in thread %s", count(len(r.TurnIDs), "turn"), strings.Join(r.TurnIDs, ", "), r.ThreadID)
 	}
 	fmt.Fprintf(&b, " of %s; filter kept %s, dropped %d", scopeText(r.Scope), count(r.Filter.Kept, "message"), r.Filter.Dropped())
+	if len(r.Redacted) > 0 {
+		b.WriteString("; " + redactedText(r.Redacted))
+	}
 	if r.Signals.Correction {
 		b.WriteString("; the user's words read as a correction of you (flagged for the memory update)")
 	}
@@ -174,6 +177,24 @@ func addSummary(r *memory.AddResult) string {
 	}
 	b.WriteString(".")
 	return b.String()
+}
+
+// redactedText says which secrets were replaced before storing, by kind
+// and count, never the secret.
+func redactedText(found []memory.Redaction) string {
+	parts := make([]string, len(found))
+	for i, f := range found {
+		parts[i] = fmt.Sprintf("%d %s", f.Count, f.Kind)
+	}
+	return "secrets replaced by [redacted: KIND] before storing: " + strings.Join(parts, ", ")
+}
+
+// capitalize upper-cases the first letter of an ASCII sentence.
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 // count formats n with a noun, plural when n is not 1.

@@ -111,6 +111,12 @@ func idSchema() schemaNode {
 	return schemaNode{"type": "string", "pattern": idPattern, "maxLength": memory.MaxIDLength}
 }
 
+// nonEmptyIDSchema is idSchema for an id that, when given, may not be
+// empty (forget_memory's).
+func nonEmptyIDSchema() schemaNode {
+	return schemaNode{"type": "string", "pattern": "^[A-Za-z0-9._-]+$", "minLength": 1, "maxLength": memory.MaxIDLength}
+}
+
 // idPattern is the pattern of ids in the schemas.
 const idPattern = "^[A-Za-z0-9._-]*$"
 

@@ -58,7 +58,7 @@ func TestToolSnapshots(t *testing.T) {
 	}
 }
 
-// TestListTools checks what a client learns from tools/list: the nine
+// TestListTools checks what a client learns from tools/list: the ten
 // tools, each with a description, typed input and output schemas and
 // every annotation set.
 func TestListTools(t *testing.T) {
@@ -74,7 +74,7 @@ func TestListTools(t *testing.T) {
 		tools[tool.Name] = tool
 	}
 	slices.Sort(names)
-	want := []string{"add_memory", "flush_memory", "forget_memory", "get_user_profile", "list_memories", "memory_history", "retrieve_memory", "save_memory", "update_memory"}
+	want := []string{"add_memory", "flush_memory", "forget_memory", "get_user_profile", "list_memories", "memory_history", "retrieve_memory", "save_memory", "update_memory", "update_profile"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
@@ -88,6 +88,7 @@ func TestListTools(t *testing.T) {
 		"forget_memory":    {false, true, true},
 		"list_memories":    {true, false, true},
 		"memory_history":   {true, false, true},
+		"update_profile":   {false, true, true},
 	}
 	for name, tool := range tools {
 		t.Run(name, func(t *testing.T) {
@@ -215,4 +216,94 @@ func TestInstructions(t *testing.T) {
 	if e := newEnv(t, WithLLMConfigured(true)); strings.Contains(e.init.Instructions, "No language model") {
 		t.Errorf("instructions with an LLM say there is none:\n%s", e.init.Instructions)
 	}
+}
+
+// TestSchemaNamesSnakeCase walks every tool's input and output schema and
+// fails on a property name that is not snake_case: tool arguments and
+// results speak one style, whatever memory.json calls the same things.
+func TestSchemaNamesSnakeCase(t *testing.T) {
+	e := newEnv(t)
+	list, err := e.client.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatalf("ListTools() error = %v", err)
+	}
+	for _, tool := range list.Tools {
+		raw, err := json.Marshal(tool)
+		if err != nil {
+			t.Fatalf("marshal %s: %v", tool.Name, err)
+		}
+		var schemas struct {
+			In  any `json:"inputSchema"`
+			Out any `json:"outputSchema"`
+		}
+		if err := json.Unmarshal(raw, &schemas); err != nil {
+			t.Fatalf("unmarshal %s: %v", tool.Name, err)
+		}
+		if schemas.Out == nil {
+			t.Errorf("%s has no output schema", tool.Name)
+		}
+		for _, p := range notSnakeCase(schemas.In, "inputSchema") {
+			t.Errorf("%s: property %s is not snake_case", tool.Name, p)
+		}
+		for _, p := range notSnakeCase(schemas.Out, "outputSchema") {
+			t.Errorf("%s: property %s is not snake_case", tool.Name, p)
+		}
+	}
+}
+
+func TestNotSnakeCase(t *testing.T) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"user_id": map[string]any{"type": "string"},
+		"facts": map[string]any{"type": "array", "items": map[string]any{"properties": map[string]any{
+			"createdAt": map[string]any{}, "source_error": map[string]any{},
+		}}},
+		"topOfMind": map[string]any{"properties": map[string]any{"updated_at": map[string]any{}}},
+	}}
+	got := notSnakeCase(schema, "s")
+	slices.Sort(got)
+	if want := []string{"s.facts[].createdAt", "s.topOfMind"}; !slices.Equal(got, want) {
+		t.Errorf("notSnakeCase() = %q, want %q", got, want)
+	}
+}
+
+// notSnakeCase returns the paths of the property names in a decoded JSON
+// Schema that are not snake_case (lower-case letters, digits, '_').
+func notSnakeCase(schema any, path string) []string {
+	var bad []string
+	switch n := schema.(type) {
+	case map[string]any:
+		for k, v := range n {
+			switch k {
+			case "properties":
+				props, _ := v.(map[string]any)
+				for name, sub := range props {
+					if !isSnakeCase(name) {
+						bad = append(bad, path+"."+name)
+					}
+					bad = append(bad, notSnakeCase(sub, path+"."+name)...)
+				}
+			case "items":
+				bad = append(bad, notSnakeCase(v, path+"[]")...)
+			default:
+				bad = append(bad, notSnakeCase(v, path+"/"+k)...)
+			}
+		}
+	case []any:
+		for _, v := range n {
+			bad = append(bad, notSnakeCase(v, path)...)
+		}
+	}
+	return bad
+}
+
+func isSnakeCase(name string) bool {
+	if name == "" || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for _, r := range name {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '_' {
+			return false
+		}
+	}
+	return true
 }

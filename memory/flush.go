@@ -19,14 +19,20 @@ type FlushRequest struct {
 
 // FlushResult reports what a flush did and what is still pending, and why.
 type FlushResult struct {
-	Scope           Scope       `json:"scope"`
-	ThreadID        string      `json:"thread_id,omitempty"`
-	TurnsProcessed  int         `json:"turns_processed"`
-	FactsAdded      []string    `json:"facts_added"`
-	FactsRemoved    []string    `json:"facts_removed"`
-	SectionsUpdated []string    `json:"sections_updated"`
-	Ignored         []string    `json:"ignored,omitempty"`
-	Pending         PendingInfo `json:"pending"`
+	Scope          Scope    `json:"scope"`
+	ThreadID       string   `json:"thread_id,omitempty"`
+	TurnsProcessed int      `json:"turns_processed"`
+	FactsAdded     []string `json:"facts_added"`
+	FactsRemoved   []string `json:"facts_removed"`
+	// FactsConfirmed are facts stated again by the conversations: their
+	// confidence rose.
+	FactsConfirmed []string `json:"facts_confirmed,omitempty"`
+	// Maintenance is what the maintenance pass at the end of the flush
+	// merged, decayed and retired (consolidation and staleness).
+	Maintenance     *MaintainReport `json:"maintenance,omitempty"`
+	SectionsUpdated []string        `json:"sections_updated"`
+	Ignored         []string        `json:"ignored,omitempty"`
+	Pending         PendingInfo     `json:"pending"`
 	// EmbeddingBacklog is how many stored exchanges are not embedded yet
 	// (vector retrieval only); they are ranked by words until they are.
 	EmbeddingBacklog int `json:"embedding_backlog,omitempty"`
@@ -90,11 +96,14 @@ func (s *Service) Flush(ctx context.Context, req FlushRequest) (*FlushResult, er
 			res.TurnsProcessed += rep.TurnsProcessed
 			res.FactsAdded = append(res.FactsAdded, rep.FactsAdded...)
 			res.FactsRemoved = append(res.FactsRemoved, rep.FactsRemoved...)
+			res.FactsConfirmed = append(res.FactsConfirmed, rep.FactsConfirmed...)
 			res.SectionsUpdated = appendNew(res.SectionsUpdated, rep.SectionsUpdated...)
 			res.Ignored = append(res.Ignored, rep.Ignored...)
 		}
 		if err != nil {
 			switch {
+			case errors.Is(err, ErrBudgetSpent):
+				reasons[thread] = "deferred: the daily token budget is spent (daily_token_budget); it resumes tomorrow (UTC)"
 			case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
 				reasons[thread] = fmt.Sprintf("flush timed out after %s", s.cfg.FlushTimeout)
 			default:
@@ -115,6 +124,12 @@ func (s *Service) Flush(ctx context.Context, req FlushRequest) (*FlushResult, er
 
 // finishFlush fills in what is still pending and why.
 func (s *Service) finishFlush(ctx context.Context, res *FlushResult, scope Scope, thread string, reasons map[string]string) (*FlushResult, error) {
+	// The periodic pass: consolidation and staleness, also without a model.
+	if m, err := s.maintainScope(ctx, scope); err != nil {
+		s.log.Warn("memory maintenance failed; it runs again at the next update or flush", "scope", scope.Key(), "err", err)
+	} else if m.Changed() {
+		res.Maintenance = &m
+	}
 	st, err := s.loadedState(ctx, scope)
 	if err != nil {
 		return nil, err

@@ -168,7 +168,7 @@ func (s *Service) pendingInfo(st *scopeState, thread string) PendingInfo {
 		}
 	}
 	p := PendingInfo{Turns: c.total, Threads: byThread, OtherThreads: other, LLM: llm}
-	if s.llm != nil && s.cfg.DailyTokenBudget > 0 {
+	if s.llm != nil && s.cfg.DailyTokenBudget > 0 && c.total > 0 {
 		p.Deferred = s.usageOf(st.scope, st.doc).Deferred
 	}
 	return p

@@ -82,6 +82,20 @@ func termsOf(content string) factTerms {
 			ft.numbers = append(ft.numbers, t)
 		}
 	}
+	for _, w := range strings.Fields(strings.ToLower(content)) {
+		w = strings.Trim(w, ".,;:!?()[]{}\"'’")
+		if !strings.ContainsAny(w, "-_/") {
+			continue
+		}
+		for _, part := range strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '_' || r == '/' }) {
+			if len(lexical.Tokenize(part)) == 0 {
+				// An identifier with a part the index drops
+				// ("codeword-am", "plan-b") must match as a whole.
+				ft.numbers = append(ft.numbers, w)
+				break
+			}
+		}
+	}
 	words := strings.FieldsFunc(content, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '\'' || r == '’')
 	})

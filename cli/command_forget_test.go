@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,8 +118,9 @@ func TestForgetPartsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, thread := range []string{"keep", "secret", "secret"} {
-		if _, err := svc.Add(ctx, memory.AddRequest{UserID: "ana", ThreadID: thread, UserInput: "thread " + thread, AgentResponse: "ok"}); err != nil {
+	for i, thread := range []string{"keep", "secret", "secret"} {
+		// Distinct exchanges: the same one again would be a client retry.
+		if _, err := svc.Add(ctx, memory.AddRequest{UserID: "ana", ThreadID: thread, UserInput: fmt.Sprintf("thread %s, exchange %d", thread, i), AgentResponse: "ok"}); err != nil {
 			t.Fatal(err)
 		}
 	}

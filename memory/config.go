@@ -29,6 +29,11 @@ type Config struct {
 	// ShortTermCapacity is how many recent exchanges per thread are
 	// returned as recent context.
 	ShortTermCapacity int
+	// ConversationIdleGap bounds "this conversation" when a retrieval
+	// names no thread: the latest exchanges of the default thread count
+	// as the current conversation only while each follows the one before,
+	// and the last precedes now, by at most this gap.
+	ConversationIdleGap time.Duration
 	// MidTermCapacity bounds the number of mid-term topic sessions.
 	MidTermCapacity int
 	// LongTermKnowledgeCapacity bounds user and assistant knowledge lists.
@@ -85,6 +90,11 @@ type Config struct {
 // DefaultFactStaleAfter is the default of fact_stale_after.
 const DefaultFactStaleAfter = 180 * 24 * time.Hour
 
+// MaxFlushTimeout bounds flush_timeout under the request time-out of
+// common MCP clients (60 s in the official SDKs): a flush answers before
+// the client gives up, and unfinished updates go on in the background.
+const MaxFlushTimeout = 50 * time.Second
+
 // DefaultEmbeddingFusionWeight is the default share of the vector ranking
 // in the fusion, measured on the LoCoMo development split (see the
 // README's vector retrieval section).
@@ -106,6 +116,7 @@ func DefaultConfig() Config {
 		SimilarityWeight:           0.6,
 		ConfidenceWeight:           0.4,
 		ShortTermCapacity:          10,
+		ConversationIdleGap:        30 * time.Minute,
 		MidTermCapacity:            2000,
 		LongTermKnowledgeCapacity:  100,
 		RetrievalQueueCapacity:     7,
@@ -117,7 +128,7 @@ func DefaultConfig() Config {
 		MidTermHeatTau:             24 * time.Hour,
 		MaxRemoveShare:             0.25,
 		UpdateConcurrency:          2,
-		FlushTimeout:               2 * time.Minute,
+		FlushTimeout:               20 * time.Second,
 		EmbeddingFusionWeight:      DefaultEmbeddingFusionWeight,
 		MaxMessageBytes:            64 << 10,
 		MaxMessages:                200,
@@ -183,6 +194,9 @@ func (c Config) Validate() error {
 	if c.MidTermHeatTau < time.Minute || c.MidTermHeatTau > 365*24*time.Hour {
 		return fmt.Errorf("setting mid_term_heat_tau = %s is out of range [1m, 8760h]", c.MidTermHeatTau)
 	}
+	if c.ConversationIdleGap < time.Minute || c.ConversationIdleGap > 30*24*time.Hour {
+		return fmt.Errorf("setting conversation_idle_gap = %s is out of range [1m, 720h]", c.ConversationIdleGap)
+	}
 	for _, p := range []struct{ name, v string }{{"embedding_query_prefix", c.EmbeddingQueryPrefix}, {"embedding_passage_prefix", c.EmbeddingPassagePrefix}} {
 		if len(p.v) > MaxEmbeddingPrefixBytes {
 			return fmt.Errorf("setting %s is %d bytes long, more than %d", p.name, len(p.v), MaxEmbeddingPrefixBytes)
@@ -191,8 +205,8 @@ func (c Config) Validate() error {
 	if c.FactStaleAfter != 0 && (c.FactStaleAfter < 24*time.Hour || c.FactStaleAfter > 10*365*24*time.Hour) {
 		return fmt.Errorf("setting fact_stale_after = %s is out of range [24h, 87600h]", c.FactStaleAfter)
 	}
-	if c.FlushTimeout < time.Second || c.FlushTimeout > 30*time.Minute {
-		return fmt.Errorf("setting flush_timeout = %s is out of range [1s, 30m]", c.FlushTimeout)
+	if c.FlushTimeout < time.Second || c.FlushTimeout > MaxFlushTimeout {
+		return fmt.Errorf("setting flush_timeout = %s is out of range [1s, %s]", c.FlushTimeout, MaxFlushTimeout)
 	}
 	return nil
 }

@@ -45,3 +45,22 @@ func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
 func invalid(field, format string, args ...any) error {
 	return &InputError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
+
+// NotFoundError is an ErrNotFound with a message for the model: what is
+// missing and where to look. The message never holds a file path; a store
+// that wraps the error (with its path) does not change it, so tools match
+// it with errors.As and show Message alone.
+type NotFoundError struct {
+	Message string
+}
+
+// Error implements error.
+func (e *NotFoundError) Error() string { return "not found: " + e.Message }
+
+// Is reports whether target is ErrNotFound.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// notFound builds a NotFoundError with a formatted message.
+func notFound(format string, args ...any) error {
+	return &NotFoundError{Message: fmt.Sprintf(format, args...)}
+}

@@ -171,7 +171,7 @@ func (s *Service) UpdateFact(ctx context.Context, req UpdateFactRequest) (*Updat
 	_, err = s.store.UpdateDocument(ctx, scope, func(d *Document) error {
 		i := slices.IndexFunc(d.Facts, func(f Fact) bool { return f.ID == req.ID })
 		if i < 0 {
-			return fmt.Errorf("%w: no fact %q in the memory of %s; list_memories lists the fact ids", ErrNotFound, req.ID, scope.Key())
+			return notFound("no fact %q in the memory of %s; list_memories lists the fact ids", req.ID, scope.Key())
 		}
 		f := d.Facts[i]
 		res.Previous, res.Changed = f, nil

@@ -23,13 +23,14 @@ func TestFilter(t *testing.T) {
 			name: "tool traffic and system dropped",
 			in: []Message{
 				{Role: RoleSystem, Content: "be nice"},
+				{Role: RoleDeveloper, Content: "answer in French"},
 				{Role: RoleUser, Content: "weather?"},
 				{Role: RoleAssistant, Content: "", ToolCalls: call},
 				{Role: RoleTool, Content: "sunny", ToolCallID: "c1"},
 				{Role: RoleAssistant, Content: "It is sunny."},
 			},
 			want: []Exchange{{User: "weather?", Reply: "It is sunny."}},
-			rep:  FilterReport{Kept: 2, DroppedSystem: 1, DroppedTool: 1, DroppedToolCalls: 1},
+			rep:  FilterReport{Kept: 2, DroppedSystem: 2, DroppedTool: 1, DroppedToolCalls: 1},
 		},
 		{
 			name: "upload-only input drops its reply",

@@ -194,7 +194,7 @@ func (s *Service) Forget(ctx context.Context, req ForgetRequest) (*ForgetResult,
 		if req.ThreadID != "" {
 			what = strings.TrimPrefix(what+", thread "+req.ThreadID, ", ")
 		}
-		return nil, fmt.Errorf("%w: nothing to forget in the memory of %s: no %s; list_memories shows what is stored", ErrNotFound, scope.Key(), what)
+		return nil, notFound("nothing to forget in the memory of %s: no %s; list_memories shows what is stored", scope.Key(), what)
 	}
 	s.log.Info("memory forgotten", "scope", scope.Key(), "facts", len(res.FactsRemoved), "turns", len(res.TurnsRemoved),
 		"derived_facts", len(res.DerivedFactsRemoved), "versions_scrubbed", res.VersionsScrubbed, "source", source)

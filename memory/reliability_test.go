@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +36,7 @@ func TestPendingBoundedWhileLLMDown(t *testing.T) {
 	s := newTestService(t, newMemStore(), WithLLM(llmFunc(func() (string, error) { return "", ErrLLMUnavailable })))
 	t.Cleanup(func() { s.queue.close(t.Context()) })
 	for i := range 300 {
-		addPair(t, s, []string{"a", "b", "c"}[i%3], "turn", "ok")
+		addPair(t, s, []string{"a", "b", "c"}[i%3], fmt.Sprintf("turn %d", i), "ok") // distinct: the same exchange again would be a retry
 	}
 	s.queue.mu.Lock()
 	n := len(s.queue.entries)

@@ -28,18 +28,20 @@ import (
 // Role is the author of a chat message (OpenManus / OpenAI message model).
 type Role string
 
-// The four message roles.
+// The message roles. RoleDeveloper is OpenAI's newer name for the system
+// role and is handled as one.
 const (
 	RoleSystem    Role = "system"
+	RoleDeveloper Role = "developer"
 	RoleUser      Role = "user"
 	RoleAssistant Role = "assistant"
 	RoleTool      Role = "tool"
 )
 
-// Valid reports whether r is one of the four known roles.
+// Valid reports whether r is one of the known roles.
 func (r Role) Valid() bool {
 	switch r {
-	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+	case RoleSystem, RoleDeveloper, RoleUser, RoleAssistant, RoleTool:
 		return true
 	}
 	return false
@@ -94,6 +96,9 @@ type Turn struct {
 	Reply    string          `json:"reply,omitempty"`
 	Signals  Signals         `json:"signals,omitzero"`
 	MetaData json.RawMessage `json:"meta_data,omitempty"`
+	// IdempotencyKey is the key the client sent with the exchange, if
+	// any: a retry with the same key is answered with this turn.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
 // Text is the searchable text of the turn: user input and reply.

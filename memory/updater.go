@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mnemo-mcp/mnemo/prompts"
 )
@@ -122,7 +123,10 @@ func (s *Service) updateBatch(ctx context.Context, scope Scope, thread string, b
 	if err := s.checkBudget(scope, doc); err != nil {
 		return ApplyReport{}, err
 	}
-	reply, err := s.llm.Complete(ctx, CompletionRequest{Prompt: prompt, JSON: true})
+	reply, err := s.llm.Complete(ctx, CompletionRequest{Prompt: prompt, JSON: true,
+		Retrying: func(reason string, failed int, wait time.Duration) {
+			s.queue.note(scope, thread, failureNote{reason: reason, failed: failed, next: time.Now().Add(wait), endpoint: true})
+		}})
 	s.recordLLM(scope, reply, err)
 	if err != nil {
 		return ApplyReport{}, fmt.Errorf("ask llm for memory update: %w", err)

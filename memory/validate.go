@@ -178,7 +178,7 @@ func (s *Service) normalizeMessages(req *AddRequest) ([]Message, error) {
 	for i, m := range req.Messages {
 		field := fmt.Sprintf("messages[%d]", i)
 		if !m.Role.Valid() {
-			return nil, invalid(field+".role", "%q is not a role; use system, user, assistant or tool", m.Role)
+			return nil, invalid(field+".role", "%q is not a role; use system, developer, user, assistant or tool", m.Role)
 		}
 		if err := checkText(field+".content", m.Content, s.cfg.MaxMessageBytes); err != nil {
 			return nil, err

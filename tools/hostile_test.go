@@ -98,7 +98,7 @@ func TestHostileInput(t *testing.T) {
 		{"update C1 CSI", "update_memory", `{"id": "fact_00000001", "content": "csi \u009b2J"}`, "content", ""},
 
 		// Unknown roles.
-		{"role developer", "add_memory", `{"messages": [{"role": "developer", "content": "hi"}]}`, "role", ""},
+		{"role critic", "add_memory", `{"messages": [{"role": "critic", "content": "hi"}]}`, "role", ""}, // developer is accepted, as system
 		{"role USER", "add_memory", `{"messages": [{"role": "USER", "content": "hi"}]}`, "role", ""},
 		{"role function", "add_memory", `{"messages": [{"role": "function", "content": "hi"}]}`, "role", ""},
 		{"role empty", "add_memory", `{"messages": [{"role": "", "content": "hi"}]}`, "role", ""},

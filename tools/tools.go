@@ -47,9 +47,9 @@ const serverName = "mnemo"
 // All returns every tool over m, in the order they are listed: the four
 // core tools, and the tools that manage memory when m is also a Manager
 // (or nil, for listing the tools without a service).
-func All(m Memory) []server.ServerTool {
+func All(m Memory, opts ...Option) []server.ServerTool {
 	makers := []func() server.ServerTool{
-		func() server.ServerTool { return AddMemory(m) },
+		func() server.ServerTool { return AddMemory(m, opts...) },
 		func() server.ServerTool { return RetrieveMemory(m) },
 		func() server.ServerTool { return GetUserProfile(m) },
 		func() server.ServerTool { return FlushMemory(m) },
@@ -175,7 +175,7 @@ func NewServer(m Memory, version string, opts ...Option) *server.MCPServer {
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 	}, cfg.extra...)...)
-	s.AddTools(All(m)...)
+	s.AddTools(All(m, opts...)...)
 	addResources(s, m, cfg, hooks)
 	if manage {
 		addPrompts(s, cfg, names)

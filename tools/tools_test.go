@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -166,11 +167,13 @@ func TestInputSchemaShapes(t *testing.T) {
 		{"meta_data is a free object", get("add_memory", "meta_data"), "type", `"object"`},
 		{"meta_data allows any member", get("add_memory", "meta_data"), "additionalProperties", `true`},
 		{"messages is an array", get("add_memory", "messages"), "type", `"array"`},
-		{"role is an enum", get("add_memory", "messages", "[]", "role"), "enum", `["user","assistant","system","tool"]`},
+		{"role is an enum", get("add_memory", "messages", "[]", "role"), "enum", `["user","assistant","system","developer","tool"]`},
 		{"role is required", get("add_memory", "messages", "[]"), "required", `["role"]`},
 		{"tool_calls is an array", get("add_memory", "messages", "[]", "tool_calls"), "type", `"array"`},
 		{"function name is a string", get("add_memory", "messages", "[]", "tool_calls", "[]", "function", "name"), "type", `"string"`},
-		{"function arguments", get("add_memory", "messages", "[]", "tool_calls", "[]", "function", "arguments"), "type", `["string","object"]`},
+		{"function arguments", get("add_memory", "messages", "[]", "tool_calls", "[]", "function", "arguments"), "anyOf", `[{"type":"string"},{"type":"object"}]`},
+		{"fact_ids is a plain array", get("forget_memory", "fact_ids"), "type", `"array"`},
+		{"turn_ids is a plain array", get("forget_memory", "turn_ids"), "type", `"array"`},
 		{"max_results is an integer", get("retrieve_memory", "max_results"), "type", `"integer"`},
 		{"max_results minimum", get("retrieve_memory", "max_results"), "minimum", `1`},
 		{"max_results maximum", get("retrieve_memory", "max_results"), "maximum", `100`},
@@ -208,13 +211,46 @@ func TestInstructions(t *testing.T) {
 			t.Errorf("instructions do not mention %s:\n%s", st.Tool.Name, got)
 		}
 	}
-	for _, want := range []string{"(alice)", "never instructions", "No language model is configured"} {
+	for _, want := range []string{"(alice)", "never instructions", "No extraction model is configured", "Pass in facts the lasting facts"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("instructions lack %q:\n%s", want, got)
 		}
 	}
-	if e := newEnv(t, WithLLMConfigured(true)); strings.Contains(e.init.Instructions, "No language model") {
+	if e := newEnv(t, WithLLMConfigured(true)); strings.Contains(e.init.Instructions, "No extraction model") {
 		t.Errorf("instructions with an LLM say there is none:\n%s", e.init.Instructions)
+	}
+}
+
+// TestInputSchemasArePlain checks that no input schema holds a type list
+// (["null","array"], ["string","object"]): clients with single-type schema
+// dialects (Gemini's function declarations; the MCP Inspector's --strict)
+// reject them.
+func TestInputSchemasArePlain(t *testing.T) {
+	for _, st := range All(nil) {
+		var s any
+		if err := json.Unmarshal(st.Tool.RawInputSchema, &s); err != nil {
+			t.Fatalf("%s input schema: %v", st.Tool.Name, err)
+		}
+		var walk func(path string, v any)
+		walk = func(path string, v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				for k, x := range v {
+					if k == "type" && !strings.HasSuffix(path, ".properties") {
+						if _, ok := x.(string); !ok {
+							t.Errorf("%s: %s.type = %v, want one type name", st.Tool.Name, path, x)
+						}
+						continue
+					}
+					walk(path+"."+k, x)
+				}
+			case []any:
+				for i, x := range v {
+					walk(fmt.Sprintf("%s[%d]", path, i), x)
+				}
+			}
+		}
+		walk("inputSchema", s)
 	}
 }
 
@@ -306,4 +342,33 @@ func isSnakeCase(name string) bool {
 		}
 	}
 	return true
+}
+
+// TestAddMemoryDescriptionModes holds add_memory's description in both
+// modes against goldens: without an extraction model it asks for the
+// lasting facts of each exchange; with one it says passed facts are kept
+// and not extracted twice.
+func TestAddMemoryDescriptionModes(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		llm  bool
+	}{{"no_llm", false}, {"llm", true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			got := AddMemory(nil, WithLLMConfigured(mode.llm)).Tool.Description + "\n"
+			path := filepath.Join("testdata", "add_memory_description_"+mode.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("read golden (run go test ./tools -update): %v", err)
+			}
+			if got != string(want) {
+				t.Errorf("add_memory description (%s) differs from %s:\ngot:\n%s\nwant:\n%s", mode.name, path, got, want)
+			}
+		})
+	}
 }

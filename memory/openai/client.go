@@ -196,6 +196,9 @@ func (c *Client) Complete(ctx context.Context, req memory.CompletionRequest) (me
 		wait := c.backoff(retries, fe.retryAfter)
 		c.log.Warn("llm request failed; retrying",
 			"model", c.model, "attempt", attempt, "status", fe.status, "wait", wait, "error", fe.msg)
+		if req.Retrying != nil {
+			req.Retrying(fe.msg, attempt, wait)
+		}
 		if err := c.sleep(ctx, wait); err != nil {
 			return memory.Completion{}, fmt.Errorf("complete with %s: stopped before retrying (%s): %w", c.model, fe.msg, err)
 		}

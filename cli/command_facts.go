@@ -167,7 +167,7 @@ func runFactsRestore(ctx context.Context, c *call) int {
 	defer closeMem(ctx)
 	res, err := svc.RestoreFact(ctx, memory.RestoreFactRequest{UserID: scope.UserID, AgentName: scope.AgentName, ID: c.args.positional[0], Source: memory.SourceCLI})
 	if err != nil {
-		return c.memoryFail(err, scope, "id:")
+		return c.memoryFail(err, scope, "id:", "ID:")
 	}
 	if c.args.flag("json") {
 		return writeJSON(c, res)

@@ -132,13 +132,6 @@ func (l *usageLedger) commit(scope Scope, saved []UsageDay) {
 	l.pending[scope.Key()] = list
 }
 
-// drop forgets scope's unsaved counts (the scope was deleted).
-func (l *usageLedger) drop(scope Scope) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.pending, scope.Key())
-}
-
 // recordLLM counts one model call for scope: its tokens, or a failure.
 func (s *Service) recordLLM(scope Scope, c Completion, err error) {
 	s.stats.addCall(c.PromptTokens, c.CompletionTokens)

@@ -96,8 +96,7 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (*AddResult, error) {
 	// Once the append starts, finish the call even if the client gives up:
 	// an acknowledged-or-not turn must never be half handled.
 	ctx = context.WithoutCancel(ctx)
-	st := s.state(scope)
-	st.mu.Lock()
+	st := s.liveState(scope)
 	if len(turns) > 0 {
 		stored, err := s.store.AppendTurns(ctx, scope, turns)
 		if err != nil {

@@ -54,12 +54,26 @@ type Config struct {
 	UpdateConcurrency int
 	// FlushTimeout bounds how long flush_memory waits for updates.
 	FlushTimeout time.Duration
+	// ScopeCacheMB bounds, in MiB, the estimated size of the scope states
+	// (turns, indexes, sessions, vectors) a Service keeps in memory; the
+	// least recently used are dropped beyond it and read again from the
+	// store on their next use.
+	ScopeCacheMB int
 	// Limits on what one call may carry.
 	MaxMessageBytes  int
 	MaxMessages      int
 	MaxMetaDataBytes int
 	MaxQueryBytes    int
 }
+
+// Bounds of Config.ScopeCacheMB. The default keeps a server with many
+// users under about 300 MB resident (the states plus the runtime, the
+// token encoding and what calls allocate).
+const (
+	DefaultScopeCacheMB = 200
+	MinScopeCacheMB     = 1
+	MaxScopeCacheMB     = 1 << 20
+)
 
 // DefaultConfig returns the documented defaults (DESIGN §4).
 func DefaultConfig() Config {
@@ -85,6 +99,7 @@ func DefaultConfig() Config {
 		MaxRemoveShare:             0.25,
 		UpdateConcurrency:          2,
 		FlushTimeout:               2 * time.Minute,
+		ScopeCacheMB:               DefaultScopeCacheMB,
 		MaxMessageBytes:            64 << 10,
 		MaxMessages:                200,
 		MaxMetaDataBytes:           16 << 10,
@@ -114,6 +129,7 @@ func (c Config) Validate() error {
 		{"max_message_bytes", c.MaxMessageBytes, 1 << 10, 16 << 20},
 		{"max_messages", c.MaxMessages, 1, 10000},
 		{"update_concurrency", c.UpdateConcurrency, 1, 32},
+		{"scope_cache_mb", c.ScopeCacheMB, MinScopeCacheMB, MaxScopeCacheMB},
 		{"max_meta_data_bytes", c.MaxMetaDataBytes, 2, 1 << 20},
 		{"max_query_bytes", c.MaxQueryBytes, 16, 1 << 20},
 	}

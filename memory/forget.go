@@ -68,9 +68,9 @@ func (s *Service) ForgetScope(ctx context.Context, userID, agentName string) err
 		return fmt.Errorf("forget %s: %w", scope.Key(), err)
 	}
 	s.mu.Lock()
-	for k, st := range s.scopes {
+	for _, st := range s.scopes {
 		if matches(st.scope) {
-			delete(s.scopes, k)
+			s.removeStateLocked(st)
 		}
 	}
 	s.mu.Unlock()

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -38,8 +39,21 @@ type queueWork struct {
 	// tiers runs the scope's tier work; the queue runs it after each
 	// successful update and on request (queue.tiers).
 	tiers func(ctx context.Context, scope Scope) error
-	log   *slog.Logger
+	// lock, when set, takes the scope's updater lock shared with other
+	// processes (ScopeLocker.TryLockScope); ok false means another
+	// process holds it.
+	lock func(ctx context.Context, scope Scope) (unlock func(), ok bool, err error)
+	log  *slog.Logger
 }
+
+// errUpdatingElsewhere means another process holds the scope's updater
+// lock: it is running the scope's pending work, which it reads from the
+// store when it runs.
+var errUpdatingElsewhere = errors.New("another process is updating this memory")
+
+// lockPoll is how often a flush asks again for an updater lock another
+// process holds.
+const lockPoll = 50 * time.Millisecond
 
 // queue debounces pending work per thread and runs it with bounded
 // parallelism, one update at a time per scope.
@@ -111,6 +125,13 @@ func (q *queue) tiers(scope Scope) {
 			return
 		}
 		defer release()
+		unlock, err := q.lockShared(ctx, scope, false)
+		if err != nil {
+			// Another process runs the scope's work (or the storage is
+			// down): a later run catches up.
+			return
+		}
+		defer unlock()
 		err = q.work.tiers(ctx, scope)
 		q.mu.Lock()
 		defer q.mu.Unlock()
@@ -166,7 +187,14 @@ func (q *queue) fire(key queueKey, e *queueEntry) {
 	go func() {
 		defer q.running.Done()
 		_, err := q.run(q.work.ctx, e.scope, e.thread, true)
-		if err != nil {
+		switch {
+		case errors.Is(err, errUpdatingElsewhere):
+			// The process holding the lock reads every pending turn
+			// when it runs; look again after the debounce in case it
+			// read before ours arrived. No model call is made for
+			// turns it covered.
+			q.schedule(e.scope, e.thread, e.signals, q.debounce, false)
+		case err != nil:
 			q.failed(e, err)
 		}
 	}()
@@ -324,6 +352,11 @@ func (q *queue) run(ctx context.Context, scope Scope, thread string, bounded boo
 		return nil, err
 	}
 	defer release()
+	unlock, err := q.lockShared(ctx, scope, !bounded)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	rep, err := q.work.update(ctx, scope, thread)
 	if err == nil {
 		// Tier failures are logged and retried by a later run; the
@@ -333,11 +366,39 @@ func (q *queue) run(ctx context.Context, scope Scope, thread string, bounded boo
 	q.mu.Lock()
 	if err == nil {
 		delete(q.lastErrors, queueKey{scope.Key(), thread})
-	} else {
+	} else if !errors.Is(err, errUpdatingElsewhere) {
 		q.lastErrors[queueKey{scope.Key(), thread}] = shortReason(err)
 	}
 	q.mu.Unlock()
 	return rep, err
+}
+
+// lockShared takes the scope's updater lock shared with other processes,
+// when the store has one. With wait it asks again until ctx ends (a flush
+// waits for the other process's update, then runs what is left);
+// without, it returns errUpdatingElsewhere at once when the lock is held.
+func (q *queue) lockShared(ctx context.Context, scope Scope, wait bool) (func(), error) {
+	if q.work.lock == nil {
+		return func() {}, nil
+	}
+	for {
+		unlock, ok, err := q.work.lock(ctx, scope)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("take the updater lock of %s: %w", scope.Key(), err)
+		case ok:
+			return unlock, nil
+		case !wait:
+			return nil, errUpdatingElsewhere
+		}
+		t := time.NewTimer(lockPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("wait for the update another process runs on %s: %w", scope.Key(), ctx.Err())
+		case <-t.C:
+		}
+	}
 }
 
 // close stops taking work and runs what is pending until ctx ends; what

@@ -44,7 +44,7 @@ func runExport(ctx context.Context, e *call) int {
 	if err != nil {
 		return e.fail(exitUsage, "%v", err)
 	}
-	store, err := openStore(e.cfg, e.log)
+	store, err := openStore(ctx, e.cfg, e.log)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}
@@ -59,7 +59,7 @@ func runExport(ctx context.Context, e *call) int {
 		scopes = scopesOf(stored, want)
 	}
 	if len(scopes) == 0 {
-		return e.fail(exitError, "no memory is stored for %s in %s; nothing to export", want.Key(), e.cfg.DataDir)
+		return e.fail(exitError, "no memory is stored for %s in %s; nothing to export", want.Key(), storageName(e.cfg))
 	}
 	file, err := exportScopes(ctx, store, scopes, time.Now())
 	if err != nil {

@@ -28,7 +28,7 @@ func runForget(ctx context.Context, c *call) int {
 	case !parts && !c.args.flag("all"):
 		return c.fail(exitUsage, "say what to forget: --fact ID, --turn ID or --thread T, or --all for the whole memory of %s", scope.Key())
 	}
-	store, err := openStore(c.cfg, c.log)
+	store, err := openStore(ctx, c.cfg, c.log)
 	if err != nil {
 		return c.fail(exitError, "%v", err)
 	}

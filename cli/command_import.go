@@ -99,7 +99,7 @@ func runImport(ctx context.Context, e *call) int {
 		return e.fail(exitError, "%s: %v", path, err)
 	}
 
-	store, err := openStore(e.cfg, e.log)
+	store, err := openStore(ctx, e.cfg, e.log)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}

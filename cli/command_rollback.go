@@ -29,7 +29,7 @@ func runRollback(ctx context.Context, c *call) int {
 			return c.fail(exitUsage, "--list and --to exclude each other: list first, then restore")
 		}
 	}
-	store, err := openStore(c.cfg, c.log)
+	store, err := openStore(ctx, c.cfg, c.log)
 	if err != nil {
 		return c.fail(exitError, "%v", err)
 	}

@@ -32,7 +32,7 @@ func runSearch(ctx context.Context, e *call) int {
 		return e.fail(exitUsage, "--limit and --max-tokens must be positive")
 	}
 
-	store, err := openStore(e.cfg, e.log)
+	store, err := openStore(ctx, e.cfg, e.log)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}

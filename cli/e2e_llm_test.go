@@ -22,13 +22,17 @@ type fakeOpenAI struct {
 	mu    sync.Mutex
 	seen  map[string]int // codeword → how many prompts carried it
 	calls int
+	// updates counts, per codeword, the update prompts (not the tiers'
+	// summaries) that carried it; batches lists the codewords of each.
+	updates map[string]int
+	batches [][]string
 	auth  []string
 }
 
 var codewordRE = regexp.MustCompile(`codeword-[a-z]+`)
 
 func newFakeOpenAI(t *testing.T) *fakeOpenAI {
-	f := &fakeOpenAI{seen: map[string]int{}}
+	f := &fakeOpenAI{seen: map[string]int{}, updates: map[string]int{}}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		prompt, ok := lastPrompt(w, r)
 		if !ok {
@@ -42,6 +46,12 @@ func newFakeOpenAI(t *testing.T) *fakeOpenAI {
 		f.calls++
 		f.auth = append(f.auth, r.Header.Get("Authorization"))
 		var facts []string
+		if len(words) > 0 && strings.Contains(prompt, "Below are the user's current memory and a new conversation") {
+			f.batches = append(f.batches, words)
+			for _, w := range words {
+				f.updates[w]++
+			}
+		}
 		for _, w := range words {
 			f.seen[w]++
 			facts = append(facts, fmt.Sprintf(`{"content":"The user's project is called %s","category":"context","confidence":0.95}`, w))

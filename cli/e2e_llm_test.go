@@ -26,7 +26,7 @@ type fakeOpenAI struct {
 	// summaries) that carried it; batches lists the codewords of each.
 	updates map[string]int
 	batches [][]string
-	auth  []string
+	auth    []string
 }
 
 var codewordRE = regexp.MustCompile(`codeword-[a-z]+`)

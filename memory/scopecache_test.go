@@ -182,3 +182,4 @@ func TestEvictionKeepsPendingWork(t *testing.T) {
 		}
 	})
 }
+

@@ -66,11 +66,12 @@ type Config struct {
 	MaxQueryBytes    int
 }
 
-// Bounds of Config.ScopeCacheMB. The default keeps a server with many
-// users under about 300 MB resident (the states plus the runtime, the
-// token encoding and what calls allocate).
+// Bounds of Config.ScopeCacheMB. The estimate follows the live heap of
+// the states (BenchmarkManyUsers); resident memory is about 1.4 times it
+// (garbage not yet collected) plus some 30 MB (runtime, token encoding),
+// so the default keeps a server with many users under about 300 MB.
 const (
-	DefaultScopeCacheMB = 200
+	DefaultScopeCacheMB = 150
 	MinScopeCacheMB     = 1
 	MaxScopeCacheMB     = 1 << 20
 )

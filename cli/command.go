@@ -53,6 +53,9 @@ type flagSpec struct {
 	doc   string
 	// repeat: the flag may be given more than once (--fact ID --fact ID).
 	repeat bool
+	// optional: a switch that may also be given a value as --name=value
+	// (serve --http[=ADDR]).
+	optional bool
 }
 
 // call is one run of a command: its parsed command line, the loaded
@@ -153,6 +156,14 @@ func findCommand(args []string) (*command, []string, error) {
 			break
 		}
 		if arg == "" || arg == "-" || arg[0] != '-' {
+			if subs := subcommands(arg); len(subs) > 0 {
+				// A group (mnemo facts add): the subcommand is the next
+				// argument.
+				if i+1 >= len(args) || lookupCommand(arg+" "+args[i+1]) == nil {
+					return nil, nil, fmt.Errorf("mnemo %s needs one of: %s", arg, strings.Join(subs, ", "))
+				}
+				return lookupCommand(arg + " " + args[i+1]), append(args[:i:i], args[i+2:]...), nil
+			}
 			cmd := lookupCommand(arg)
 			if cmd == nil {
 				return nil, nil, fmt.Errorf("unknown command %q", arg)
@@ -233,10 +244,10 @@ func parseArgs(cmd *command, args []string) (a cliArgs, settingArgs []string, he
 		}
 		if spec := cmd.flag(name); spec != nil {
 			if spec.value == "" {
-				if hasValue {
+				if hasValue && !spec.optional {
 					return a, nil, false, fmt.Errorf("flag --%s takes no value", name)
 				}
-				a.values[name] = append(a.values[name], "")
+				a.values[name] = append(a.values[name], value)
 				continue
 			}
 			v, err := takeValue()

@@ -35,11 +35,12 @@ type benchConfig struct {
 	server  string
 	dataDir string
 	seed    uint64
+	http    bool // over Streamable HTTP on loopback (command_bench_http.go)
 }
 
 // runBench runs mnemo bench and returns the exit code.
 func runBench(ctx context.Context, c *call) int {
-	bc := benchConfig{server: c.args.str("server"), dataDir: c.args.str("data-dir"), seed: 1}
+	bc := benchConfig{server: c.args.str("server"), dataDir: c.args.str("data-dir"), seed: 1, http: c.args.flag("http")}
 	var err error
 	if bc.n, err = c.args.int("n", 5000); err != nil {
 		return c.fail(exitUsage, "%v", err)
@@ -75,9 +76,17 @@ func bench(ctx context.Context, bc benchConfig, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "mnemo bench: %d exchanges, %d retrievals, server %q, %s/%s\n\n", bc.n, bc.m, strings.Join(argv, " "), runtime.GOOS, runtime.GOARCH)
+	transport := "stdio"
+	if bc.http {
+		transport = "Streamable HTTP on loopback, with a bearer token"
+	}
+	fmt.Fprintf(stdout, "mnemo bench: %d exchanges, %d retrievals, server %q over %s, %s/%s\n\n", bc.n, bc.m, strings.Join(argv, " "), transport, runtime.GOOS, runtime.GOARCH)
 
-	srv, startup, err := startBenchServer(ctx, argv, dir, stderr)
+	start := startBenchServer
+	if bc.http {
+		start = startBenchHTTP
+	}
+	srv, startup, err := start(ctx, argv, dir, stderr)
 	if err != nil {
 		return err
 	}
@@ -85,7 +94,9 @@ func bench(ctx context.Context, bc benchConfig, stdout, stderr io.Writer) error 
 	gen := newConversation(bc.seed)
 	base := time.Date(2024, 1, 1, 9, 0, 0, 0, time.UTC)
 	adds := make([]time.Duration, 0, bc.n)
+	prog := newProgress(stderr, "add_memory", bc.n)
 	for i := range bc.n {
+		prog.set(i)
 		user, reply := gen.exchange(i)
 		d, err := srv.callTool(ctx, "add_memory", map[string]any{
 			"user_input": user, "agent_response": reply,
@@ -93,24 +104,30 @@ func bench(ctx context.Context, bc benchConfig, stdout, stderr io.Writer) error 
 			"timestamp": base.Add(time.Duration(i) * time.Minute).Format(time.RFC3339),
 		})
 		if err != nil {
+			prog.done()
 			return fmt.Errorf("add_memory %d: %w", i, err)
 		}
 		adds = append(adds, d)
 	}
+	prog.done()
 	rets := make([]time.Duration, 0, bc.m)
+	prog = newProgress(stderr, "retrieve_memory", bc.m)
 	for i := range bc.m {
+		prog.set(i)
 		d, err := srv.callTool(ctx, "retrieve_memory", map[string]any{"query": gen.question(i)})
 		if err != nil {
+			prog.done()
 			return fmt.Errorf("retrieve_memory %d: %w", i, err)
 		}
 		rets = append(rets, d)
 	}
+	prog.done()
 	peak := srv.peakKB()
 	if err := srv.close(); err != nil {
 		return err
 	}
 
-	srv2, restart, err := startBenchServer(ctx, argv, dir, stderr)
+	srv2, restart, err := start(ctx, argv, dir, stderr)
 	if err != nil {
 		return fmt.Errorf("restart: %w", err)
 	}
@@ -165,6 +182,13 @@ func benchCommand(server, dir string) ([]string, error) {
 	return []string{exe, "serve"}, nil
 }
 
+// benchConn is a running server the bench calls tools of.
+type benchConn interface {
+	callTool(ctx context.Context, name string, args map[string]any) (time.Duration, error)
+	peakKB() int
+	close() error
+}
+
 // benchServer is a server process spoken to over stdio JSON-RPC.
 type benchServer struct {
 	cmd    *exec.Cmd
@@ -176,7 +200,7 @@ type benchServer struct {
 
 // startServer spawns argv with MNEMO_DATA_DIR=dir and returns it once it
 // has answered initialize, with the time that took.
-func startBenchServer(ctx context.Context, argv []string, dir string, stderr io.Writer) (*benchServer, time.Duration, error) {
+func startBenchServer(ctx context.Context, argv []string, dir string, stderr io.Writer) (benchConn, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "MNEMO_DATA_DIR="+dir, "MNEMO_LOG_LEVEL=warn")
 	cmd.Stderr = stderr

@@ -93,7 +93,10 @@ func runDoctor(ctx context.Context, c *call) int {
 		d.checkPostgres(ctx, cfg)
 	} else {
 		d.section("Data directory")
-		d.checkDataDirSetting(ctx, cfg)
+		if problem, fix := cfg.dataDirProblem(); problem != "" {
+			d.fail(fix, "%s", problem)
+		}
+		d.checkDataDir(ctx, cfg)
 	}
 
 	d.section("Token encoding")
@@ -116,16 +119,6 @@ func runDoctor(ctx context.Context, c *call) int {
 		d.checkEmbedding(ctx, cfg)
 	}
 	return d.finish()
-}
-
-// checkDataDirSetting checks the data directory, or says that there is
-// none.
-func (d *doctor) checkDataDirSetting(ctx context.Context, cfg *Config) {
-	if cfg.DataDir == "" {
-		d.fail("set --data-dir or MNEMO_DATA_DIR", "%v", errNoDataDir)
-	} else {
-		d.checkDataDir(ctx, cfg)
-	}
 }
 
 // checkPostgres reports the database of the storage setting: whether it

@@ -1,37 +1,31 @@
 package cli
 
 import (
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mnemo-mcp/mnemo/memory/openai/openaitest"
 )
 
-// doctorEndpoint is an OpenAI-compatible endpoint that answers every chat
-// completion with "ok" and every embedding with a 3-vector, or fails
-// every request with status when it is set.
-func doctorEndpoint(t *testing.T, status int) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if status != 0 {
-			w.WriteHeader(status)
-			fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
-			return
+// doctorEndpoint is a fake OpenAI-compatible endpoint that answers every
+// chat completion with "ok" and every embedding with a 3-vector, or, when
+// status is set, answers every request with that status and an error that
+// echoes the API key it was sent (doctor must not print it).
+func doctorEndpoint(t *testing.T, status int) *openaitest.Server {
+	srv := openaitest.NewServer(t)
+	srv.Func = func(r openaitest.Request) openaitest.Reply {
+		switch {
+		case status != 0:
+			return openaitest.Error(t, status, "invalid_request_error", "invalid_api_key", "",
+				"Incorrect API key provided: "+strings.TrimPrefix(r.Auth, "Bearer "))
+		case r.Path == openaitest.EmbeddingsPath:
+			return openaitest.Embeddings(t, "emb", [][]float32{{0.1, 0.2, 0.3}})
 		}
-		switch r.URL.Path {
-		case "/v1/chat/completions":
-			reply := `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":14,"completion_tokens":1,"total_tokens":15}}`
-			w.Write([]byte(reply))
-		case "/v1/embeddings":
-			w.Write([]byte(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1,0.2,0.3]}],"model":"emb","usage":{"prompt_tokens":5,"total_tokens":5}}`))
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
+		return openaitest.Chat(t, "ok", openaitest.Usage{PromptTokens: 14, CompletionTokens: 1})
+	}
 	return srv
 }
 
@@ -46,7 +40,7 @@ func TestDoctorCommand(t *testing.T) {
 		seedRich(t, dir)
 		srv := doctorEndpoint(t, 0)
 		code, out, errOut := runEnv(t, env{
-			"MNEMO_DATA_DIR": dir, "MNEMO_LLM_BASE_URL": srv.URL + "/v1", "MNEMO_LLM_API_KEY": key,
+			"MNEMO_DATA_DIR": dir, "MNEMO_LLM_BASE_URL": srv.URL, "MNEMO_LLM_API_KEY": key,
 			"MNEMO_EMBEDDING_MODEL": "emb-small",
 		}, "doctor")
 		if code != exitOK {
@@ -55,7 +49,7 @@ func TestDoctorCommand(t *testing.T) {
 		if strings.Contains(out+errOut, key) {
 			t.Errorf("doctor printed the API key:\n%s", out)
 		}
-		checkGolden(t, "doctor_healthy", normalize(out, dir, srv.URL))
+		checkGolden(t, "doctor_healthy", normalize(out, dir, strings.TrimSuffix(srv.URL, "/v1")))
 		if entries, _ := os.ReadDir(filepath.Join(dir, "users")); len(entries) != 1 {
 			t.Errorf("doctor left %d entries in users/, want only ana", len(entries))
 		}
@@ -83,7 +77,7 @@ func TestDoctorCommand(t *testing.T) {
 		os.Chmod(dir, 0o755)
 		os.WriteFile(filepath.Join(dir, "users", "ana", "coder.txt"), nil, 0o644)
 		srv := doctorEndpoint(t, http.StatusUnauthorized)
-		code, out, errOut := runEnv(t, env{"MNEMO_DATA_DIR": dir, "MNEMO_LLM_BASE_URL": srv.URL + "/v1", "MNEMO_LLM_API_KEY": key}, "doctor")
+		code, out, errOut := runEnv(t, env{"MNEMO_DATA_DIR": dir, "MNEMO_LLM_BASE_URL": srv.URL, "MNEMO_LLM_API_KEY": key}, "doctor")
 		if code != exitError {
 			t.Errorf("doctor = %d, want 1", code)
 		}
@@ -93,7 +87,7 @@ func TestDoctorCommand(t *testing.T) {
 		if strings.Contains(out+errOut, key) {
 			t.Errorf("doctor printed the API key:\n%s", out)
 		}
-		checkGolden(t, "doctor_broken", normalize(out, dir, srv.URL))
+		checkGolden(t, "doctor_broken", normalize(out, dir, strings.TrimSuffix(srv.URL, "/v1")))
 	})
 	t.Run("missing data dir", func(t *testing.T) {
 		parent := t.TempDir()
@@ -129,4 +123,38 @@ func TestDoctorCommand(t *testing.T) {
 			t.Errorf("doctor with a corrupt memory.json = %d\n%s", code, out)
 		}
 	})
+}
+
+// TestDoctorDataDirGiven: doctor flags a data_dir that is relative or
+// holds a variable the host did not expand, and says what to do.
+func TestDoctorDataDirGiven(t *testing.T) {
+	for _, tc := range []struct {
+		dataDir string
+		want    []string // empty: no problem with the path itself
+	}{
+		{"${workspaceFolder}/.mnemo", []string{"FAIL", "${workspaceFolder}", "nobody expanded", "fix: write the absolute path", "mnemo setup"}},
+		{"$HOME/mnemo", []string{"FAIL", "$HOME", "nobody expanded"}},
+		{`%APPDATA%\mnemo`, []string{"FAIL", "%APPDATA%", "nobody expanded"}},
+		{"relative/data", []string{"FAIL", "is a relative path", "fix: set data_dir to an absolute path"}},
+		{"ABS", nil},
+	} {
+		t.Run(tc.dataDir, func(t *testing.T) {
+			// Relative paths resolve against the working directory: run
+			// in a temporary one, so that nothing lands in the package.
+			t.Chdir(t.TempDir())
+			dataDir := tc.dataDir
+			if dataDir == "ABS" {
+				dataDir = filepath.Join(t.TempDir(), "data")
+			}
+			_, out, errOut := runEnv(t, env{"MNEMO_DATA_DIR": dataDir}, "doctor")
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("doctor with data_dir %q does not say %q:\n%s%s", dataDir, w, out, errOut)
+				}
+			}
+			if tc.want == nil && (strings.Contains(out, "nobody expanded") || strings.Contains(out, "relative path")) {
+				t.Errorf("doctor flagged the absolute data_dir %q:\n%s", dataDir, out)
+			}
+		})
+	}
 }

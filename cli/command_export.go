@@ -44,6 +44,9 @@ func runExport(ctx context.Context, e *call) int {
 	if err != nil {
 		return e.fail(exitUsage, "%v", err)
 	}
+	if dataDirMissing(e.cfg) {
+		return e.fail(exitError, "%s; nothing to export", noMemoryIn(e.cfg.DataDir))
+	}
 	store, err := openStore(ctx, e.cfg, e.log)
 	if err != nil {
 		return e.fail(exitError, "%v", err)

@@ -121,8 +121,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 	// --user moves an export to another user.
 	if code, out, errOut := runEnv(t, dataEnv(dst), "import", "--user", "ana2", path); code == exitOK {
 		t.Errorf("import --user of a file with two users = %d %s, want a refusal (two scopes of ana2 coincide)", code, out)
-	} else if !strings.Contains(errOut, "twice") {
-		t.Errorf("import --user error %q, want it to name the scope held twice", errOut)
+	} else if !strings.Contains(errOut, "2 users") || !strings.Contains(errOut, "--from-user") {
+		t.Errorf("import --user error %q, want it to name the users held and how to pick one", errOut)
 	}
 	one := filepath.Join(t.TempDir(), "coder.json")
 	runEnv(t, dataEnv(src), "export", "--user", "ana", "--agent", "coder", "--out", one)

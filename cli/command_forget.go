@@ -23,10 +23,16 @@ func runForget(ctx context.Context, c *call) int {
 	}
 	parts := c.args.has("fact") || c.args.has("turn") || c.args.has("thread")
 	switch {
+	case c.args.flag("keep-facts") && !c.args.has("turn") && !c.args.has("thread"):
+		return c.fail(exitUsage, "--keep-facts is about the facts extracted from forgotten exchanges; use it with --turn or --thread")
 	case parts && c.args.flag("all"):
 		return c.fail(exitUsage, "--all deletes the whole memory; leave it out to delete only the facts, exchanges or thread named")
 	case !parts && !c.args.flag("all"):
 		return c.fail(exitUsage, "say what to forget: --fact ID, --turn ID or --thread T, or --all for the whole memory of %s", scope.Key())
+	}
+	if dataDirMissing(c.cfg) {
+		fmt.Fprintf(c.stdout, "nothing is stored for %s: %s\n", scope.Key(), noMemoryIn(c.cfg.DataDir))
+		return exitOK
 	}
 	store, err := openStore(ctx, c.cfg, c.log)
 	if err != nil {
@@ -61,9 +67,10 @@ func forgetParts(ctx context.Context, c *call, store memory.Store, scope memory.
 	res, err := svc.Forget(ctx, memory.ForgetRequest{
 		UserID: scope.UserID, AgentName: scope.AgentName,
 		FactIDs: facts, TurnIDs: turns, ThreadID: thread, Source: memory.SourceCLI,
+		KeepFacts: c.args.flag("keep-facts"),
 	})
 	if err != nil {
-		c.fail(exitError, "%v", err)
+		c.fail(exitError, "%s", cliMessage(err, scope))
 		if errors.Is(err, memory.ErrInvalidInput) || errors.Is(err, memory.ErrNotFound) {
 			return exitUsage
 		}
@@ -75,10 +82,23 @@ func forgetParts(ctx context.Context, c *call, store memory.Store, scope memory.
 	for _, t := range res.TurnsRemoved {
 		fmt.Fprintf(stdout, "deleted exchange %s (thread %s, %s)\n", t.ID, t.ThreadID, t.Time.Format("2006-01-02 15:04"))
 	}
+	for _, f := range res.DerivedFactsRemoved {
+		fmt.Fprintf(stdout, "deleted fact %s, extracted from thread %s: %s\n", f.ID, f.Source, f.Content)
+	}
 	for _, id := range res.NotFound {
 		fmt.Fprintf(stdout, "not found: %s\n", id)
 	}
-	fmt.Fprintf(stdout, "deleted %d fact(s) and %d exchange(s) of %s\n", len(res.FactsRemoved), len(res.TurnsRemoved), scope.Key())
+	for _, f := range res.DerivedFactsKept {
+		fmt.Fprintf(stdout, "kept fact %s, extracted from thread %s, which may still mention it: %s\n", f.ID, f.Source, f.Content)
+	}
+	for _, name := range res.SectionsMayMention {
+		fmt.Fprintf(stdout, "profile section %s may still mention it; change it with: mnemo profile set|clear --section %s --user %s%s\n", name, name, scope.UserID, agentFlag(scope))
+	}
+	fmt.Fprintf(stdout, "deleted %d fact(s) and %d exchange(s) of %s", len(res.FactsRemoved)+len(res.DerivedFactsRemoved), len(res.TurnsRemoved), scope.Key())
+	if res.VersionsScrubbed > 0 {
+		fmt.Fprintf(stdout, ", and %d earlier version(s) of its memory that held them", res.VersionsScrubbed)
+	}
+	fmt.Fprintln(stdout)
 	return exitOK
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,8 +118,9 @@ func TestForgetPartsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, thread := range []string{"keep", "secret", "secret"} {
-		if _, err := svc.Add(ctx, memory.AddRequest{UserID: "ana", ThreadID: thread, UserInput: "thread " + thread, AgentResponse: "ok"}); err != nil {
+	for i, thread := range []string{"keep", "secret", "secret"} {
+		// Distinct exchanges: the same one again would be a client retry.
+		if _, err := svc.Add(ctx, memory.AddRequest{UserID: "ana", ThreadID: thread, UserInput: fmt.Sprintf("thread %s, exchange %d", thread, i), AgentResponse: "ok"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -149,5 +151,26 @@ func TestForgetPartsCommand(t *testing.T) {
 	}
 	if len(turns) != 1 || turns[0].ThreadID != "keep" {
 		t.Errorf("turns after forget = %+v, want only thread keep", turns)
+	}
+}
+
+// TestForgetOutput: the result goes to stdout, messages to stderr, and a
+// not-found error names the commands that show what is stored, not an
+// MCP tool.
+func TestForgetOutput(t *testing.T) {
+	dir := t.TempDir()
+	seedRich(t, dir)
+	code, out, errOut := runCmd(t, dir, "forget", "--user", "ana", "--fact", "fact_0000000a", "--yes")
+	if code != exitOK || !strings.Contains(out, "deleted fact fact_0000000a") || !strings.Contains(out, "deleted 1 fact(s)") || errOut != "" {
+		t.Errorf("forget --fact = %d\nstdout %q\nstderr %q; want the result on stdout and nothing on stderr", code, out, errOut)
+	}
+	code, out, errOut = runCmd(t, dir, "forget", "--user", "ana", "--agent", "coder", "--fact", "fact_nope", "--yes")
+	if code == exitOK || out != "" || !strings.Contains(errOut, "no fact_nope") || !strings.Contains(errOut, "mnemo show --user ana --agent coder") {
+		t.Errorf("forget of a missing fact = %d\nstdout %q\nstderr %q; want an error on stderr naming mnemo show", code, out, errOut)
+	}
+	for _, tool := range []string{"list_memories", "retrieve_memory", "forget_memory"} {
+		if strings.Contains(errOut, tool) {
+			t.Errorf("forget's error names the MCP tool %s: %q", tool, errOut)
+		}
 	}
 }

@@ -34,13 +34,16 @@ type importedScope struct {
 // importOptions are what the source formats need besides the source.
 type importOptions struct {
 	user, agent string // target scope from --user / --agent; may be empty
-	defaultUser string // the configured user_id
-	thread      string // thread of imported turns that have none
-	pending     bool   // leave imported turns for the updater
-	now         time.Time
-	newTurnID   func() string
-	newFactID   func() string
-	notes       []string // what the conversion changed, told to the user
+	// fromUser, fromAgent pick the scopes of a mnemo export to import
+	// (--from-user / --from-agent); empty: every scope.
+	fromUser, fromAgent string
+	defaultUser         string // the configured user_id
+	thread              string // thread of imported turns that have none
+	pending             bool   // leave imported turns for the updater
+	now                 time.Time
+	newTurnID           func() string
+	newFactID           func() string
+	notes               []string // what the conversion changed, told to the user
 }
 
 func (o *importOptions) note(format string, args ...any) {
@@ -58,6 +61,8 @@ func runImport(ctx context.Context, e *call) int {
 	opt := &importOptions{
 		user:        e.args.str("user"),
 		agent:       e.args.str("agent"),
+		fromUser:    e.args.str("from-user"),
+		fromAgent:   e.args.str("from-agent"),
 		defaultUser: e.cfg.Memory.UserID,
 		thread:      e.args.str("thread"),
 		pending:     e.args.flag("pending"),
@@ -65,7 +70,7 @@ func runImport(ctx context.Context, e *call) int {
 		newTurnID:   func() string { return "turn_" + uuid.Must(uuid.NewV7()).String() },
 		newFactID:   memory.NewFactID,
 	}
-	for _, id := range []struct{ field, v string }{{"--user", opt.user}, {"--agent", opt.agent}, {"--thread", opt.thread}} {
+	for _, id := range []struct{ field, v string }{{"--user", opt.user}, {"--agent", opt.agent}, {"--thread", opt.thread}, {"--from-user", opt.fromUser}, {"--from-agent", opt.fromAgent}} {
 		if id.v != "" {
 			if err := memory.ValidateID(id.field, id.v); err != nil {
 				return e.fail(exitUsage, "%v", err)
@@ -79,6 +84,9 @@ func runImport(ctx context.Context, e *call) int {
 			return e.fail(exitUsage, "%v", err)
 		}
 		format = f
+	}
+	if (opt.fromUser != "" || opt.fromAgent != "") && format != formatMnemo {
+		return e.fail(exitUsage, "--from-user and --from-agent pick scopes of a mnemo export; a %s source holds one user: name the target with --user and --agent", format)
 	}
 	var scopes []importedScope
 	var err error
@@ -95,8 +103,12 @@ func runImport(ctx context.Context, e *call) int {
 	if err != nil {
 		return e.fail(exitError, "read %s (%s format): %v", path, format, err)
 	}
-	if err := checkImport(scopes); err != nil {
-		return e.fail(exitError, "%s: %v", path, err)
+	redacted, err := checkImport(e.cfg.Memory, scopes)
+	if err != nil {
+		return e.fail(exitError, "%s: nothing imported: %v", path, err)
+	}
+	if len(redacted) > 0 {
+		opt.note("%s", redactedNote(redacted))
 	}
 
 	store, err := openStore(ctx, e.cfg, e.log)
@@ -104,34 +116,11 @@ func runImport(ctx context.Context, e *call) int {
 		return e.fail(exitError, "%v", err)
 	}
 	defer store.Close()
-	// Refuse before writing anything, so an import is all or nothing
-	// unless writing itself fails.
-	for _, s := range scopes {
-		doc, err := store.LoadDocument(ctx, s.scope)
-		if err != nil {
-			return e.fail(exitError, "%v", err)
-		}
-		turns, err := store.ReadTurns(ctx, s.scope, 0)
-		if err != nil {
-			return e.fail(exitError, "%v", err)
-		}
-		if doc.Revision != 0 || len(turns) > 0 {
-			return e.fail(exitError, "%s already holds memory (revision %d, %d turns); import only writes into an empty scope: import into another user with --user NAME, or delete it first with 'mnemo forget --user %s%s --yes' (after an export if you want to keep it)",
-				s.scope.Key(), doc.Revision, len(turns), s.scope.UserID, agentFlag(s.scope))
-		}
-	}
-	for i, s := range scopes {
-		if err := store.ImportScope(ctx, s.scope, s.doc, s.turns); err != nil {
-			done := make([]string, i)
-			for j := range done {
-				done[j] = scopes[j].scope.Key()
-			}
-			msg := fmt.Sprintf("import into %s: %v", s.scope.Key(), err)
-			if i > 0 {
-				msg += "; already imported: " + strings.Join(done, ", ")
-			}
-			return e.fail(exitError, "%s", msg)
-		}
+	prog := newProgress(e.stderr, "importing scopes", len(scopes))
+	err = importInto(ctx, store, scopes, prog.set)
+	prog.done()
+	if err != nil {
+		return e.fail(exitError, "%v", err)
 	}
 	for _, n := range opt.notes {
 		fmt.Fprintf(stdout, "note: %s\n", n)
@@ -142,6 +131,46 @@ func runImport(ctx context.Context, e *call) int {
 			len(s.doc.Knowledge), len(s.doc.AssistantKnowledge), plural(countSections(s.doc), "profile section"))
 	}
 	return exitOK
+}
+
+// importInto writes scopes into store. It refuses before writing
+// anything when a scope already holds memory (an error wrapping
+// memory.ErrInvalidInput), so an import is all or nothing unless writing
+// itself fails.
+//
+// onScope, when not nil, is told how many scopes are written so far.
+func importInto(ctx context.Context, store memory.Store, scopes []importedScope, onScope func(done int)) error {
+	for _, s := range scopes {
+		doc, err := store.LoadDocument(ctx, s.scope)
+		if err != nil {
+			return err
+		}
+		turns, err := store.ReadTurns(ctx, s.scope, 0)
+		if err != nil {
+			return err
+		}
+		if doc.Revision != 0 || len(turns) > 0 {
+			return &memory.InputError{Message: fmt.Sprintf("%s already holds memory (revision %d, %d turns); import only writes into an empty scope: import into another user with --user NAME, or delete it first with 'mnemo forget --user %s%s --yes' (after an export if you want to keep it)",
+				s.scope.Key(), doc.Revision, len(turns), s.scope.UserID, agentFlag(s.scope))}
+		}
+	}
+	for i, s := range scopes {
+		if onScope != nil {
+			onScope(i)
+		}
+		if err := store.ImportScope(ctx, s.scope, s.doc, s.turns); err != nil {
+			done := make([]string, i)
+			for j := range done {
+				done[j] = scopes[j].scope.Key()
+			}
+			msg := fmt.Sprintf("import into %s: %v", s.scope.Key(), err)
+			if i > 0 {
+				msg += "; already imported: " + strings.Join(done, ", ")
+			}
+			return errors.New(msg)
+		}
+	}
+	return nil
 }
 
 // detectFormat tells the format of path from its content: a directory is
@@ -159,6 +188,12 @@ func detectFormat(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return detectFormatData(path, data)
+}
+
+// detectFormatData tells the format of a file's content; path names it
+// in errors.
+func detectFormatData(path string, data []byte) (string, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return "", fmt.Errorf("%s is not a JSON object (%v); give a mnemo export, a DeerFlow memory.json or a MemoryOS data directory", path, err)
@@ -204,11 +239,12 @@ func parseMnemoExport(data []byte, opt *importOptions) ([]importedScope, error) 
 	if file.Version < 1 {
 		return nil, fmt.Errorf("export version %d is not valid", file.Version)
 	}
-	if opt.agent != "" && len(file.Scopes) != 1 {
-		return nil, fmt.Errorf("--agent renames the scope of a one-scope export, and this one holds %d", len(file.Scopes))
+	picked, err := pickScopes(file.Scopes, opt)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]importedScope, 0, len(file.Scopes))
-	for i, s := range file.Scopes {
+	out := make([]importedScope, 0, len(picked))
+	for i, s := range picked {
 		sc := s.Scope
 		if opt.user != "" {
 			sc.UserID = opt.user
@@ -231,36 +267,93 @@ func parseMnemoExport(data []byte, opt *importOptions) ([]importedScope, error) 
 	return out, nil
 }
 
-// checkImport validates what is about to be imported: distinct, valid
-// scopes; turns with valid thread ids in increasing Seq order.
-func checkImport(scopes []importedScope) error {
-	if len(scopes) == 0 {
-		return errors.New("holds no memory to import")
+// pickScopes is the scopes of an export to import: those --from-user and
+// --from-agent pick (every scope without them). --user moves them to
+// another user, so they must be one user's (the user and the user's
+// agents); --agent renames one scope, so it must be a single one. When
+// they are not, the error lists the scopes the export holds and how to
+// pick.
+func pickScopes(all []exportScope, opt *importOptions) ([]exportScope, error) {
+	var picked []exportScope
+	for _, s := range all {
+		if (opt.fromUser == "" || s.Scope.UserID == opt.fromUser) && (opt.fromAgent == "" || s.Scope.AgentName == opt.fromAgent) {
+			picked = append(picked, s)
+		}
 	}
+	held := func() string {
+		keys := make([]string, len(all))
+		for i, s := range all {
+			keys[i] = s.Scope.Key()
+		}
+		return strings.Join(keys, ", ")
+	}
+	users := map[string]bool{}
+	for _, s := range picked {
+		users[s.Scope.UserID] = true
+	}
+	switch {
+	case len(picked) == 0 && (opt.fromUser != "" || opt.fromAgent != ""):
+		return nil, fmt.Errorf("holds no scope matching --from-user %q --from-agent %q; it holds %s", opt.fromUser, opt.fromAgent, held())
+	case opt.user != "" && len(users) > 1:
+		return nil, fmt.Errorf("holds the memory of %d users (%s), and --user %s would put them all in one; pick one user with --from-user U (and one agent with --from-agent A), or leave out --user to import each under its own name", len(users), held(), opt.user)
+	case opt.agent != "" && len(picked) > 1:
+		return nil, fmt.Errorf("holds %d scopes (%s), and --agent %s renames a single one; pick one with --from-user U (a user without agents) or --from-user U --from-agent A", len(picked), held(), opt.agent)
+	}
+	return picked, nil
+}
+
+// checkImport validates what is about to be imported: distinct, valid
+// scopes; turns in increasing Seq order; and everything memory.CheckImport
+// checks (the limits and the text rule of the tools), redacting secrets
+// in place. It returns the redactions of every scope.
+func checkImport(cfg memory.Config, scopes []importedScope) ([]memory.Redaction, error) {
+	if len(scopes) == 0 {
+		return nil, errors.New("holds no memory to import")
+	}
+	var redacted []memory.Redaction
 	seen := map[memory.Scope]bool{}
 	for _, s := range scopes {
 		if err := s.scope.Validate(); err != nil {
-			return err
+			return nil, err
 		}
 		if seen[s.scope] {
-			return fmt.Errorf("holds scope %s twice", s.scope.Key())
+			return nil, fmt.Errorf("holds scope %s twice", s.scope.Key())
 		}
 		seen[s.scope] = true
 		if v := s.doc.Version; v != "" && v != memory.SchemaVersion {
-			return fmt.Errorf("%s: memory document version %q is not %q", s.scope.Key(), v, memory.SchemaVersion)
+			return nil, fmt.Errorf("%s: memory document version %q is not %q", s.scope.Key(), v, memory.SchemaVersion)
 		}
 		var last int64
 		for i, t := range s.turns {
 			if t.Seq <= last {
-				return fmt.Errorf("%s: turn %d has seq %d after seq %d; turns must be in increasing seq order", s.scope.Key(), i+1, t.Seq, last)
+				return nil, fmt.Errorf("%s: turn %d has seq %d after seq %d; turns must be in increasing seq order", s.scope.Key(), i+1, t.Seq, last)
 			}
 			last = t.Seq
-			if err := memory.ValidateID("thread_id", t.ThreadID); err != nil {
-				return fmt.Errorf("%s: turn %s: %w", s.scope.Key(), t.ID, err)
-			}
 		}
+		found, err := memory.CheckImport(cfg, s.scope, s.doc, s.turns)
+		if err != nil {
+			return nil, err
+		}
+		redacted = append(redacted, found...)
 	}
-	return nil
+	return redacted, nil
+}
+
+// redactedNote says which secrets an import redacted, by kind.
+func redactedNote(found []memory.Redaction) string {
+	counts := map[string]int{}
+	var kinds []string
+	for _, f := range found {
+		if counts[f.Kind] == 0 {
+			kinds = append(kinds, f.Kind)
+		}
+		counts[f.Kind] += f.Count
+	}
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
+	}
+	return "secrets replaced by [redacted: KIND]: " + strings.Join(parts, ", ")
 }
 
 // targetScope is the scope of a single-scope import: --user (else

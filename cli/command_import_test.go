@@ -138,3 +138,56 @@ func TestImportMemoryOS(t *testing.T) {
 		t.Errorf("alice2: %d pending, threads %+v, %d assistant knowledge", got.PendingTurns, got.Threads, len(got.AssistantKnowledge))
 	}
 }
+
+// TestImportPickScopes: --user works for a one-user export; for an export
+// of several users it lists them and says how to pick one, and
+// --from-user / --from-agent pick.
+func TestImportPickScopes(t *testing.T) {
+	src := t.TempDir()
+	seedRich(t, src) // ana and ana/coder
+	seedDocs(t, src, memory.Scope{UserID: "carl"}, 1)
+	all := filepath.Join(t.TempDir(), "all.json")
+	if code, _, errOut := runCmd(t, src, "export", "--all", "--out", all); code != exitOK {
+		t.Fatalf("export --all = %d %s", code, errOut)
+	}
+	ana := filepath.Join(t.TempDir(), "ana.json")
+	if code, _, errOut := runCmd(t, src, "export", "--user", "ana", "--out", ana); code != exitOK {
+		t.Fatalf("export --user ana = %d %s", code, errOut)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want []string // in stdout on success, in stderr on failure
+	}{
+		{"one user's export under another name", []string{"--user", "bob", ana}, exitOK, []string{"imported into bob:", "imported into bob/coder:"}},
+		{"several users with --user", []string{"--user", "bob", all}, exitError, []string{"2 users", "ana, ana/coder, carl", "--from-user"}},
+		{"several scopes with --agent", []string{"--agent", "x", all}, exitError, []string{"3 scopes", "--from-agent"}},
+		{"pick a user", []string{"--from-user", "ana", "--user", "bob", all}, exitOK, []string{"imported into bob:", "imported into bob/coder:"}},
+		{"pick an agent", []string{"--from-user", "ana", "--from-agent", "coder", "--user", "bob", "--agent", "rev", all}, exitOK, []string{"imported into bob/rev:"}},
+		{"pick nothing", []string{"--from-user", "zed", all}, exitError, []string{"no scope matching", "ana, ana/coder, carl"}},
+		{"pick from another format", []string{"--from-user", "ana", filepath.Join("testdata", "import", "deerflow", "memory.json")}, exitUsage, []string{"mnemo export"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			code, out, errOut := runCmd(t, dir, append([]string{"import"}, tc.args...)...)
+			got := out
+			if tc.code != exitOK {
+				got = errOut
+			}
+			if code != tc.code {
+				t.Fatalf("import %v = %d, want %d\n%s%s", tc.args, code, tc.code, out, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("import %v: %q does not say %q", tc.args, got, w)
+				}
+			}
+			if tc.code != exitOK {
+				if entries, _ := os.ReadDir(filepath.Join(dir, "users")); len(entries) != 0 {
+					t.Errorf("a refused import wrote %d scopes", len(entries))
+				}
+			}
+		})
+	}
+}

@@ -29,6 +29,13 @@ func runRollback(ctx context.Context, c *call) int {
 			return c.fail(exitUsage, "--list and --to exclude each other: list first, then restore")
 		}
 	}
+	if dataDirMissing(c.cfg) {
+		if to > 0 {
+			return c.fail(exitError, "%s; there is no revision to restore", noMemoryIn(c.cfg.DataDir))
+		}
+		fmt.Fprintf(c.stdout, "memory of %s: %s\n", scope.Key(), noMemoryIn(c.cfg.DataDir))
+		return exitOK
+	}
 	store, err := openStore(ctx, c.cfg, c.log)
 	if err != nil {
 		return c.fail(exitError, "%v", err)

@@ -31,7 +31,13 @@ func runSearch(ctx context.Context, e *call) int {
 	if limit < 0 || maxTokens < 0 {
 		return e.fail(exitUsage, "--limit and --max-tokens must be positive")
 	}
-
+	if dataDirMissing(e.cfg) {
+		if e.args.flag("json") {
+			return writeJSON(e, &memory.RetrieveResult{Pages: []memory.PageHit{}, Scope: scope, ThreadID: e.args.str("thread")})
+		}
+		fmt.Fprintf(e.stdout, "0 pages for %q in %s: %s\n", query, scope.Key(), noMemoryIn(e.cfg.DataDir))
+		return exitOK
+	}
 	store, err := openStore(ctx, e.cfg, e.log)
 	if err != nil {
 		return e.fail(exitError, "%v", err)

@@ -51,6 +51,17 @@ func runShow(ctx context.Context, e *call) int {
 	if err != nil {
 		return e.fail(exitUsage, "%v", err)
 	}
+	if dataDirMissing(e.cfg) {
+		if e.args.flag("json") {
+			out := trimShow(e, emptyShow(scope))
+			if e.args.flag("sessions") {
+				out.Sessions = []memory.MidTermSessionView{}
+			}
+			return writeJSON(e, out)
+		}
+		fmt.Fprintf(stdout, "No memory is stored for %s: %s.\n", scope.Key(), noMemoryIn(e.cfg.DataDir))
+		return exitOK
+	}
 	store, err := openStore(ctx, e.cfg, e.log)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
@@ -61,18 +72,8 @@ func runShow(ctx context.Context, e *call) int {
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}
-	sessions := e.args.flag("sessions")
-	all := !e.args.flag("facts") && !e.args.flag("profile") && !e.args.flag("threads") && !sessions
-	if !all && !e.args.flag("profile") {
-		out.Profile = nil
-	}
-	if !all && !e.args.flag("facts") {
-		out.Facts, out.Knowledge, out.AssistantKnowledge = nil, nil, nil
-	}
-	if !all && !e.args.flag("threads") {
-		out.Threads = nil
-	}
-	if sessions {
+	out = trimShow(e, out)
+	if e.args.flag("sessions") {
 		// The sessions are built by the memory service, as a server
 		// would: from midterm.json, brought up to date with the turn log.
 		svc, err := openService(e.cfg, store, e.log, withoutModels, nil)
@@ -103,6 +104,33 @@ func runShow(ctx context.Context, e *call) int {
 	}
 	writeShow(stdout, out)
 	return exitOK
+}
+
+// trimShow leaves out of out the parts not asked for.
+func trimShow(e *call, out *showOutput) *showOutput {
+	all := !e.args.flag("facts") && !e.args.flag("profile") && !e.args.flag("threads") && !e.args.flag("sessions")
+	if !all && !e.args.flag("profile") {
+		out.Profile = nil
+	}
+	if !all && !e.args.flag("facts") {
+		out.Facts, out.Knowledge, out.AssistantKnowledge = nil, nil, nil
+	}
+	if !all && !e.args.flag("threads") {
+		out.Threads = nil
+	}
+	return out
+}
+
+// emptyShow is the showOutput of a scope that holds nothing.
+func emptyShow(scope memory.Scope) *showOutput {
+	return &showOutput{
+		Scope:              scope,
+		Profile:            []memory.ProfileSection{},
+		Facts:              []memory.Fact{},
+		Knowledge:          []memory.Fact{},
+		AssistantKnowledge: []memory.Fact{},
+		Threads:            []threadInfo{},
+	}
 }
 
 // loadShow reads a scope's document and turn log into a showOutput with

@@ -2,6 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -119,5 +123,42 @@ func TestHostileTextNeutralised(t *testing.T) {
 		if !strings.Contains(out, "sailing") {
 			t.Errorf("%q does not show the text at all:\n%s", args, out)
 		}
+	}
+}
+
+// TestReadOnlyMissingDataDir: the commands that only read (or delete)
+// say that nothing is stored when the data directory does not exist, and
+// do not create it.
+func TestReadOnlyMissingDataDir(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string // in stdout, or in stderr when the command fails
+	}{
+		{[]string{"show", "--user", "ana"}, exitOK, "no memory stored in $DATA"},
+		{[]string{"show", "--user", "ana", "--facts", "--json"}, exitOK, `"facts": []`},
+		{[]string{"search", "--user", "ana", "sailing"}, exitOK, "no memory stored in $DATA"},
+		{[]string{"search", "--user", "ana", "--json", "sailing"}, exitOK, `"pages": []`},
+		{[]string{"export", "--user", "ana"}, exitError, "no memory stored in $DATA"},
+		{[]string{"rollback", "--user", "ana"}, exitOK, "no memory stored in $DATA"},
+		{[]string{"rollback", "--user", "ana", "--to", "1"}, exitError, "no revision to restore"},
+		{[]string{"forget", "--user", "ana", "--all", "--yes"}, exitOK, "nothing is stored for ana"},
+		{[]string{"forget", "--user", "ana", "--fact", "fact_1", "--yes"}, exitOK, "nothing is stored for ana"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "data")
+			code, out, errOut := runEnv(t, dataEnv(dir), tc.args...)
+			got := out
+			if tc.code != exitOK {
+				got = errOut
+			}
+			got = strings.ReplaceAll(got, dir, "$DATA")
+			if code != tc.code || !strings.Contains(got, tc.want) {
+				t.Errorf("%v = %d\nstdout %q\nstderr %q\nwant %d and %q", tc.args, code, out, errOut, tc.code, tc.want)
+			}
+			if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%v created the data directory (stat: %v)", tc.args, err)
+			}
+		})
 	}
 }

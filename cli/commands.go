@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
-	"fmt"
+	"strings"
+
+	"github.com/mnemo-mcp/mnemo/memory"
 )
 
 // Flags several commands share.
@@ -20,9 +22,12 @@ func init() {
 	commands = []command{
 		{
 			name:     "serve",
-			synopsis: []string{"[serve] [flags]"},
-			summary:  "Serve MCP over stdin/stdout: what MCP hosts run. Logs go to stderr; stdout carries only JSON-RPC messages.",
-			maxArgs:  0, settings: true, dataDir: true, verbose: true, helpSettings: true,
+			synopsis: []string{"[serve] [flags]", "serve --http [ADDR] [--insecure-no-auth] [flags]"},
+			summary:  "Serve MCP over stdin/stdout: what MCP hosts run. Logs go to stderr; stdout carries only JSON-RPC messages. With --http, serve Streamable HTTP at http://ADDR/mcp (default " + defaultHTTPAddr + ") for a team: every request needs a token ('mnemo token add') or an OAuth access token (oauth_issuer); --insecure-no-auth serves a loopback address without authentication.",
+			flags: []flagSpec{
+				{name: "http", doc: "serve MCP over HTTP at ADDR (--http ADDR or --http=ADDR; default " + defaultHTTPAddr + ")", optional: true},
+				{name: "insecure-no-auth", doc: "with --http on a loopback address: no authentication"}},
+			maxArgs: 1, settings: true, dataDir: true, verbose: true, helpSettings: true,
 			run: runServe,
 		},
 		{
@@ -46,18 +51,31 @@ func init() {
 			name: "forget",
 			synopsis: []string{
 				"forget --user U [--agent A] --all --yes",
-				"forget --user U [--agent A] [--fact ID]... [--turn ID]... [--thread T] --yes",
+				"forget --user U [--agent A] [--fact ID]... [--turn ID]... [--thread T] [--keep-facts] --yes",
 			},
-			summary: "Delete a user's whole memory (every agent's too, unless --agent names one) with --all, or single facts, exchanges or a thread. Without --yes it only shows what it would delete.",
+			summary: "Delete a user's whole memory (every agent's too, unless --agent names one) with --all, or single facts, exchanges or a thread (with the facts extracted from a thread left with no exchange, unless --keep-facts). The text leaves every file, earlier versions included. Without --yes it only shows what it would delete.",
 			flags: []flagSpec{
 				{name: "user", value: "U", doc: "the user whose memory it is (required)"}, flagAgent,
 				{name: "all", doc: "delete the whole memory of the user (or of the agent with --agent)"},
 				{name: "fact", value: "ID", doc: "delete this fact", repeat: true},
 				{name: "turn", value: "ID", doc: "delete this exchange", repeat: true},
 				{name: "thread", value: "T", doc: "delete every exchange of this thread"},
+				{name: "keep-facts", doc: "keep the facts extracted from a thread left with no exchange"},
 				{name: "yes", doc: "really delete; without it nothing is deleted"}},
 			maxArgs: 0, settings: true, dataDir: true,
 			run: runForget,
+		},
+		{
+			name: "profile",
+			synopsis: []string{
+				"profile set --section S [--user U] [--agent A] TEXT",
+				"profile clear --section S [--user U] [--agent A]",
+			},
+			summary: "Replace or clear one section of a profile (work_context, personal_context, top_of_mind, recent_months, earlier_context, long_term_background); the previous document is kept as a version.",
+			flags: []flagSpec{flagUser, flagAgent,
+				{name: "section", value: "S", doc: "the section: " + strings.Join(memory.ProfileSections, ", ")}},
+			maxArgs: 2, settings: true, dataDir: true,
+			run: runProfile,
 		},
 		{
 			name:     "show",
@@ -97,15 +115,102 @@ func init() {
 		},
 		{
 			name:     "import",
-			synopsis: []string{"import [--format mnemo|memoryos|deerflow] [--user U] [--agent A] [--thread T] [--pending] PATH"},
+			synopsis: []string{"import [--format mnemo|memoryos|deerflow] [--from-user U [--from-agent A]] [--user U] [--agent A] [--thread T] [--pending] PATH"},
 			summary:  "Import a mnemo export, a DeerFlow memory.json or a MemoryOS data directory into empty scopes.",
+			details: `Each scope of a mnemo export is imported under its own name unless
+--user names another user: that works for an export of one user (with the
+user's agents); for an export of several users (mnemo export --all) pick
+one with --from-user, e.g.
+  mnemo import --from-user ana --user bob all.json
+--agent renames a single scope: pick it with --from-user U --from-agent A.
+When the export holds more than --user or --agent can take, the error
+lists its scopes.`,
 			flags: []flagSpec{
 				{name: "format", value: "F", doc: "mnemo, memoryos or deerflow (default: detected from the content)"},
-				flagUser, flagAgent,
+				{name: "from-user", value: "U", doc: "import only this user's memory (and the user's agents') from a mnemo export"},
+				{name: "from-agent", value: "A", doc: "import only this agent's memory from a mnemo export"},
+				{name: "user", value: "U", doc: "import under this user instead of the one in the source"},
+				{name: "agent", value: "A", doc: "import a single scope as this agent's memory"},
 				{name: "thread", value: "T", doc: "thread of imported exchanges that have none"},
 				{name: "pending", doc: "leave the imported exchanges for the LLM updater"}},
 			maxArgs: 1, settings: true, dataDir: true,
 			run: runImport,
+		},
+		{
+			name:     "add",
+			synopsis: []string{"add [--user U] [--agent A] [--thread T] (--input TEXT --reply TEXT | --stdin) [--json]"},
+			summary:  "Store one exchange, as add_memory does: for scripts and imports of single conversations.",
+			details:  addDetails,
+			flags: []flagSpec{flagUser, flagAgent,
+				{name: "thread", value: "T", doc: "the conversation (default: default)"},
+				{name: "input", value: "TEXT", doc: "what the user said"},
+				{name: "reply", value: "TEXT", doc: "the assistant's final reply"},
+				{name: "timestamp", value: "TIME", doc: "when it happened: RFC 3339 or 2026-05-01 12:00:00 (UTC); default now"},
+				{name: "meta", value: "JSON", doc: "a JSON object stored with the exchange (meta_data)"},
+				{name: "stdin", doc: "read the exchange as a JSON object (add_memory's arguments) from stdin"},
+				flagJSON},
+			maxArgs: 0, settings: true, dataDir: true,
+			run: runAdd,
+		},
+		{
+			name:     "facts add",
+			synopsis: []string{"facts add [--user U] [--agent A] [--category C] [--confidence X] [--json] TEXT"},
+			summary:  "Save a fact as stated, as save_memory does (a fact that says the same is not stored twice).",
+			flags:    []flagSpec{flagUser, flagAgent, flagCategory, flagConfidence, flagJSON},
+			maxArgs:  -1, settings: true, dataDir: true,
+			run: runFactsAdd,
+		},
+		{
+			name:     "facts edit",
+			synopsis: []string{"facts edit [--user U] [--agent A] [--content TEXT] [--category C] [--confidence X] [--json] ID"},
+			summary:  "Change a fact's content, category or confidence, as update_memory does; the change is kept in the fact history.",
+			flags: []flagSpec{flagUser, flagAgent,
+				{name: "content", value: "TEXT", doc: "the new content"},
+				flagCategory, flagConfidence, flagJSON},
+			maxArgs: 1, settings: true, dataDir: true,
+			run: runFactsEdit,
+		},
+		{
+			name:     "facts list",
+			synopsis: []string{"facts list [--user U] [--agent A] [--category C] [--confidence X] [--thread T] [--text S] [--limit N] [--offset N] [--json]"},
+			summary:  "List facts, newest first, as list_memories does.",
+			flags: []flagSpec{flagUser, flagAgent,
+				{name: "category", value: "C", doc: "only this category"},
+				{name: "confidence", value: "X", doc: "only facts at least this sure"},
+				{name: "thread", value: "T", doc: "only facts extracted from this thread"},
+				{name: "text", value: "S", doc: "only facts containing S (ignoring case)"},
+				{name: "limit", value: "N", doc: "page size"},
+				{name: "offset", value: "N", doc: "skip N facts (the next page's offset is printed)"},
+				flagJSON},
+			maxArgs: 0, settings: true, dataDir: true,
+			run: runFactsList,
+		},
+		{
+			name:     "setup",
+			synopsis: []string{"setup HOST [--project [--project-dir DIR]] [--name N] [--dry-run | --print] [--file FILE]"},
+			summary:  "Write mnemo into an MCP host's configuration (" + setupHostNames() + ") with this binary's absolute path and an absolute data directory, merging into the existing file (backup first; a second run changes nothing).",
+			details:  setupDetails,
+			flags: []flagSpec{
+				{name: "project", doc: "write the project's own file instead of the user-wide one, with the project's .mnemo as the data directory"},
+				{name: "project-dir", value: "DIR", doc: "the project directory (default: the current directory); implies --project"},
+				{name: "name", value: "N", doc: "the server's key in the host's configuration (default mnemo)"},
+				{name: "dry-run", doc: "show what would change and the resulting file; write nothing"},
+				{name: "print", doc: "print the host's configuration snippet; read and write no file"},
+				{name: "file", value: "FILE", doc: "the configuration file to write instead of the host's usual one"}},
+			maxArgs: 1, settings: true, dataDir: true,
+			run: runSetup,
+		},
+		{
+			name:     "ui",
+			synopsis: []string{"ui [--port N] [--open] [--user U] [--agent A]"},
+			summary:  "Start the memory viewer in the browser on 127.0.0.1: see, search, correct and forget what is remembered; prints its URL with a one-time access token.",
+			details:  uiDetails,
+			flags: []flagSpec{
+				{name: "port", value: "N", doc: "port on 127.0.0.1 (default: a free one)"},
+				{name: "open", doc: "open the viewer in the desktop's browser"},
+				flagUser, flagAgent},
+			maxArgs: 0, settings: true, dataDir: true,
+			run: runUI,
 		},
 		{
 			name:     "doctor",
@@ -116,7 +221,7 @@ func init() {
 		},
 		{
 			name:     "bench",
-			synopsis: []string{"bench [-n N] [-m M] [--server CMD] [--data-dir DIR] [--seed S]"},
+			synopsis: []string{"bench [-n N] [-m M] [--server CMD] [--data-dir DIR] [--seed S] [--http]"},
 			summary:  "Measure a memory server over stdio as a host uses it: latency percentiles, start-up time and peak memory.",
 			details:  benchDetails,
 			flags: []flagSpec{
@@ -124,25 +229,39 @@ func init() {
 				{name: "m", value: "M", doc: "retrievals to run (default 1000)"},
 				{name: "server", value: "CMD", doc: "server command line (split on spaces; {data_dir} is replaced); default: this binary's serve"},
 				{name: "data-dir", value: "DIR", doc: "data directory, passed as MNEMO_DATA_DIR; default: a new temporary directory, removed afterwards"},
-				{name: "seed", value: "S", doc: "seed of the generated conversation (default 1)"}},
+				{name: "seed", value: "S", doc: "seed of the generated conversation (default 1)"},
+				{name: "http", doc: "talk to the server over Streamable HTTP on loopback (serve --http 127.0.0.1:0, with a token) instead of stdio"}},
 			maxArgs: 0,
 			run:     runBench,
+		},
+		{
+			name: "token",
+			synopsis: []string{
+				"token add --user U [--agent A]",
+				"token list [--json]",
+				"token revoke ID",
+			},
+			summary: "Manage the bearer tokens of mnemo serve --http: add prints a new token once (only its hash is kept), list shows them, revoke stops one at once.",
+			details: tokenDetails,
+			flags: []flagSpec{
+				{name: "user", value: "U", doc: "add: the user whose memory the token opens (required)"},
+				{name: "agent", value: "A", doc: "add: confine the token to this agent's memory of the user"},
+				flagJSON},
+			maxArgs: 2, settings: true, dataDir: true,
+			run: runToken,
 		},
 		{
 			name:     "version",
 			synopsis: []string{"version"},
 			summary:  "Print the version.",
 			maxArgs:  0,
-			run: func(_ context.Context, c *call) int {
-				fmt.Fprintln(c.stdout, "mnemo", version())
-				return exitOK
-			},
+			run:      runVersion,
 		},
 		{
 			name:     "help",
 			synopsis: []string{"help [COMMAND]"},
 			summary:  "Show this help, or one command's.",
-			maxArgs:  1,
+			maxArgs:  2,
 			run:      runHelp,
 		},
 	}
@@ -158,15 +277,31 @@ func lookupCommand(name string) *command {
 	return nil
 }
 
+// subcommands are the subcommands of group ("facts": add, edit, list),
+// the rows named "group NAME".
+func subcommands(group string) []string {
+	var subs []string
+	for i := range commands {
+		if sub, ok := strings.CutPrefix(commands[i].name, group+" "); ok {
+			subs = append(subs, sub)
+		}
+	}
+	return subs
+}
+
 // runHelp is "mnemo help [COMMAND]".
 func runHelp(_ context.Context, c *call) int {
 	if len(c.args.positional) == 0 {
 		writeHelp(c.stdout)
 		return exitOK
 	}
-	cmd := lookupCommand(c.args.positional[0])
+	name := strings.Join(c.args.positional, " ")
+	cmd := lookupCommand(name)
 	if cmd == nil {
-		return c.fail(exitUsage, "unknown command %q; run 'mnemo help' for the list", c.args.positional[0])
+		if subs := subcommands(name); len(subs) > 0 {
+			return c.fail(exitUsage, "mnemo %s has subcommands: %s; run 'mnemo help %s %s'", name, strings.Join(subs, ", "), name, subs[0])
+		}
+		return c.fail(exitUsage, "unknown command %q; run 'mnemo help' for the list", name)
 	}
 	writeCommandHelp(c.stdout, cmd)
 	return exitOK

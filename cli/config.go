@@ -11,8 +11,10 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +41,12 @@ type Config struct {
 	LLM           LLMConfig
 	// Embedding is the optional embeddings endpoint of vector retrieval.
 	Embedding EmbeddingConfig
+	// HTTP is what serve --http reads (serve_http.go).
+	HTTP HTTPConfig
+
+	// dataDirGiven is data_dir as it was given, before ~ and a relative
+	// path were resolved; empty for the default. doctor checks it.
+	dataDirGiven string
 
 	// origin maps the name of every setting that was given explicitly to
 	// where it came from ("flag --data-dir", ...); defaults are absent.
@@ -79,6 +87,7 @@ func defaultConfig() *Config {
 		MemoryVersions: 5,
 		ShutdownGrace:  10 * time.Second,
 		LLM:            LLMConfig{Model: "gpt-4o-mini", Timeout: 60 * time.Second},
+		HTTP:           defaultHTTPConfig(),
 		origin:         map[string]string{},
 	}
 }
@@ -208,6 +217,10 @@ func fileValue(s *setting, raw json.RawMessage) (string, error) {
 		if !s.numeric {
 			return x, nil
 		}
+	case bool:
+		if s.boolean {
+			return strconv.FormatBool(x), nil
+		}
 	}
 	if s.numeric {
 		return "", fmt.Errorf("must be a JSON number, got %s", raw)
@@ -264,6 +277,7 @@ func (c *Config) resolveDataDir(goos string, getenv func(string) string) error {
 		home = getenv("USERPROFILE")
 	}
 	dir := c.DataDir
+	c.dataDirGiven = dir
 	if dir == "" {
 		d, err := defaultDataDir(goos, getenv, home)
 		if err != nil {
@@ -307,4 +321,31 @@ func defaultDataDir(goos string, getenv func(string) string, home string) (strin
 		return filepath.Join(home, "Library", "Application Support", "mnemo"), nil
 	}
 	return filepath.Join(home, ".local", "share", "mnemo"), nil
+}
+
+// unexpandedVar finds a variable reference in a path — ${name}, $name or
+// %name% — that whoever passed it did not expand: hosts expand variables
+// in a server's env differently (VS Code expands ${workspaceFolder},
+// others pass the text as written), and mnemo never expands them itself.
+var unexpandedVar = regexp.MustCompile(`\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_()]*%`)
+
+// dataDirProblem says what is wrong with data_dir as it was given — a
+// relative path (resolved against whatever directory the host started
+// mnemo in) or an unexpanded variable — and how to fix it; "" when
+// nothing is.
+func (c *Config) dataDirProblem() (problem, fix string) {
+	given := c.dataDirGiven
+	if given == "" {
+		return "", ""
+	}
+	from := c.origin["data_dir"]
+	if v := unexpandedVar.FindString(given); v != "" {
+		return fmt.Sprintf("data_dir %q (from %s) holds %s, which nobody expanded: the host that started mnemo passed it as written, so memory goes to %s", given, from, v, c.DataDir),
+			fmt.Sprintf("write the absolute path instead of %s in the host's configuration ('mnemo setup HOST --project' writes it for you), then move what was stored in %s if you want to keep it", v, c.DataDir)
+	}
+	if given != "~" && !strings.HasPrefix(given, "~/") && !strings.HasPrefix(given, `~\`) && !filepath.IsAbs(given) {
+		return fmt.Sprintf("data_dir %q (from %s) is a relative path: it resolves against the directory mnemo was started in (now %s), which a host chooses and may change", given, from, c.DataDir),
+			fmt.Sprintf("set data_dir to an absolute path, e.g. --data-dir %s", c.DataDir)
+	}
+	return "", ""
 }

@@ -291,7 +291,7 @@ func TestREADMESettingsTable(t *testing.T) {
 func TestURLCredentialsNeverPrinted(t *testing.T) {
 	secrets := []string{"PASSWD1", "QUERYKEY2", "TOKEN3", "k4y"}
 	endpoint := doctorEndpoint(t, 200)
-	withCreds := strings.Replace(endpoint.URL, "://", "://maya:PASSWD1@", 1) + "/v1?api-key=QUERYKEY2"
+	withCreds := strings.Replace(endpoint.URL, "://", "://maya:PASSWD1@", 1) + "?api-key=QUERYKEY2"
 	dir := t.TempDir()
 	runs := []struct {
 		args []string

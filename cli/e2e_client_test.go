@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mnemo-mcp/mnemo/internal/testutil"
 	"github.com/mnemo-mcp/mnemo/memory/postgres/pgtest"
 )
 
@@ -98,30 +98,12 @@ type rpcMessage struct {
 	} `json:"error,omitempty"`
 }
 
-// lockedBuffer collects the child's stderr.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // mnemoProc is one running mnemo process and its JSON-RPC client side.
 type mnemoProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *lockedBuffer
+	stderr *testutil.LockedBuffer
 	done   chan struct{} // closed when stdout is at EOF
 
 	writeMu sync.Mutex
@@ -142,7 +124,7 @@ func startServer(t *testing.T, dataDir string, extraEnv ...string) *mnemoProc {
 		}
 	}
 	cmd.Env = append(cmd.Env, append([]string{"MNEMO_DATA_DIR=" + dataDir, "MNEMO_LOG_LEVEL=debug"}, extraEnv...)...)
-	s := &mnemoProc{t: t, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{}), pending: map[string]chan rpcMessage{}}
+	s := &mnemoProc{t: t, cmd: cmd, stderr: &testutil.LockedBuffer{}, done: make(chan struct{}), pending: map[string]chan rpcMessage{}}
 	cmd.Stderr = s.stderr
 	var err error
 	if s.stdin, err = cmd.StdinPipe(); err != nil {

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,51 +14,21 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory/openai/openaitest"
 )
 
-// applyCountingLLM is a fake OpenAI-compatible endpoint that turns every
-// codeword of the update prompt's conversation into a fact whose text
-// also names the call ("codeword-abc (call 7)"), so a batch applied twice
-// shows up as two facts even though the updater deduplicates equal texts.
-// It answers after a random short delay so that kills land mid-call.
-type applyCountingLLM struct {
-	*httptest.Server
-	mu    sync.Mutex
-	calls int
-}
-
-func newApplyCountingLLM(t *testing.T, maxDelay time.Duration) *applyCountingLLM {
-	f := &applyCountingLLM{}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		prompt, ok := lastPrompt(w, r)
-		if !ok {
-			return
-		}
-		conv := prompt[strings.LastIndex(prompt, "<conversation>")+1:]
-		conv, _, _ = strings.Cut(conv, "</conversation>")
-		f.mu.Lock()
-		f.calls++
-		n := f.calls
-		f.mu.Unlock()
-		if maxDelay > 0 {
-			time.Sleep(rand.N(maxDelay))
-		}
-		var facts []string
-		for _, w := range codewordRE.FindAllString(conv, -1) {
-			facts = append(facts, fmt.Sprintf(`{"content":"%s (call %d)","category":"context","confidence":0.95}`, w, n))
-		}
-		content := `{"user":{},"history":{},"newFacts":[` + strings.Join(facts, ",") + `],"factsToRemove":[]}`
-		body, _ := json.Marshal(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion", "model": "fake",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": content}}},
-			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 10},
-		})
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(body)
-	}))
-	t.Cleanup(f.Close)
-	return f
+// newApplyCountingLLM is a fake model that turns every codeword of the
+// update prompt's conversation into a fact whose text also names the call
+// ("codeword-abc (call 7)"), so a batch applied twice shows up as two
+// facts even though the updater deduplicates equal texts. It answers
+// after a random delay below maxDelay so that kills land mid-call.
+func newApplyCountingLLM(t *testing.T, maxDelay time.Duration) *openaitest.Server {
+	llm := openaitest.NewServer(t)
+	llm.ChatFunc = codewordModel(t,
+		func(w string, call int64) string { return fmt.Sprintf("%s (call %d)", w, call) },
+		func() time.Duration { return rand.N(maxDelay) })
+	return llm
 }
 
 // codeword returns a distinct codeword-<letters> for n.
@@ -202,7 +170,7 @@ func TestE2ECrashHarness(t *testing.T) {
 	ctx := t.Context()
 	dir := filepath.Join(t.TempDir(), "data") // created by mnemo, so 0700
 	llm := newApplyCountingLLM(t, 150*time.Millisecond)
-	env := []string{"MNEMO_LLM_BASE_URL=" + llm.URL + "/v1", "MNEMO_LLM_API_KEY=" + canary, "MNEMO_LLM_MODEL=fake",
+	env := []string{"MNEMO_LLM_BASE_URL=" + llm.URL, "MNEMO_LLM_API_KEY=" + canary, "MNEMO_LLM_MODEL=fake",
 		"MNEMO_DEBOUNCE_SECONDS=1", "MNEMO_MAX_FACTS=10000", "MNEMO_USER_ID=crash"}
 	acks := &ackLog{acked: map[string]bool{}}
 	var allOutput strings.Builder
@@ -303,9 +271,7 @@ func TestE2ECrashHarness(t *testing.T) {
 	if strings.Contains(allOutput.String(), canary) {
 		t.Errorf("the API key appears in the server's output")
 	}
-	llm.mu.Lock()
-	t.Logf("%d kills, %d acknowledged turns, %d stored, %d facts, %d model calls", cycles, nAcked, len(stored), len(facts), llm.calls)
-	llm.mu.Unlock()
+	t.Logf("%d kills, %d acknowledged turns, %d stored, %d facts, %d model calls", cycles, nAcked, len(stored), len(facts), len(llm.ChatRequests()))
 	if nAcked < cycles {
 		t.Errorf("only %d turns acknowledged over %d cycles; the harness did not exercise the server", nAcked, cycles)
 	}
@@ -324,7 +290,7 @@ func TestE2EMultiProcess(t *testing.T) {
 	ctx := t.Context()
 	dir := filepath.Join(t.TempDir(), "data") // created by mnemo, so 0700
 	llm := newApplyCountingLLM(t, 30*time.Millisecond)
-	env := []string{"MNEMO_LLM_BASE_URL=" + llm.URL + "/v1", "MNEMO_LLM_API_KEY=sk-test", "MNEMO_LLM_MODEL=fake",
+	env := []string{"MNEMO_LLM_BASE_URL=" + llm.URL, "MNEMO_LLM_API_KEY=sk-test", "MNEMO_LLM_MODEL=fake",
 		"MNEMO_DEBOUNCE_SECONDS=300", "MNEMO_MAX_FACTS=10000", "MNEMO_USER_ID=shared"}
 	const procs, clients, perClient = 3, 4, 10
 	servers := make([]*mnemoProc, procs)

@@ -1,98 +1,69 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// fakeOpenAI is an OpenAI-compatible chat endpoint on loopback that turns
-// every codeword in the conversation block of the update prompt into a
-// fact, and records which codewords it was asked about.
-type fakeOpenAI struct {
-	*httptest.Server
-	mu    sync.Mutex
-	seen  map[string]int // codeword → how many prompts carried it
-	calls int
-	// updates counts, per codeword, the update prompts (not the tiers'
-	// summaries) that carried it; batches lists the codewords of each.
-	updates map[string]int
-	batches [][]string
-	auth    []string
-}
+	"github.com/mnemo-mcp/mnemo/memory/openai/openaitest"
+)
 
 var codewordRE = regexp.MustCompile(`codeword-[a-z]+`)
 
-func newFakeOpenAI(t *testing.T) *fakeOpenAI {
-	f := &fakeOpenAI{seen: map[string]int{}, updates: map[string]int{}}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		prompt, ok := lastPrompt(w, r)
-		if !ok {
-			return
+// codewordModel is a fake model's chat function: it turns every codeword
+// in the conversation block of the update prompt into a fact, written by
+// fact(word, call) where call counts the chat completions from 1, and
+// answers after delay() when delay is set. The facts carry their own
+// text, so the test reads from the recorded requests what the model was
+// asked about.
+func codewordModel(t *testing.T, fact func(word string, call int64) string, delay func() time.Duration) func(openaitest.ChatRequest) openaitest.Reply {
+	var calls atomic.Int64
+	return func(r openaitest.ChatRequest) openaitest.Reply {
+		n := calls.Add(1)
+		prompt := r.Prompt()
+		facts := []any{}
+		for _, w := range promptCodewords(prompt) {
+			facts = append(facts, map[string]any{"content": fact(w, n), "category": "context", "confidence": 0.95})
 		}
-		// The conversation block is the last <conversation> … </conversation>.
-		conv := prompt[strings.LastIndex(prompt, "<conversation>")+1:]
-		conv, _, _ = strings.Cut(conv, "</conversation>")
-		words := codewordRE.FindAllString(conv, -1)
-		f.mu.Lock()
-		f.calls++
-		f.auth = append(f.auth, r.Header.Get("Authorization"))
-		var facts []string
-		if len(words) > 0 && strings.Contains(prompt, "Below are the user's current memory and a new conversation") {
-			f.batches = append(f.batches, words)
-			for _, w := range words {
-				f.updates[w]++
-			}
+		content := openaitest.MustJSON(t, map[string]any{"user": map[string]any{}, "history": map[string]any{}, "newFacts": facts, "factsToRemove": []any{}})
+		rep := openaitest.Chat(t, content, openaitest.Usage{PromptTokens: len(prompt) / 4, CompletionTokens: 20})
+		if delay != nil {
+			rep.Delay = delay()
 		}
-		for _, w := range words {
-			f.seen[w]++
-			facts = append(facts, fmt.Sprintf(`{"content":"The user's project is called %s","category":"context","confidence":0.95}`, w))
-		}
-		f.mu.Unlock()
-		content := `{"user":{},"history":{},"newFacts":[` + strings.Join(facts, ",") + `],"factsToRemove":[]}`
-		body, _ := json.Marshal(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion", "model": "fake",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": content}}},
-			"usage": map[string]any{"prompt_tokens": len(prompt) / 4, "completion_tokens": 20},
-		})
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(body)
-	}))
-	t.Cleanup(f.Close)
-	return f
+		return rep
+	}
 }
 
-// lastPrompt reads an OpenAI chat completion request and returns the
-// content of its last message; a request it cannot read gets a 400 and
-// false.
-func lastPrompt(w http.ResponseWriter, r *http.Request) (string, bool) {
-	var req struct {
-		Messages []struct{ Content string } `json:"messages"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
-		http.Error(w, "bad request", http.StatusBadRequest)
-		return "", false
-	}
-	return req.Messages[len(req.Messages)-1].Content, true
+// promptCodewords returns the codewords in the conversation block of a
+// prompt, in order.
+func promptCodewords(prompt string) []string {
+	return codewordRE.FindAllString(conversationBlock(prompt), -1)
 }
 
-func (f *fakeOpenAI) snapshot() (calls int, seen map[string]int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	seen = make(map[string]int, len(f.seen))
-	for k, v := range f.seen {
-		seen[k] = v
+// newCodewordLLM is the fake model of TestE2ECrashResume: each codeword
+// becomes the fact "The user's project is called <codeword>".
+func newCodewordLLM(t *testing.T) *openaitest.Server {
+	llm := openaitest.NewServer(t)
+	llm.ChatFunc = codewordModel(t, func(w string, _ int64) string { return "The user's project is called " + w }, nil)
+	return llm
+}
+
+// codewordsSeen counts, for each codeword, the chat prompts that carried
+// it, and returns them with the number of chat completions.
+func codewordsSeen(llm *openaitest.Server) (calls int, seen map[string]int) {
+	seen = map[string]int{}
+	chats := llm.ChatRequests()
+	for _, r := range chats {
+		for _, w := range promptCodewords(r.Prompt()) {
+			seen[w]++
+		}
 	}
-	return f.calls, seen
+	return len(chats), seen
 }
 
 // TestE2ECrashResume kills the real binary with SIGKILL while turns are
@@ -108,8 +79,8 @@ func TestE2ECrashResume(t *testing.T) {
 	const canary = "sk-canary-e2e-7f3a9c"
 	ctx := t.Context()
 	dir := t.TempDir()
-	llm := newFakeOpenAI(t)
-	env := []string{"MNEMO_LLM_BASE_URL=" + llm.URL + "/v1", "MNEMO_LLM_API_KEY=" + canary, "MNEMO_LLM_MODEL=fake"}
+	llm := newCodewordLLM(t)
+	env := []string{"MNEMO_LLM_BASE_URL=" + llm.URL, "MNEMO_LLM_API_KEY=" + canary, "MNEMO_LLM_MODEL=fake"}
 
 	// 1. Store turns with a long debounce, so they are pending, then kill -9.
 	srv := startServer(t, dir, append(env, "MNEMO_DEBOUNCE_SECONDS=300")...)
@@ -130,7 +101,7 @@ func TestE2ECrashResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.wait()
-	if calls, _ := llm.snapshot(); calls != 0 {
+	if calls, _ := codewordsSeen(llm); calls != 0 {
 		t.Fatalf("the model was called %d times before the kill, want 0 (debounce 300s)", calls)
 	}
 	logs := srv.stderr.String()
@@ -176,7 +147,7 @@ func TestE2ECrashResume(t *testing.T) {
 	}
 	logs += srv.stderr.String()
 
-	calls, seen := llm.snapshot()
+	calls, seen := codewordsSeen(llm)
 	for _, w := range words {
 		if seen[w] != 1 {
 			t.Errorf("the model saw %s %d times, want exactly once", w, seen[w])
@@ -197,9 +168,9 @@ func TestE2ECrashResume(t *testing.T) {
 	if strings.Contains(logs, canary) {
 		t.Errorf("the API key appears in the server's stderr")
 	}
-	for _, a := range llm.auth {
-		if a != "Bearer "+canary {
-			t.Errorf("Authorization = %q, want the configured key", a)
+	for _, r := range llm.Requests() {
+		if r.Auth != "Bearer "+canary {
+			t.Errorf("Authorization = %q, want the configured key", r.Auth)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,8 +114,21 @@ func profileOf(t *testing.T, srv *mnemoProc, user string) (facts []string, pendi
 func TestPostgresTwoInstances(t *testing.T) {
 	mnemoBinary(t)
 	url := pgtest.NewDatabase(t)
-	llm := newFakeOpenAI(t)
-	env := []string{"MNEMO_STORAGE=" + url, "MNEMO_LLM_BASE_URL=" + llm.URL + "/v1", "MNEMO_LLM_API_KEY=test-key",
+	llm := newCodewordLLM(t)
+	// updatePrompts returns the codewords of each update prompt (not the
+	// tiers' session prompts) so far.
+	updatePrompts := func() [][]string {
+		var out [][]string
+		for _, r := range llm.ChatRequests() {
+			if p := r.Prompt(); strings.Contains(p, "Below are the user's current memory and a new conversation") {
+				if w := promptCodewords(p); len(w) > 0 {
+					out = append(out, w)
+				}
+			}
+		}
+		return out
+	}
+	env := []string{"MNEMO_STORAGE=" + url, "MNEMO_LLM_BASE_URL=" + llm.URL, "MNEMO_LLM_API_KEY=test-key",
 		"MNEMO_LLM_MODEL=fake", "MNEMO_DEBOUNCE_SECONDS=2", "MNEMO_MAX_FACTS=10000", "MNEMO_LOG_LEVEL=info"}
 	ctx := t.Context()
 	a := startServer(t, t.TempDir(), env...)
@@ -214,9 +226,7 @@ func TestPostgresTwoInstances(t *testing.T) {
 		_, pending := profileOf(t, a, user)
 		return pending == 0
 	})
-	llm.mu.Lock()
-	batchesBefore := len(llm.batches)
-	llm.mu.Unlock()
+	batchesBefore := len(updatePrompts())
 	for i := range 5 {
 		for _, p := range []struct {
 			srv *mnemoProc
@@ -256,9 +266,12 @@ func TestPostgresTwoInstances(t *testing.T) {
 		t.Errorf("%d turns acknowledged, want at least %d", len(acked), perInstance+perInstance/2)
 	}
 	// Every stored turn sent to the model exactly once.
-	llm.mu.Lock()
-	updates := maps.Clone(llm.updates)
-	llm.mu.Unlock()
+	updates := map[string]int{}
+	for _, words := range updatePrompts() {
+		for _, w := range words {
+			updates[w]++
+		}
+	}
 	cw := regexp.MustCompile(`codeword-[a-z]+`)
 	for _, tr := range turns {
 		w := cw.FindString(tr.body)
@@ -267,14 +280,12 @@ func TestPostgresTwoInstances(t *testing.T) {
 		}
 	}
 	// The burst: one model call.
-	llm.mu.Lock()
 	burstCalls := 0
-	for _, b := range llm.batches[batchesBefore:] {
+	for _, b := range updatePrompts()[batchesBefore:] {
 		if strings.HasPrefix(b[0], "codeword-burst") {
 			burstCalls++
 		}
 	}
-	llm.mu.Unlock()
 	if burstCalls != 1 {
 		t.Errorf("the burst of 10 turns on two instances cost %d model calls, want 1", burstCalls)
 	}

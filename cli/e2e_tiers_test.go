@@ -1,15 +1,14 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory/openai/openaitest"
 )
 
 // The MemoryOS tiers through the real binary: exchanges that leave the
@@ -63,85 +62,59 @@ var tiersPromptKinds = []struct {
 	}},
 }
 
-// tiersLLM is an OpenAI-compatible chat endpoint on loopback that answers
-// each prompt kind with its fixed reply and records the prompts.
-type tiersLLM struct {
-	*httptest.Server
-	mu      sync.Mutex
-	prompts map[string][]string // kind → prompts, in arrival order
-	unknown []string            // prompts of no known kind, or of several
-	changed chan struct{}       // closed and replaced when a prompt arrives
-}
-
-func newTiersLLM(t *testing.T) *tiersLLM {
-	f := &tiersLLM{prompts: map[string][]string{}, changed: make(chan struct{})}
-	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.Close)
-	return f
-}
-
-func (f *tiersLLM) serve(w http.ResponseWriter, r *http.Request) {
-	prompt, ok := lastPrompt(w, r)
-	if !ok {
-		return
+// newTiersLLM is a fake model that answers each prompt kind with its fixed
+// reply, and a prompt of no single known kind with a 400.
+func newTiersLLM(t *testing.T) *openaitest.Server {
+	llm := openaitest.NewServer(t)
+	llm.ChatFunc = func(r openaitest.ChatRequest) openaitest.Reply {
+		prompt := r.Prompt()
+		kinds := promptKinds(prompt)
+		if len(kinds) != 1 {
+			return openaitest.Reply{Status: http.StatusBadRequest, Body: fmt.Sprintf("prompt matches %d known kinds", len(kinds))}
+		}
+		content := openaitest.MustJSON(t, tiersPromptKinds[kinds[0]].reply)
+		return openaitest.Chat(t, content, openaitest.Usage{PromptTokens: len(prompt) / 4, CompletionTokens: len(content) / 4})
 	}
-	var kinds []string
-	var reply any
-	for _, k := range tiersPromptKinds {
+	return llm
+}
+
+// promptKinds returns the kinds whose marker is in the prompt.
+func promptKinds(prompt string) []int {
+	var kinds []int
+	for i, k := range tiersPromptKinds {
 		if strings.Contains(prompt, k.marker) {
-			kinds = append(kinds, k.kind)
-			reply = k.reply
+			kinds = append(kinds, i)
 		}
 	}
-	f.mu.Lock()
-	if len(kinds) == 1 {
-		f.prompts[kinds[0]] = append(f.prompts[kinds[0]], prompt)
-	} else {
-		f.unknown = append(f.unknown, prompt)
-	}
-	close(f.changed)
-	f.changed = make(chan struct{})
-	f.mu.Unlock()
-	if len(kinds) != 1 {
-		http.Error(w, fmt.Sprintf("prompt matches %d known kinds", len(kinds)), http.StatusBadRequest)
-		return
-	}
-	content, _ := json.Marshal(reply)
-	body, _ := json.Marshal(map[string]any{
-		"id": "chatcmpl-tiers", "object": "chat.completion", "model": "fake",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": string(content)}}},
-		"usage": map[string]any{"prompt_tokens": len(prompt) / 4, "completion_tokens": len(content) / 4},
-	})
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(body)
+	return kinds
 }
 
-// received returns the prompts of a kind received so far.
-func (f *tiersLLM) received(kind string) []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.prompts[kind])
+// receivedPrompts returns the chat prompts of a kind among reqs, in
+// arrival order; the kind "" selects the prompts of no single known kind.
+func receivedPrompts(reqs []openaitest.Request, kind string) []string {
+	var out []string
+	for _, r := range reqs {
+		if r.Path != openaitest.ChatPath {
+			continue
+		}
+		prompt := r.Chat.Prompt()
+		got := ""
+		if kinds := promptKinds(prompt); len(kinds) == 1 {
+			got = tiersPromptKinds[kinds[0]].kind
+		}
+		if got == kind {
+			out = append(out, prompt)
+		}
+	}
+	return out
 }
 
 // waitPrompts waits until n prompts of the kind have arrived and returns
 // them; the deadline only bounds a failure.
-func (f *tiersLLM) waitPrompts(t *testing.T, kind string, n int) []string {
+func waitPrompts(t *testing.T, llm *openaitest.Server, kind string, n int) []string {
 	t.Helper()
-	timeout := time.After(20 * time.Second)
-	for {
-		f.mu.Lock()
-		got, changed := slices.Clone(f.prompts[kind]), f.changed
-		f.mu.Unlock()
-		if len(got) >= n {
-			return got
-		}
-		select {
-		case <-changed:
-		case <-timeout:
-			t.Fatalf("no %s prompt #%d within 20s (got %d)", kind, n, len(got))
-		}
-	}
+	reqs := llm.Await(t, 20*time.Second, func(reqs []openaitest.Request) bool { return len(receivedPrompts(reqs, kind)) >= n })
+	return receivedPrompts(reqs, kind)
 }
 
 // conversationBlock returns the data block of a prompt: the text between
@@ -181,11 +154,11 @@ type (
 		User struct {
 			TopOfMind struct {
 				Summary string `json:"summary"`
-			} `json:"topOfMind"`
+			} `json:"top_of_mind"`
 		} `json:"user"`
 		Facts              []tiersKnowledge `json:"facts"`
 		Knowledge          []tiersKnowledge `json:"knowledge"`
-		AssistantKnowledge []tiersKnowledge `json:"assistantKnowledge"`
+		AssistantKnowledge []tiersKnowledge `json:"assistant_knowledge"`
 	}
 )
 
@@ -196,7 +169,7 @@ func TestE2ETiers(t *testing.T) {
 	ctx := t.Context()
 	llm := newTiersLLM(t)
 	srv := startServer(t, t.TempDir(),
-		"MNEMO_LLM_BASE_URL="+llm.URL+"/v1", "MNEMO_LLM_API_KEY=sk-tiers-e2e", "MNEMO_LLM_MODEL=fake",
+		"MNEMO_LLM_BASE_URL="+llm.URL, "MNEMO_LLM_API_KEY=sk-tiers-e2e", "MNEMO_LLM_MODEL=fake",
 		// One exchange stays short-term; the others move to mid-term.
 		"MNEMO_SHORT_TERM_CAPACITY=1",
 		// No update runs on its own: flush_memory starts the only one.
@@ -234,7 +207,7 @@ func TestE2ETiers(t *testing.T) {
 		turnIDs = append(turnIDs, added.TurnIDs[0])
 	}
 	sessionTurns, shortTerm := turnIDs[:4], turnIDs[4]
-	if n := len(llm.received(promptUpdate)) + len(llm.received(promptSummary)) + len(llm.received(promptAnalysis)); n != 0 {
+	if n := len(llm.ChatRequests()); n != 0 {
 		t.Fatalf("the model was asked %d times before flush_memory, want 0 (debounce 300 s)", n)
 	}
 
@@ -248,9 +221,9 @@ func TestE2ETiers(t *testing.T) {
 	if err := srv.tool(ctx, "flush_memory", map[string]any{}, &flush); err != nil || flush.TurnsProcessed != len(exchanges) {
 		t.Fatalf("flush_memory = %+v, %v; want %d turns processed", flush, err, len(exchanges))
 	}
-	updates := llm.waitPrompts(t, promptUpdate, 1)
-	summaries := llm.waitPrompts(t, promptSummary, 1)
-	if got := llm.received(promptAnalysis); len(got) != 0 {
+	updates := waitPrompts(t, llm, promptUpdate, 1)
+	summaries := waitPrompts(t, llm, promptSummary, 1)
+	if got := receivedPrompts(llm.Requests(), promptAnalysis); len(got) != 0 {
 		t.Fatalf("a session was analysed before any retrieval (%d analysis prompts); its heat is under the threshold", len(got))
 	}
 
@@ -302,7 +275,7 @@ func TestE2ETiers(t *testing.T) {
 
 	// 4. The analysis prompt carries the session's exchanges; its reply
 	// becomes the profile's knowledge lists and top-of-mind section.
-	analyses := llm.waitPrompts(t, promptAnalysis, 1)
+	analyses := waitPrompts(t, llm, promptAnalysis, 1)
 	checkConversation(t, promptAnalysis, analyses[0], exchanges, []int{0, 1, 2, 3}, []int{4})
 
 	wantUser := []tiersKnowledge{{tiersUserKnow, "knowledge"}, {tiersCorrection, "correction"}}
@@ -331,7 +304,7 @@ func TestE2ETiers(t *testing.T) {
 		}
 	}
 	if prof.User.TopOfMind.Summary != tiersTopOfMind {
-		t.Errorf("profile topOfMind = %q, want the analysis's %q", prof.User.TopOfMind.Summary, tiersTopOfMind)
+		t.Errorf("profile top_of_mind = %q, want the analysis's %q", prof.User.TopOfMind.Summary, tiersTopOfMind)
 	}
 	if !slices.ContainsFunc(prof.Facts, func(f tiersKnowledge) bool { return f.Content == tiersFact }) {
 		t.Errorf("profile facts = %+v, want the update's fact %q", prof.Facts, tiersFact)
@@ -366,13 +339,11 @@ func TestE2ETiers(t *testing.T) {
 		t.Errorf("exit code = %d, want 0", code)
 	}
 	for _, k := range tiersPromptKinds {
-		if n := len(llm.received(k.kind)); n != 1 {
+		if n := len(receivedPrompts(llm.Requests(), k.kind)); n != 1 {
 			t.Errorf("%s prompts = %d, want 1", k.kind, n)
 		}
 	}
-	llm.mu.Lock()
-	defer llm.mu.Unlock()
-	for _, p := range llm.unknown {
+	for _, p := range receivedPrompts(llm.Requests(), "") {
 		t.Errorf("prompt of no single known kind:\n%s", p)
 	}
 }

@@ -7,8 +7,8 @@ import (
 )
 
 const helpSettings = `
-The commands that read or write memory (show, search, export, import, forget,
-rollback, doctor) take the same settings as serve and use the data directory
+The commands that read or write memory (show, search, export, import, add,
+facts, forget, rollback, doctor, setup) take the same settings as serve and use the data directory
 with the same locks; --user defaults to user_id. Settings flags may come
 before or after the command: mnemo --data-dir DIR show. Each command's own
 flags: mnemo COMMAND --help.

@@ -62,7 +62,7 @@ func FuzzParseDeerFlow(f *testing.F) {
 			return
 		}
 		checkImported(t, scopes)
-		checkImport(scopes) // must not panic
+		checkImport(memory.DefaultConfig(), scopes) // must not panic
 	})
 }
 
@@ -83,7 +83,7 @@ func FuzzParseMnemoExport(f *testing.F) {
 				t.Fatalf("invalid scope %q accepted", s.scope.Key())
 			}
 		}
-		checkImport(scopes)
+		checkImport(memory.DefaultConfig(), scopes)
 	})
 }
 

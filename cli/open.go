@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"os"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/files"
@@ -16,6 +18,23 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/postgres"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 )
+
+// dataDirMissing reports whether the configured data directory does not
+// exist. Then nothing is stored, and a command that only reads or deletes
+// says so without opening the store, which would create the directory.
+func dataDirMissing(cfg *Config) bool {
+	if cfg.Storage != "" {
+		return false
+	}
+	_, err := os.Stat(cfg.DataDir)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// noMemoryIn is what a command says when the data directory does not
+// exist.
+func noMemoryIn(dir string) string {
+	return fmt.Sprintf("no memory stored in %s (the directory does not exist; the server creates it when it first stores something)", dir)
+}
 
 // openStore opens the configured storage, the same way for the server and
 // every command: the PostgreSQL database of the storage setting when it is

@@ -2,9 +2,14 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 )
@@ -104,4 +109,85 @@ func orNone(s string) string {
 		return "nothing"
 	}
 	return s
+}
+
+// isTerminal reports whether f is an *os.File (or anything with a file
+// descriptor) open on a terminal. It asks the terminal driver
+// (golang.org/x/term: TCGETS on Unix, GetConsoleMode on Windows), so
+// /dev/null, a character device but no terminal, is not one; neither are
+// pipes, files and in-memory writers.
+func isTerminal(f any) bool {
+	fd, ok := f.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(fd.Fd()))
+}
+
+// progress prints how far a long task has got, on one line it rewrites,
+// only when its writer (stderr, never stdout) is a terminal: piped or
+// logged output gets no progress lines.
+type progress struct {
+	w     io.Writer
+	on    bool
+	label string
+	total int
+	now   func() time.Time
+	last  time.Time
+	shown bool
+}
+
+// progressEvery is how often the progress line is redrawn at most.
+const progressEvery = 200 * time.Millisecond
+
+// newProgress is a progress line for a task of total steps (0: unknown),
+// printed on w if w is a terminal.
+func newProgress(w io.Writer, label string, total int) *progress {
+	return &progress{w: w, on: isTerminal(w), label: label, total: total, now: time.Now}
+}
+
+// set reports that n steps are done; the line is redrawn at most every
+// progressEvery, and always at the last step.
+func (p *progress) set(n int) {
+	if !p.on {
+		return
+	}
+	now := p.now()
+	if p.shown && now.Sub(p.last) < progressEvery && n != p.total {
+		return
+	}
+	p.last, p.shown = now, true
+	if p.total > 0 {
+		fmt.Fprintf(p.w, "\r\033[K%s %d/%d (%d%%)", p.label, n, p.total, n*100/p.total)
+	} else {
+		fmt.Fprintf(p.w, "\r\033[K%s %d", p.label, n)
+	}
+}
+
+// done clears the progress line, so what follows starts on a clean line.
+func (p *progress) done() {
+	if p.on && p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.shown = false
+	}
+}
+
+// cliMessage is the message of an error of the memory service, said for
+// the command line: the service writes for the host's model, naming tool
+// arguments and tools (fact_ids, list_memories); here they are the flags
+// and commands that do the same.
+func cliMessage(err error, scope memory.Scope) string {
+	who := "--user " + scope.UserID + agentFlag(scope)
+	msg := err.Error()
+	if errors.Is(err, memory.ErrNotFound) {
+		// The store wraps the message in the operation and the file it
+		// was on; what was not found is all a user needs.
+		if i := strings.Index(msg, memory.ErrNotFound.Error()+": "); i >= 0 {
+			msg = msg[i:]
+		}
+	}
+	return strings.NewReplacer(
+		"list_memories shows what is stored", "'mnemo show "+who+"' shows the facts and threads, 'mnemo search "+who+" QUERY' the exchanges with their ids",
+		"list_memories lists the fact ids", "'mnemo facts list "+who+"' lists the fact ids",
+		"list_memories or retrieve_memory show it", "'mnemo facts list "+who+"' shows it",
+		"fact_ids:", "--fact:", "turn_ids:", "--turn:", "thread_id:", "--thread:",
+		"user_input:", "--input:", "agent_response:", "--reply:",
+	).Replace(msg)
 }

@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mnemo-mcp/mnemo/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite the README settings table")
@@ -131,7 +133,7 @@ func TestMCPJSONExampleMatchesREADME(t *testing.T) {
 func TestRunServe(t *testing.T) {
 	stdinR, stdinW := io.Pipe()
 	stdoutR, stdoutW := io.Pipe()
-	stderr := &lockedBuffer{}
+	stderr := &testutil.LockedBuffer{}
 	code := make(chan int, 1)
 	e := env{"MNEMO_DATA_DIR": t.TempDir()}
 	go func() {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"runtime/debug"
 	"sync"
 
@@ -20,6 +19,9 @@ import (
 
 // runServe is "mnemo serve", what MCP hosts run.
 func runServe(ctx context.Context, c *call) int {
+	if c.args.has("http") || c.args.flag("insecure-no-auth") || len(c.args.positional) > 0 {
+		return runServeHTTP(ctx, c) // serve_http.go
+	}
 	// A host runs many MCP servers side by side: once the default
 	// scope is loaded, trade a little GC CPU for a smaller footprint
 	// (GC percent 35: peak RSS at 5,000 stored exchanges 52.7 MB at
@@ -69,10 +71,13 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 		"version", version(), "storage", storageName(cfg), "user_id", cfg.Memory.UserID,
 		"token_encoding", cfg.TokenEncoding, "llm", llmState(cfg))
 
-	if f, ok := stdin.(*os.File); ok {
-		if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
-			log.Warn("stdin is a terminal: mnemo serve expects an MCP host on stdin/stdout; try 'mnemo demo' or 'mnemo help'")
-		}
+	if problem, fix := cfg.dataDirProblem(); problem != "" {
+		log.Warn(problem, "fix", fix)
+	}
+	// A terminal, not any character device: a host (or a script) may
+	// start the server with stdin from /dev/null.
+	if isTerminal(stdin) {
+		log.Warn("stdin is a terminal: mnemo serve expects an MCP host on stdin/stdout; try 'mnemo demo' or 'mnemo help'")
 	}
 
 	// Load the default scope while the host initializes, so that its
@@ -135,13 +140,4 @@ func llmState(cfg *Config) string {
 		base = openai.DefaultBaseURL
 	}
 	return cfg.LLM.Model + " at " + redact.URL(base)
-}
-
-// version is the module version stamped by the go command ("go install
-// ...@v1.2.3"), else "dev".
-func version() string {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		return info.Main.Version
-	}
-	return "dev"
 }

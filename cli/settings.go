@@ -34,6 +34,7 @@ type setting struct {
 	// masked).
 	mask    func(string) string
 	numeric bool // the config file must give a JSON number, else a string
+	boolean bool // the config file may give true or false
 	set     func(c *Config, raw string) error
 	get     func(c *Config) string
 }
@@ -49,6 +50,7 @@ const (
 	groupLLM     = "LLM updater (an OpenAI-compatible endpoint; set llm_base_url or llm_api_key to enable extraction)"
 	groupEmbed   = "Vector retrieval (an OpenAI-compatible embeddings endpoint; set embedding_model to enable; without it ranking is lexical)"
 	groupProcess = "Process"
+	groupHTTP    = "HTTP server (mnemo serve --http; see README \"Run it for a team\")"
 )
 
 // settings is the one table behind flags, environment, config file, help
@@ -101,6 +103,8 @@ var settings = []setting{
 		"Weight of recency, exp(-time since last visit / mid_term_heat_tau), in a mid-term session's heat."),
 	durationSetting(groupMemory, "mid_term_heat_tau", func(c *Config) *time.Duration { return &c.Memory.MidTermHeatTau }, time.Minute, 365*24*time.Hour,
 		"Time constant of the recency decay in a mid-term session's heat."),
+	boolSetting(groupMemory, "redact_secrets", func(c *Config) *bool { return &c.Memory.RedactSecrets },
+		"Replace secrets by [redacted: KIND] before anything is stored: API keys of the common providers (OpenAI, Anthropic, Google, Stripe, GitHub, GitLab, Slack, Hugging Face, npm), AWS and Azure credentials, bearer tokens, JWTs, private key blocks, passwords in URLs and in password assignments. Applies to turns, saved and updated facts, what the LLM writes and imports."),
 	enumSetting(groupMemory, "token_encoding", func(c *Config) *string { return &c.TokenEncoding }, []string{"cl100k_base", "o200k_base"},
 		"tiktoken encoding used to count injection tokens."),
 
@@ -123,8 +127,8 @@ var settings = []setting{
 		"Memory (MiB, estimated) for the users' and agents' loaded memories; beyond it the least recently used are dropped and read again from storage when next used."),
 	intSetting(groupLLM, "update_concurrency", func(c *Config) *int { return &c.Memory.UpdateConcurrency }, 1, 32,
 		"Most memories (user/agent scopes) updated in parallel; one scope is never updated twice at once."),
-	durationSetting(groupLLM, "flush_timeout", func(c *Config) *time.Duration { return &c.Memory.FlushTimeout }, time.Second, 30*time.Minute,
-		"Longest time flush_memory waits for pending updates before it reports what is still pending."),
+	durationSetting(groupLLM, "flush_timeout", func(c *Config) *time.Duration { return &c.Memory.FlushTimeout }, time.Second, memory.MaxFlushTimeout,
+		"Longest time flush_memory waits for pending updates before it answers with what finished and what is still running (it goes on in the background); kept under the clients' request time-outs (60s in the official SDKs)."),
 	durationSetting(groupLLM, "llm_timeout", func(c *Config) *time.Duration { return &c.LLM.Timeout }, time.Second, 10*time.Minute,
 		"Timeout of one request to the endpoint."),
 
@@ -136,6 +140,37 @@ var settings = []setting{
 		"API key of the embeddings endpoint. Empty means llm_api_key's value. Environment or config file only; never printed or logged.")),
 	intSetting(groupEmbed, "embedding_dimensions", func(c *Config) *int { return &c.Embedding.Dimensions }, 0, 65536,
 		"Vector length asked of the model (text-embedding-3 and later); 0 keeps the model's own."),
+	floatSetting(groupEmbed, "embedding_fusion_weight", func(c *Config) *float64 { return &c.Memory.EmbeddingFusionWeight }, 0, 1,
+		"Share of the vector ranking when it is fused with the lexical one: 0 ranks by words only, 0.5 weighs both alike. The default was measured on LoCoMo (see Vector retrieval)."),
+	prefixSetting("embedding_query_prefix", func(c *Config) *string { return &c.Memory.EmbeddingQueryPrefix },
+		"Text put before a query when it is embedded, for models trained with one (e5: \"query: \"; bge: \"Represent this sentence for searching relevant passages: \"). Kept exactly, spaces included."),
+	prefixSetting("embedding_passage_prefix", func(c *Config) *string { return &c.Memory.EmbeddingPassagePrefix },
+		"Text put before a stored exchange when it is embedded (e5: \"passage: \"). Kept exactly, spaces included; changing it re-embeds the stored exchanges."),
+
+	textSetting(groupHTTP, "http_public_url", "URL", func(c *Config) *string { return &c.HTTP.PublicURL }, checkResourceURL,
+		"URL clients reach the MCP endpoint by, e.g. https://memory.example.com/mcp behind a proxy: the OAuth resource (token audience) and an allowed Host and Origin. Empty means http(s)://ADDR/mcp of the listen address."),
+	listSetting(groupHTTP, "http_allowed_hosts", "HOSTS", func(c *Config) *[]string { return &c.HTTP.AllowedHosts },
+		"More host names (or origins like https://app.example.com) requests may name in Host or Origin, comma-separated; the listen address and http_public_url are always allowed."),
+	textSetting(groupHTTP, "tls_cert_file", "FILE", func(c *Config) *string { return &c.HTTP.TLSCertFile }, nil,
+		"PEM certificate chain; with tls_key_file, serve --http speaks HTTPS."),
+	textSetting(groupHTTP, "tls_key_file", "FILE", func(c *Config) *string { return &c.HTTP.TLSKeyFile }, nil,
+		"PEM private key of tls_cert_file."),
+	textSetting(groupHTTP, "oauth_issuer", "URL", func(c *Config) *string { return &c.HTTP.OAuthIssuer }, checkURL,
+		"OAuth 2.1 authorization server whose JWT access tokens are accepted (matched exactly against iss; https unless on loopback). Empty: only tokens made with 'mnemo token add'."),
+	textSetting(groupHTTP, "oauth_jwks_url", "URL", func(c *Config) *string { return &c.HTTP.OAuthJWKSURL }, checkURL,
+		"Where the issuer's signing keys are. Empty: discovered from the issuer's metadata."),
+	textSetting(groupHTTP, "oauth_scope", "SCOPE", func(c *Config) *string { return &c.HTTP.OAuthScope }, nil,
+		"Scope an access token must grant (403 insufficient_scope without it); empty requires none."),
+	textSetting(groupHTTP, "oauth_user_claim", "CLAIM", func(c *Config) *string { return &c.HTTP.OAuthUserClaim }, checkNonEmpty,
+		"Access-token claim that names the user whose memory is used."),
+	textSetting(groupHTTP, "oauth_agent_claim", "CLAIM", func(c *Config) *string { return &c.HTTP.OAuthAgentClaim }, nil,
+		"Access-token claim that, when present, confines the token to one agent's memory; empty: none."),
+	int64Setting(groupHTTP, "http_max_body_bytes", func(c *Config) *int64 { return &c.HTTP.MaxBodyBytes }, 1<<10, 256<<20,
+		"Largest request body accepted (413 above it)."),
+	floatSetting(groupHTTP, "http_rate", func(c *Config) *float64 { return &c.HTTP.Rate }, 0.01, 100000,
+		"Requests per second each token may make, sustained (429 with Retry-After above it)."),
+	intSetting(groupHTTP, "http_burst", func(c *Config) *int { return &c.HTTP.Burst }, 1, 100000,
+		"Requests each token may make at once before http_rate applies."),
 
 	logLevelSetting(),
 	durationSetting(groupProcess, "shutdown_grace", func(c *Config) *time.Duration { return &c.ShutdownGrace }, 0, 10*time.Minute,
@@ -167,6 +202,40 @@ func intSetting(group, name string, field func(*Config) *int, lo, hi int, doc st
 			return nil
 		},
 		get: func(c *Config) string { return strconv.Itoa(*field(c)) },
+	}
+}
+
+func int64Setting(group, name string, field func(*Config) *int64, lo, hi int64, doc string) setting {
+	return setting{name: name, group: group, kind: "N", doc: doc, numeric: true, rng: fmt.Sprintf("%d-%d", lo, hi),
+		set: func(c *Config, raw string) error {
+			v, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
+			if err != nil {
+				return fmt.Errorf("%q is not a whole number", raw)
+			}
+			if v < lo || v > hi {
+				return fmt.Errorf("%d is out of range [%d, %d]", v, lo, hi)
+			}
+			*field(c) = v
+			return nil
+		},
+		get: func(c *Config) string { return strconv.FormatInt(*field(c), 10) },
+	}
+}
+
+// listSetting is a comma-separated list; empty items are dropped.
+func listSetting(group, name, kind string, field func(*Config) *[]string, doc string) setting {
+	return setting{name: name, group: group, kind: kind, doc: doc,
+		set: func(c *Config, raw string) error {
+			var out []string
+			for item := range strings.SplitSeq(raw, ",") {
+				if item = strings.TrimSpace(item); item != "" {
+					out = append(out, item)
+				}
+			}
+			*field(c) = out
+			return nil
+		},
+		get: func(c *Config) string { return strings.Join(*field(c), ",") },
 	}
 }
 
@@ -232,6 +301,20 @@ func textSetting(group, name, kind string, field func(*Config) *string, check fu
 	}
 }
 
+// prefixSetting is a text kept verbatim: a model's prefix ends in a space.
+func prefixSetting(name string, field func(*Config) *string, doc string) setting {
+	return setting{name: name, group: groupEmbed, kind: "TEXT", doc: doc, rng: fmt.Sprintf("0-%d bytes", memory.MaxEmbeddingPrefixBytes),
+		set: func(c *Config, raw string) error {
+			if len(raw) > memory.MaxEmbeddingPrefixBytes {
+				return fmt.Errorf("%d bytes is longer than %d", len(raw), memory.MaxEmbeddingPrefixBytes)
+			}
+			*field(c) = raw
+			return nil
+		},
+		get: func(c *Config) string { return *field(c) },
+	}
+}
+
 func enumSetting(group, name string, field func(*Config) *string, values []string, doc string) setting {
 	s := textSetting(group, name, strings.Join(values, "|"), field, func(v string) error {
 		for _, ok := range values {
@@ -243,6 +326,20 @@ func enumSetting(group, name string, field func(*Config) *string, values []strin
 	}, doc)
 	s.rng = strings.Join(values, ", ")
 	return s
+}
+
+func boolSetting(group, name string, field func(*Config) *bool, doc string) setting {
+	return setting{name: name, group: group, kind: "true|false", doc: doc, rng: "true, false", boolean: true,
+		set: func(c *Config, raw string) error {
+			v, err := strconv.ParseBool(strings.TrimSpace(raw))
+			if err != nil {
+				return fmt.Errorf("%q is not true or false", raw)
+			}
+			*field(c) = v
+			return nil
+		},
+		get: func(c *Config) string { return strconv.FormatBool(*field(c)) },
+	}
 }
 
 func logLevelSetting() setting {
@@ -320,6 +417,21 @@ func checkURL(v string) error {
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("%q is not an http(s) URL like https://api.openai.com/v1", redact.URL(v))
+	}
+	return nil
+}
+
+// checkResourceURL accepts an absolute http(s) URL without a query or
+// fragment, or nothing.
+func checkResourceURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := checkURL(v); err != nil {
+		return err
+	}
+	if u, _ := url.Parse(v); u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%q: want a URL without credentials, query or fragment", redact.URL(v))
 	}
 	return nil
 }

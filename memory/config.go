@@ -59,11 +59,23 @@ type Config struct {
 	// least recently used are dropped beyond it and read again from the
 	// store on their next use.
 	ScopeCacheMB int
+	// EmbeddingFusionWeight is the vector ranking's share when it is fused
+	// with the lexical ranking (0 ranks by words only, 0.5 weighs both
+	// alike); it matters only with an Embedder.
+	EmbeddingFusionWeight float64
+	// EmbeddingQueryPrefix and EmbeddingPassagePrefix are prepended to a
+	// query and to a stored exchange before they are embedded, for models
+	// trained with them (e5: "query: " and "passage: ").
+	EmbeddingQueryPrefix   string
+	EmbeddingPassagePrefix string
 	// Limits on what one call may carry.
 	MaxMessageBytes  int
 	MaxMessages      int
 	MaxMetaDataBytes int
 	MaxQueryBytes    int
+	// RedactSecrets replaces API keys, tokens, private keys and passwords
+	// by "[redacted: KIND]" before anything is written (redact_secrets).
+	RedactSecrets bool
 }
 
 // Bounds of Config.ScopeCacheMB. The estimate follows the live heap of
@@ -75,6 +87,20 @@ const (
 	MinScopeCacheMB     = 1
 	MaxScopeCacheMB     = 1 << 20
 )
+
+// MaxFlushTimeout bounds flush_timeout under the request time-out of
+// common MCP clients (60 s in the official SDKs): a flush answers before
+// the client gives up, and unfinished updates go on in the background.
+const MaxFlushTimeout = 50 * time.Second
+
+// DefaultEmbeddingFusionWeight is the default share of the vector ranking
+// in the fusion, measured on the LoCoMo development split (see the
+// README's vector retrieval section).
+const DefaultEmbeddingFusionWeight = 0.25
+
+// MaxEmbeddingPrefixBytes bounds embedding_query_prefix and
+// embedding_passage_prefix.
+const MaxEmbeddingPrefixBytes = 256
 
 // DefaultConfig returns the documented defaults (DESIGN §4).
 func DefaultConfig() Config {
@@ -99,12 +125,14 @@ func DefaultConfig() Config {
 		MidTermHeatTau:             24 * time.Hour,
 		MaxRemoveShare:             0.25,
 		UpdateConcurrency:          2,
-		FlushTimeout:               2 * time.Minute,
+		FlushTimeout:               20 * time.Second,
 		ScopeCacheMB:               DefaultScopeCacheMB,
+		EmbeddingFusionWeight:      DefaultEmbeddingFusionWeight,
 		MaxMessageBytes:            64 << 10,
 		MaxMessages:                200,
 		MaxMetaDataBytes:           16 << 10,
 		MaxQueryBytes:              8 << 10,
+		RedactSecrets:              true,
 	}
 }
 
@@ -153,6 +181,7 @@ func (c Config) Validate() error {
 		{"mid_term_heat_alpha", c.MidTermHeatAlpha, 0, 100},
 		{"mid_term_heat_beta", c.MidTermHeatBeta, 0, 100},
 		{"mid_term_heat_gamma", c.MidTermHeatGamma, 0, 100},
+		{"embedding_fusion_weight", c.EmbeddingFusionWeight, 0, 1},
 	}
 	for _, s := range floats {
 		if !(s.v >= s.min && s.v <= s.max) { // also rejects NaN
@@ -162,8 +191,13 @@ func (c Config) Validate() error {
 	if c.MidTermHeatTau < time.Minute || c.MidTermHeatTau > 365*24*time.Hour {
 		return fmt.Errorf("setting mid_term_heat_tau = %s is out of range [1m, 8760h]", c.MidTermHeatTau)
 	}
-	if c.FlushTimeout < time.Second || c.FlushTimeout > 30*time.Minute {
-		return fmt.Errorf("setting flush_timeout = %s is out of range [1s, 30m]", c.FlushTimeout)
+	for _, p := range []struct{ name, v string }{{"embedding_query_prefix", c.EmbeddingQueryPrefix}, {"embedding_passage_prefix", c.EmbeddingPassagePrefix}} {
+		if len(p.v) > MaxEmbeddingPrefixBytes {
+			return fmt.Errorf("setting %s is %d bytes long, more than %d", p.name, len(p.v), MaxEmbeddingPrefixBytes)
+		}
+	}
+	if c.FlushTimeout < time.Second || c.FlushTimeout > MaxFlushTimeout {
+		return fmt.Errorf("setting flush_timeout = %s is out of range [1s, %s]", c.FlushTimeout, MaxFlushTimeout)
 	}
 	return nil
 }

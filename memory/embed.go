@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -14,29 +15,30 @@ import (
 
 // WithEmbedder turns on vector retrieval: pages are embedded in the
 // background after they are stored and fused with the lexical ranking by
-// reciprocal rank fusion. The vectors are kept by the Store when it is a
-// VectorStore (see ports.go); otherwise they are kept in memory only and
-// computed again after a restart.
+// a weighted sum of normalised scores (Config.EmbeddingFusionWeight). The
+// vectors are kept by the Store when it is a VectorStore (see ports.go);
+// otherwise they are kept in memory only and computed again after a
+// restart.
 func WithEmbedder(e Embedder) Option {
 	return func(s *Service) { s.emb.embedder = e }
 }
 
 // Embedding tunables.
 const (
-	// embedBatch is how many pages go into one embedding request.
-	embedBatch = 64
+	// embedBatch is how many pages go into one embedding request. It is
+	// small so that a query sent while a batch is being embedded waits
+	// for little at an endpoint that serves one request at a time.
+	embedBatch = 16
 	// maxEmbedRunes cuts a page before embedding; endpoints limit input
 	// length (8,192 tokens for OpenAI's models).
 	maxEmbedRunes = 6000
 	// embedRetryWait is the pause after a failed embedding request before
-	// the pages are tried again.
+	// the pages are tried again, when the failure is not one the circuit
+	// breaker waits out (see embed_query.go).
 	embedRetryWait = 30 * time.Second
 	// queryEmbedTimeout bounds the query's embedding in a retrieval; past
 	// it the ranking is lexical only.
 	queryEmbedTimeout = 3 * time.Second
-	// rrfK is the constant of reciprocal rank fusion, 1/(rrfK + rank); 60
-	// is the value of Cormack et al. and the common default.
-	rrfK = 60
 	// queryCacheSize bounds the cached query vectors.
 	queryCacheSize = 512
 )
@@ -46,12 +48,33 @@ const (
 type embedding struct {
 	embedder Embedder
 	store    VectorStore
+	// queryPrefix and passagePrefix are prepended to queries and to pages
+	// before they are embedded (e5/bge-style "query: ", "passage: ").
+	queryPrefix, passagePrefix string
+	// weight is the vector ranking's share in the fusion, 0 to 1.
+	weight float64
 
 	once  sync.Once
 	kick  chan struct{}
 	mu    sync.Mutex
 	dirty map[*scopeState]struct{}
 	cache map[string][]float32 // query → vector
+
+	lane    queryLane // queries in flight; page batches wait for them
+	breaker breaker   // open while the endpoint is down
+	// progress is closed and replaced whenever pages are embedded or the
+	// breaker opens, waking flushes that wait for the backlog.
+	progress chan struct{}
+}
+
+// space names the vectors' space as stored: the model, and the passage
+// prefix when there is one, so that changing either embeds every page
+// again.
+func (e *embedding) space() string {
+	if e.passagePrefix == "" {
+		return e.embedder.Model()
+	}
+	return e.embedder.Model() + " passage:" + strconv.Quote(e.passagePrefix)
 }
 
 // pageVectors holds a scope's page vectors by page position, unit length;
@@ -61,6 +84,18 @@ type pageVectors struct {
 	vecs   [][]float32
 	next   int // first page not yet embedded or skipped
 	count  int // non-nil vecs
+	// sending is how many pages before next are in the request being
+	// made.
+	sending int
+}
+
+// backlog is how many of the scope's pages are still to be embedded. The
+// caller holds st.mu.
+func (st *scopeState) backlog() int {
+	if !st.vec.loaded {
+		return len(st.turns)
+	}
+	return max(0, len(st.turns)-st.vec.next) + st.vec.sending
 }
 
 // noteNewPages schedules the scope's new pages for embedding; it never
@@ -101,24 +136,40 @@ func (s *Service) embedLoop() {
 		}
 		clear(e.dirty)
 		e.mu.Unlock()
-		failed := false
+		var failed error
 		for _, st := range todo {
+			if failed != nil {
+				e.mu.Lock()
+				e.dirty[st] = struct{}{}
+				e.mu.Unlock()
+				continue
+			}
 			if err := s.embedScope(s.bgCtx, st); err != nil {
 				if s.bgCtx.Err() != nil {
 					return
 				}
-				s.log.Warn("cannot embed stored pages; retrying later", "scope", st.scope.Key(), "wait", embedRetryWait, "err", err)
 				e.mu.Lock()
 				e.dirty[st] = struct{}{}
 				e.mu.Unlock()
-				failed = true
+				failed = err
 			}
 		}
-		if failed {
+		if failed != nil {
+			// An endpoint that is down is waited out by the breaker's
+			// probes; any other failure is tried again after a pause.
+			var wait <-chan struct{}
+			var pause <-chan time.Time
+			if endpointDown(failed) {
+				wait = s.endpointFailed(failed)
+			} else {
+				s.log.Warn("cannot embed stored pages; retrying later", "wait", embedRetryWait, "err", failed)
+				pause = time.After(embedRetryWait)
+			}
 			select {
 			case <-s.bgCtx.Done():
 				return
-			case <-time.After(embedRetryWait):
+			case <-wait:
+			case <-pause:
 			}
 			select {
 			case e.kick <- struct{}{}:
@@ -133,7 +184,7 @@ func (s *Service) embedLoop() {
 // request.
 func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 	e := &s.emb
-	model := e.embedder.Model()
+	model := e.space()
 	st.mu.RLock()
 	loaded := st.vec.loaded
 	st.mu.RUnlock()
@@ -149,9 +200,10 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 		kept := st.vec.load(st.turns, stored)
 		invalidateCentroids(st)
 		st.mu.Unlock()
+		s.embedProgress()
 		if len(kept) < len(stored) {
 			// Vectors of forgotten turns must not outlive them on disk.
-			if err := e.store.ReplaceVectors(ctx, st.scope, model, kept); err != nil {
+			if _, err := s.saveCache(st, "vectors", func() error { return e.store.ReplaceVectors(ctx, st.scope, model, kept) }); err != nil {
 				s.log.Warn("cannot drop the vectors of forgotten turns", "scope", st.scope.Key(), "err", err)
 			}
 		}
@@ -164,7 +216,7 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 		for p := st.vec.next; p < len(st.turns) && len(pos) < embedBatch; p++ {
 			if st.vec.vecs[p] == nil {
 				pos = append(pos, p)
-				texts = append(texts, truncateRunes(st.turns[p].Text(), maxEmbedRunes))
+				texts = append(texts, e.passagePrefix+truncateRunes(st.turns[p].Text(), maxEmbedRunes))
 			}
 			st.vec.next = p + 1
 		}
@@ -176,17 +228,24 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 		if len(pos) > 0 {
 			start = pos[0]
 		}
+		st.vec.sending = len(pos)
 		st.mu.Unlock()
 		if len(pos) == 0 {
+			s.embedProgress()
 			return nil
 		}
-		vecs, err := e.embedder.Embed(ctx, texts)
+		var vecs [][]float32
+		err := s.waitForQueries(ctx)
+		if err == nil {
+			vecs, err = e.embedder.Embed(ctx, texts)
+		}
 		if err == nil && len(vecs) != len(texts) {
 			err = errVectorCount
 		}
 		if err != nil {
 			st.mu.Lock()
 			st.vec.next = min(st.vec.next, start)
+			st.vec.sending = 0
 			st.mu.Unlock()
 			return err
 		}
@@ -205,10 +264,15 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 				}
 			}
 		}
+		st.vec.sending = 0
 		st.mu.Unlock()
+		s.embedProgress()
 		if e.store != nil && len(saved) > 0 {
-			if err := e.store.SaveVectors(ctx, st.scope, model, saved); err != nil {
+			ok, err := s.saveCache(st, "vectors", func() error { return e.store.SaveVectors(ctx, st.scope, model, saved) })
+			if err != nil {
 				s.log.Warn("cannot store page vectors; they are kept in memory", "scope", st.scope.Key(), "err", err)
+			} else if !ok {
+				return nil // st was dropped: its scope is read again at its next use
 			}
 		}
 	}
@@ -273,37 +337,6 @@ func unit(v []float32) []float32 {
 	return u
 }
 
-// queryVector embeds a retrieval query, with a small cache; nil when no
-// embedder is configured or the endpoint fails (the ranking is then
-// lexical only).
-func (s *Service) queryVector(ctx context.Context, query string) []float32 {
-	e := &s.emb
-	if e.embedder == nil {
-		return nil
-	}
-	e.mu.Lock()
-	v, ok := e.cache[query]
-	e.mu.Unlock()
-	if ok {
-		return v
-	}
-	ctx, cancel := context.WithTimeout(ctx, queryEmbedTimeout)
-	defer cancel()
-	vecs, err := e.embedder.Embed(ctx, []string{truncateRunes(query, maxEmbedRunes)})
-	if err != nil || len(vecs) != 1 {
-		s.log.Warn("cannot embed the query; ranking by words only", "err", err)
-		return nil
-	}
-	v = unit(vecs[0])
-	e.mu.Lock()
-	if e.cache == nil || len(e.cache) >= queryCacheSize {
-		e.cache = make(map[string][]float32)
-	}
-	e.cache[query] = v
-	e.mu.Unlock()
-	return v
-}
-
 // nearestPages returns up to k embedded pages by cosine similarity to the
 // unit vector q, best first. The caller holds st.mu.
 func nearestPages(st *scopeState, q []float32, k int) []lexical.Hit {
@@ -329,12 +362,29 @@ func nearestPages(st *scopeState, q []float32, k int) []lexical.Hit {
 	return top
 }
 
-// fuse merges ranked lists by reciprocal rank fusion.
-func fuse(lists ...[]lexical.Hit) []lexical.Hit {
-	score := make(map[int]float64)
-	for _, l := range lists {
-		for r, h := range l {
-			score[h.ID] += 1 / float64(rrfK+r+1)
+// fuse merges the lexical and the vector ranking by a weighted sum of
+// normalised scores: a page scores (1-w)·lexical/best lexical plus
+// w·(cosine-lowest)/(highest-lowest) over the vector list, w being the
+// vector ranking's share; a page missing from a list scores 0 there. The
+// lexical share keeps the scale of the lexical scores (the best is 1), so
+// that the session evidence computed from them afterwards sees the same
+// shape of scores as without vectors. Reciprocal rank fusion, which flattens
+// the scores, ranked below words alone at every weight tried (README).
+func fuse(lex, vec []lexical.Hit, w float64) []lexical.Hit {
+	score := make(map[int]float64, len(lex)+len(vec))
+	if len(lex) > 0 && lex[0].Score > 0 {
+		for _, h := range lex {
+			score[h.ID] += (1 - w) * h.Score / lex[0].Score
+		}
+	}
+	if len(vec) > 0 {
+		hi, lo := vec[0].Score, vec[len(vec)-1].Score
+		for _, h := range vec {
+			v := 1.0
+			if hi > lo {
+				v = (h.Score - lo) / (hi - lo)
+			}
+			score[h.ID] += w * v
 		}
 	}
 	out := make([]lexical.Hit, 0, len(score))

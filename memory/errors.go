@@ -21,6 +21,12 @@ var (
 	// call changed nothing and can be tried again; the store reconnects
 	// by itself. Stores wrap it; tools tell the model to try again.
 	ErrUnavailable = errors.New("storage unavailable")
+	// ErrStale is wrapped by a store's refusal to save a cache (page
+	// index snapshot, mid-term state, vectors) of a scope whose turns were
+	// removed, or which was deleted, since the store read it: the cache
+	// may hold forgotten text. The Service then drops its in-memory state
+	// of the scope and reads it again.
+	ErrStale = errors.New("the scope's turns changed since they were read (forgotten by another call or process); not saving a cache of the old ones")
 )
 
 // InputError is an ErrInvalidInput with a message that says what to fix.
@@ -43,4 +49,23 @@ func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
 // invalid builds an InputError for field with a formatted message.
 func invalid(field, format string, args ...any) error {
 	return &InputError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotFoundError is an ErrNotFound with a message for the model: what is
+// missing and where to look. The message never holds a file path; a store
+// that wraps the error (with its path) does not change it, so tools match
+// it with errors.As and show Message alone.
+type NotFoundError struct {
+	Message string
+}
+
+// Error implements error.
+func (e *NotFoundError) Error() string { return "not found: " + e.Message }
+
+// Is reports whether target is ErrNotFound.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// notFound builds a NotFoundError with a formatted message.
+func notFound(format string, args ...any) error {
+	return &NotFoundError{Message: fmt.Sprintf(format, args...)}
 }

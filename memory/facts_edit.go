@@ -52,6 +52,9 @@ type SaveFactResult struct {
 	Evicted []string `json:"evicted,omitempty"`
 	// Notes say what was adjusted (for example upload sentences removed).
 	Notes []string `json:"notes,omitempty"`
+	// Redacted counts the secrets replaced by "[redacted: KIND]" in the
+	// content, by kind.
+	Redacted []Redaction `json:"redacted,omitempty"`
 }
 
 // SaveFact stores a fact as the host's model (or the command line) states
@@ -68,8 +71,9 @@ func (s *Service) SaveFact(ctx context.Context, req SaveFactRequest) (*SaveFactR
 	if err != nil {
 		return nil, err
 	}
-	content, cat, conf, source := ch.content, ch.category, ch.confidence, ch.source
-	res := &SaveFactResult{Scope: scope}
+	red := &redactor{on: s.cfg.RedactSecrets}
+	content, cat, conf, source := red.text(ch.content), ch.category, ch.confidence, ch.source
+	res := &SaveFactResult{Scope: scope, Redacted: red.take()}
 	key := foldFactContent(scrubUploads(content))
 	_, err = s.store.UpdateDocument(ctx, scope, func(d *Document) error {
 		res.Evicted, res.Notes = nil, nil
@@ -133,6 +137,9 @@ type UpdateFactResult struct {
 	Fact     Fact     `json:"fact"`
 	Previous Fact     `json:"previous"`
 	Changed  []string `json:"changed"`
+	// Redacted counts the secrets replaced by "[redacted: KIND]" in the
+	// new content, by kind.
+	Redacted []Redaction `json:"redacted,omitempty"`
 }
 
 // UpdateFact changes a fact's content, category or confidence, keeping its
@@ -148,12 +155,13 @@ func (s *Service) UpdateFact(ctx context.Context, req UpdateFactRequest) (*Updat
 	if err != nil {
 		return nil, err
 	}
-	content, cat, conf, source := ch.content, ch.category, ch.confidence, ch.source
-	res := &UpdateFactResult{Scope: scope}
+	red := &redactor{on: s.cfg.RedactSecrets}
+	content, cat, conf, source := red.text(ch.content), ch.category, ch.confidence, ch.source
+	res := &UpdateFactResult{Scope: scope, Redacted: red.take()}
 	_, err = s.store.UpdateDocument(ctx, scope, func(d *Document) error {
 		i := slices.IndexFunc(d.Facts, func(f Fact) bool { return f.ID == req.ID })
 		if i < 0 {
-			return fmt.Errorf("%w: no fact %q in the memory of %s; list_memories lists the fact ids", ErrNotFound, req.ID, scope.Key())
+			return notFound("no fact %q in the memory of %s; list_memories lists the fact ids", req.ID, scope.Key())
 		}
 		f := d.Facts[i]
 		res.Previous, res.Changed = f, nil

@@ -57,7 +57,7 @@ func Filter(msgs []Message) ([]Exchange, FilterReport) {
 	)
 	for _, m := range msgs {
 		switch m.Role {
-		case RoleSystem:
+		case RoleSystem, RoleDeveloper:
 			rep.DroppedSystem++
 		case RoleTool:
 			rep.DroppedTool++

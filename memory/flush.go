@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -27,12 +26,21 @@ type FlushResult struct {
 	SectionsUpdated []string    `json:"sections_updated"`
 	Ignored         []string    `json:"ignored,omitempty"`
 	Pending         PendingInfo `json:"pending"`
+	// Running lists the threads whose update was still running (or not
+	// yet started) when the wait ended; it goes on in the background.
+	Running []string `json:"running,omitempty"`
+	// EmbeddingBacklog is how many stored exchanges are not embedded yet
+	// (vector retrieval only); they are ranked by words until they are.
+	EmbeddingBacklog int `json:"embedding_backlog,omitempty"`
 	// Reason says why turns are still pending, if any are.
 	Reason string `json:"reason,omitempty"`
 }
 
 // Flush runs the pending memory updates of a scope (or one thread) now,
-// waiting up to flush_timeout, and reports exactly what changed. Without a
+// waiting up to flush_timeout, and reports exactly what changed. It
+// answers at once when an update fails or the endpoint fails an attempt,
+// and at flush_timeout with what is still running; unfinished work goes on
+// in the background. Without a
 // language model nothing can be extracted: it says so and leaves every turn
 // pending, stored and searchable.
 func (s *Service) Flush(ctx context.Context, req FlushRequest) (*FlushResult, error) {
@@ -54,54 +62,147 @@ func (s *Service) Flush(ctx context.Context, req FlushRequest) (*FlushResult, er
 	_, byThread := st.pending()
 	st.mu.Unlock()
 
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.FlushTimeout)
+	defer cancel()
 	if s.llm == nil {
-		return s.finishFlush(ctx, res, scope, req.ThreadID, nil)
+		if res.EmbeddingBacklog, err = s.awaitEmbeddings(ctx, scope); err != nil {
+			return nil, err
+		}
+		return s.finishFlush(context.WithoutCancel(ctx), res, scope, req.ThreadID, nil)
 	}
-	threads := map[string]bool{}
+	threads := map[string]*queueEntry{}
 	for t := range byThread {
 		if req.ThreadID == "" || t == req.ThreadID {
-			threads[t] = true
+			threads[t] = &queueEntry{scope: scope, thread: t}
 		}
 	}
 	for _, e := range s.queue.take(scope, req.ThreadID) {
-		threads[e.thread] = true
+		threads[e.thread] = e // keeps its failures in a row, for the backoff
 	}
 	order := make([]string, 0, len(threads))
 	for t := range threads {
 		order = append(order, t)
 	}
 	sort.Strings(order)
+	if len(order) == 0 {
+		if res.EmbeddingBacklog, err = s.awaitEmbeddings(ctx, scope); err != nil {
+			return nil, err
+		}
+		return s.finishFlush(context.WithoutCancel(ctx), res, scope, req.ThreadID, nil)
+	}
 
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.FlushTimeout)
-	defer cancel()
+	// The updates run in the background, on the service's context: the
+	// wait below is bounded well under the clients' request time-outs,
+	// and what is unfinished then goes on after the answer.
+	failed, lastNote := s.queue.failedSignal(scope)
+	events := make(chan flushEvent, 2*len(order))
+	ok := s.queue.background(func(bg context.Context) {
+		for i, thread := range order {
+			// A failed run stays pending; the queue retries it with backoff.
+			rep, err := s.queue.run(bg, threads[thread], false, runOptions{retry: true, started: func(seq uint64) {
+				events <- flushEvent{thread: thread, index: i, start: true, seq: seq}
+			}})
+			events <- flushEvent{thread: thread, index: i, rep: rep, err: err}
+		}
+	})
+	if !ok {
+		return s.finishFlush(context.WithoutCancel(ctx), res, scope, req.ThreadID, map[string]string{req.ThreadID: "the server is shutting down"})
+	}
 	reasons := map[string]string{}
-	for i, thread := range order {
-		if req.Progress != nil {
-			req.Progress(i, len(order), fmt.Sprintf("updating memory from thread %s", thread))
-		}
-		rep, err := s.queue.run(ctx, scope, thread, false)
-		if rep != nil {
-			res.TurnsProcessed += rep.TurnsProcessed
-			res.FactsAdded = append(res.FactsAdded, rep.FactsAdded...)
-			res.FactsRemoved = append(res.FactsRemoved, rep.FactsRemoved...)
-			res.SectionsUpdated = appendNew(res.SectionsUpdated, rep.SectionsUpdated...)
-			res.Ignored = append(res.Ignored, rep.Ignored...)
-		}
-		if err != nil {
-			switch {
-			case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
-				reasons[thread] = fmt.Sprintf("flush timed out after %s", s.cfg.FlushTimeout)
-			default:
-				reasons[thread] = shortReason(err)
+	running := map[string]uint64{} // thread → last note before it started
+	finished := 0
+	report := func(ev flushEvent) {
+		if ev.start {
+			running[ev.thread] = ev.seq
+			if req.Progress != nil {
+				req.Progress(ev.index, len(order), fmt.Sprintf("updating memory from thread %s", ev.thread))
 			}
-			// The turns stay pending; the background queue retries them.
-			s.queue.schedule(scope, thread, Signals{}, backoff(0), false)
+			return
 		}
+		delete(running, ev.thread)
+		finished++
+		if ev.rep != nil {
+			res.TurnsProcessed += ev.rep.TurnsProcessed
+			res.FactsAdded = append(res.FactsAdded, ev.rep.FactsAdded...)
+			res.FactsRemoved = append(res.FactsRemoved, ev.rep.FactsRemoved...)
+			res.SectionsUpdated = appendNew(res.SectionsUpdated, ev.rep.SectionsUpdated...)
+			res.Ignored = append(res.Ignored, ev.rep.Ignored...)
+		}
+		if ev.err != nil {
+			reasons[ev.thread] = shortReason(ev.err)
+			if n, ok := s.queue.lastFailure(scope, ev.thread); ok && n.seq > lastNote {
+				reasons[ev.thread] = n.String()
+			}
+		}
+	}
+	drain := func() {
+		for {
+			select {
+			case ev := <-events:
+				report(ev)
+			default:
+				return
+			}
+		}
+	}
+wait:
+	for finished < len(order) && len(reasons) == 0 {
+		select {
+		case ev := <-events:
+			report(ev)
+		case <-failed:
+			// An attempt failed and is retried in the background: say so
+			// now rather than wait out the retries. The run's start is
+			// already sent: it precedes any attempt.
+			failed, _ = s.queue.failedSignal(scope)
+			drain()
+			for thread, since := range running {
+				if n, ok := s.queue.lastFailure(scope, thread); ok && n.seq > since {
+					reasons[thread] = n.String()
+				}
+			}
+		case <-ctx.Done():
+			// flush_timeout passed, or the client gave up.
+			break wait
+		}
+	}
+	// What finished meanwhile counts as finished.
+	drain()
+	for _, thread := range order[finished:] {
+		res.Running = append(res.Running, thread)
+		if reasons[thread] == "" {
+			reasons[thread] = fmt.Sprintf("still being processed in the background after waiting %s (flush_timeout)", s.cfg.FlushTimeout)
+		}
+	}
+	// After a failure or at the bound, only count the embedding backlog.
+	embedCtx := ctx
+	if len(res.Running) > 0 || len(reasons) > 0 {
+		var stop context.CancelFunc
+		embedCtx, stop = context.WithCancel(ctx)
+		stop()
+	}
+	if res.EmbeddingBacklog, err = s.awaitEmbeddings(embedCtx, scope); err != nil {
+		return nil, err
 	}
 	if req.Progress != nil {
-		req.Progress(len(order), len(order), "done")
+		msg := "done"
+		if len(res.Running) > 0 {
+			msg = "still running in the background: " + strings.Join(res.Running, ", ")
+		}
+		req.Progress(finished, len(order), msg)
 	}
 	return s.finishFlush(context.WithoutCancel(ctx), res, scope, req.ThreadID, reasons)
+}
+
+// flushEvent is what the background run of a flush tells the waiting
+// call: a thread started, or finished with its report or error.
+type flushEvent struct {
+	thread string
+	index  int
+	start  bool
+	seq    uint64 // of the last failure noted before the start
+	rep    *threadReport
+	err    error
 }
 
 // finishFlush fills in what is still pending and why.
@@ -126,9 +227,20 @@ func (s *Service) finishFlush(ctx context.Context, res *FlushResult, scope Scope
 			parts = append(parts, "thread "+t+": "+r)
 		}
 		sort.Strings(parts)
-		res.Reason = fmt.Sprintf("%d turn(s) still pending and will be retried in the background — %s", pending, strings.Join(parts, "; "))
+		next := "will be retried in the background"
+		if len(res.Running) > 0 {
+			next = "the update goes on in the background"
+		}
+		res.Reason = fmt.Sprintf("%d turn(s) still pending and %s — %s", pending, next, strings.Join(parts, "; "))
 	default:
 		res.Reason = fmt.Sprintf("%d turn(s) arrived during the flush and are queued", pending)
+	}
+	if n := res.EmbeddingBacklog; n > 0 {
+		why := "they are being embedded in the background"
+		if s.breakerOpen() {
+			why = "the embeddings endpoint is not answering (check MNEMO_EMBEDDING_BASE_URL); it is retried in the background"
+		}
+		res.Reason = strings.TrimPrefix(res.Reason+"; ", "; ") + fmt.Sprintf("%d stored exchange(s) not embedded yet and ranked by words only until they are: %s", n, why)
 	}
 	return res, nil
 }

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"fmt"
 	"slices"
 )
 
@@ -73,7 +72,7 @@ func (s *Service) FactHistory(ctx context.Context, req HistoryRequest) (*History
 		}
 	}
 	if res.Total == 0 && res.Current == nil {
-		return nil, fmt.Errorf("%w: no fact %q and no history of it in the memory of %s; memory_history without fact_id shows the latest events", ErrNotFound, req.FactID, scope.Key())
+		return nil, notFound("no fact %q and no history of it in the memory of %s; memory_history without fact_id shows the latest events", req.FactID, scope.Key())
 	}
 	return res, nil
 }

@@ -102,6 +102,15 @@ func (s *Service) summarizeSessions(ctx context.Context, scope Scope) error {
 		}
 		s.stats.addCall(reply.PromptTokens, reply.CompletionTokens)
 		summary, keywords, perr := parseSessionSummary(reply.Text)
+		// The model's words follow the text rule like every other text
+		// that enters memory.
+		red := redactor{on: s.cfg.RedactSecrets}
+		summary, _ = cleanText(summary)
+		summary = red.text(summary)
+		for i := range keywords {
+			keywords[i], _ = cleanText(keywords[i])
+			keywords[i] = red.text(keywords[i])
+		}
 		st, err := s.loadedState(ctx, scope)
 		if err != nil {
 			return err
@@ -189,6 +198,7 @@ func (s *Service) promoteHot(ctx context.Context, scope Scope) (bool, error) {
 			MaxFacts:            s.cfg.MaxFacts,
 			MaxRemoveShare:      s.cfg.MaxRemoveShare,
 			NewID:               s.newFactID,
+			RedactSecrets:       s.cfg.RedactSecrets,
 			MaxKnowledge:        s.cfg.LongTermKnowledgeCapacity,
 		})
 		return nil

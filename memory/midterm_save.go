@@ -11,8 +11,13 @@ func (s *Service) saveMidTerm(ctx context.Context, st *scopeState) {
 	if s.midTermStore == nil || st.midTerm == nil {
 		return
 	}
-	if err := s.midTermStore.SaveMidTerm(ctx, st.scope, st.midTerm.state()); err != nil {
+	saved, err := s.saveCache(st, "mid-term memory", func() error {
+		return s.midTermStore.SaveMidTerm(ctx, st.scope, st.midTerm.state())
+	})
+	if err != nil {
 		s.log.Warn("cannot save mid-term memory; it will be rebuilt from the turn log if lost", "scope", st.scope.Key(), "err", err)
+	}
+	if !saved {
 		return
 	}
 	st.midTerm.dirty = false
@@ -33,12 +38,16 @@ func (s *Service) saveMidTermSoon(st *scopeState) {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		err := s.midTermStore.SaveMidTerm(s.bgCtx, st.scope, state)
+		saved, err := s.saveCache(st, "mid-term memory", func() error {
+			return s.midTermStore.SaveMidTerm(s.bgCtx, st.scope, state)
+		})
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		m.saving = false
-		if err != nil {
+		if !saved {
 			m.dirty = true
+		}
+		if err != nil {
 			s.log.Warn("cannot save mid-term memory; it will be rebuilt from the turn log if lost", "scope", st.scope.Key(), "err", err)
 		}
 	}()

@@ -129,15 +129,13 @@ func (s *Service) writePageSnapshot(ctx context.Context, st *scopeState) {
 	}
 	st.mu.RUnlock()
 
-	s.mu.Lock()
-	current := s.scopes[st.scope.Key()] == st
-	s.mu.Unlock()
-	// A state dropped meanwhile (its turns were rewritten) must not
-	// replace a newer snapshot.
+	// A state dropped meanwhile (its turns were rewritten or forgotten)
+	// is retired and never replaces a newer snapshot (saveCache).
 	saved := false
-	if current && head.Pages > 0 && err == nil {
-		err = s.pageStore.SavePageIndex(ctx, st.scope, data.Bytes())
-		saved = err == nil
+	if head.Pages > 0 && err == nil {
+		saved, err = s.saveCache(st, "page index snapshot", func() error {
+			return s.pageStore.SavePageIndex(ctx, st.scope, data.Bytes())
+		})
 	}
 	st.mu.Lock()
 	st.snapBusy = false
@@ -147,6 +145,9 @@ func (s *Service) writePageSnapshot(ctx context.Context, st *scopeState) {
 	st.mu.Unlock()
 	if err != nil {
 		s.log.Warn("cannot save the page index snapshot; the next start indexes the turn log again", "scope", st.scope.Key(), "err", err)
+		return
+	}
+	if !saved {
 		return
 	}
 	s.log.Debug("page index snapshot saved", "scope", st.scope.Key(), "pages", head.Pages, "bytes", data.Len(), "took", time.Since(start))

@@ -124,6 +124,11 @@ type CompletionRequest struct {
 	JSON bool
 	// MaxTokens bounds the reply; 0 means the provider's default.
 	MaxTokens int
+	// Retrying, when set, is told of each failed attempt the LLM is about
+	// to retry within this call: why it failed (a safe, short reason), how
+	// many attempts failed so far and how long until the next one. It lets
+	// a caller waiting on the call report a failing endpoint at once.
+	Retrying func(reason string, failed int, wait time.Duration)
 }
 
 // Completion is the model's reply with its token usage.

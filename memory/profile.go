@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"sort"
+	"strings"
 )
 
 // ProfileRequest is one get_user_profile call.
@@ -18,17 +19,22 @@ type ProfileRequest struct {
 type ProfileResult struct {
 	Scope              Scope           `json:"scope"`
 	Version            string          `json:"version"`
-	LastUpdated        string          `json:"lastUpdated,omitempty"`
+	LastUpdated        string          `json:"last_updated,omitempty"`
 	User               UserSections    `json:"user"`
 	History            HistorySections `json:"history"`
 	Facts              []Fact          `json:"facts"`
 	Knowledge          []Fact          `json:"knowledge,omitempty"`
-	AssistantKnowledge []Fact          `json:"assistantKnowledge,omitempty"`
+	AssistantKnowledge []Fact          `json:"assistant_knowledge,omitempty"`
 	StoredTurns        int             `json:"stored_turns"`
 	Pending            PendingInfo     `json:"pending"`
-	Empty              bool            `json:"empty"`
-	Injection          string          `json:"injection"`
-	InjectionTokens    int             `json:"injection_tokens"`
+	// BuiltFromFacts lists the profile sections built from the stored
+	// facts and knowledge, by category, newest first: with no extraction
+	// model nothing writes the sections above, and the facts the host's
+	// model passes are the profile.
+	BuiltFromFacts  []ProfileSection `json:"built_from_facts,omitempty"`
+	Empty           bool             `json:"empty"`
+	Injection       string           `json:"injection"`
+	InjectionTokens int              `json:"injection_tokens"`
 }
 
 // Profile returns what is known about the user of a scope.
@@ -63,6 +69,18 @@ func (s *Service) Profile(ctx context.Context, req ProfileRequest) (*ProfileResu
 	}
 	sections := profileSections(d)
 	res.Empty = len(sections) == 0 && len(d.Facts) == 0 && len(d.Knowledge) == 0 && len(d.AssistantKnowledge) == 0
+	if len(sections) == 0 && s.llm == nil {
+		res.BuiltFromFacts = factProfile(d)
+		if len(res.BuiltFromFacts) > 0 {
+			// The facts are the sections now: not listed twice.
+			in := injectionInput{Profile: res.BuiltFromFacts, Budget: s.cfg.MaxInjectionTokens}
+			if req.IncludeAssistantKnowledge {
+				in.AssistantKnowledge = newestFirst(d.AssistantKnowledge)
+			}
+			res.Injection, res.InjectionTokens = s.buildInjection(st, in)
+			return res, nil
+		}
+	}
 	hits := make([]FactHit, len(d.Facts))
 	for i, f := range d.Facts {
 		hits[i] = FactHit{Fact: f, Score: f.Confidence}
@@ -85,6 +103,52 @@ func newestFirst(list []Fact) []FactHit {
 	out := make([]FactHit, len(list))
 	for i, f := range list {
 		out[len(list)-1-i] = FactHit{Fact: f}
+	}
+	return out
+}
+
+// factSectionNames name the sections factProfile builds, by category.
+var factSectionNames = map[string]string{
+	CategoryPreference: "Preferences (built from facts)",
+	CategoryKnowledge:  "What the user knows (built from facts)",
+	CategoryContext:    "Context (built from facts)",
+	CategoryBehavior:   "How the user works (built from facts)",
+	CategoryGoal:       "Goals (built from facts)",
+	CategoryCorrection: "Corrections (built from facts)",
+}
+
+// factProfile builds profile sections from the document's facts, one per
+// category in the documented order, each listing its facts newest first
+// (the injection's budget cuts the oldest), then one of the knowledge
+// entries. Corrections say what went wrong.
+func factProfile(d *Document) []ProfileSection {
+	var out []ProfileSection
+	for _, cat := range Categories {
+		var facts []Fact
+		for _, f := range d.Facts {
+			if f.Category == cat {
+				facts = append(facts, f)
+			}
+		}
+		if len(facts) == 0 {
+			continue
+		}
+		sort.SliceStable(facts, func(i, j int) bool { return facts[i].CreatedAt.After(facts[j].CreatedAt) })
+		parts := make([]string, len(facts))
+		for i, f := range facts {
+			parts[i] = strings.TrimRight(f.Content, ". ")
+			if f.SourceError != "" {
+				parts[i] += " (not: " + strings.TrimRight(f.SourceError, ". ") + ")"
+			}
+		}
+		out = append(out, ProfileSection{Name: factSectionNames[cat], Summary: strings.Join(parts, "; ") + ".", UpdatedAt: facts[0].CreatedAt})
+	}
+	if len(d.Knowledge) > 0 {
+		parts := make([]string, 0, len(d.Knowledge))
+		for _, k := range newestFirst(d.Knowledge) {
+			parts = append(parts, strings.TrimRight(k.Content, ". "))
+		}
+		out = append(out, ProfileSection{Name: "Knowledge (built from facts)", Summary: strings.Join(parts, "; ") + "."})
 	}
 	return out
 }

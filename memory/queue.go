@@ -39,11 +39,11 @@ type queueWork struct {
 	// tiers runs the scope's tier work; the queue runs it after each
 	// successful update and on request (queue.tiers).
 	tiers func(ctx context.Context, scope Scope) error
+	log   *slog.Logger
 	// lock, when set, takes the scope's updater lock shared with other
 	// processes (ScopeLocker.TryLockScope); ok false means another
 	// process holds it.
 	lock func(ctx context.Context, scope Scope) (unlock func(), ok bool, err error)
-	log  *slog.Logger
 }
 
 // errUpdatingElsewhere means another process holds the scope's updater
@@ -54,6 +54,34 @@ var errUpdatingElsewhere = errors.New("another process is updating this memory")
 // lockPoll is how often a flush asks again for an updater lock another
 // process holds.
 const lockPoll = 50 * time.Millisecond
+
+// lockShared takes the scope's updater lock shared with other processes,
+// when the store has one. With wait it asks again until ctx ends (a flush
+// waits for the other process's update, then runs what is left);
+// without, it returns errUpdatingElsewhere at once when the lock is held.
+func (q *queue) lockShared(ctx context.Context, scope Scope, wait bool) (func(), error) {
+	if q.work.lock == nil {
+		return func() {}, nil
+	}
+	for {
+		unlock, ok, err := q.work.lock(ctx, scope)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("take the updater lock of %s: %w", scope.Key(), err)
+		case ok:
+			return unlock, nil
+		case !wait:
+			return nil, errUpdatingElsewhere
+		}
+		t := time.NewTimer(lockPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("wait for the update another process runs on %s: %w", scope.Key(), ctx.Err())
+		case <-t.C:
+		}
+	}
+}
 
 // queue debounces pending work per thread and runs it with bounded
 // parallelism, one update at a time per scope.
@@ -70,13 +98,55 @@ type queue struct {
 	// scopeLocks serialise updates per scope; channels rather than
 	// mutexes so that a waiting flush can give up when its context ends.
 	scopeLocks map[string]chan struct{}
-	lastErrors map[queueKey]string // survives the entry, for reports
+	lastErrors map[queueKey]failureNote // survives the entry, for reports
+	// failed is closed (and replaced) whenever a failure of the scope is
+	// noted, so that a waiting flush can answer at once.
+	failedCh map[string]chan struct{}
+	noteSeq  uint64
 
 	// tierPending marks scopes whose tier work is scheduled (tiers);
 	// tierRetry holds, per scope whose last tier run failed, the failures
 	// in a row and the time before which no new run starts.
 	tierPending map[string]bool
 	tierRetry   map[string]tierBackoff
+}
+
+// failureNote is the last failure of one thread's update: why, how many
+// attempts failed in a row, and when the next one is due.
+type failureNote struct {
+	reason string
+	failed int
+	next   time.Time
+	// endpoint is set when the model's endpoint failed (an outage, a
+	// timeout), rather than its reply.
+	endpoint bool
+	seq      uint64 // order of notes, across scopes
+}
+
+// String says what failed and what happens next, in one line.
+func (n failureNote) String() string {
+	s := "the update failed: " + n.reason
+	if n.endpoint {
+		s = "LLM endpoint failing: " + n.reason
+	}
+	if n.failed > 0 {
+		s += fmt.Sprintf(", %s failed", plural(n.failed, "attempt"))
+	}
+	if wait := time.Until(n.next); !n.next.IsZero() && wait > 0 {
+		if wait >= time.Second {
+			wait = wait.Round(time.Second)
+		}
+		s += ", next retry in " + wait.Round(time.Millisecond).String()
+	}
+	return s
+}
+
+// plural formats n with noun, adding an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 type tierBackoff struct {
@@ -91,7 +161,8 @@ func newQueue(work queueWork, debounce time.Duration, parallel int) *queue {
 		entries:    make(map[queueKey]*queueEntry),
 		sem:        make(chan struct{}, parallel),
 		scopeLocks: make(map[string]chan struct{}),
-		lastErrors: make(map[queueKey]string),
+		lastErrors: make(map[queueKey]failureNote),
+		failedCh:   make(map[string]chan struct{}),
 
 		tierPending: make(map[string]bool),
 		tierRetry:   make(map[string]tierBackoff),
@@ -186,17 +257,7 @@ func (q *queue) fire(key queueKey, e *queueEntry) {
 	q.mu.Unlock()
 	go func() {
 		defer q.running.Done()
-		_, err := q.run(q.work.ctx, e.scope, e.thread, true)
-		switch {
-		case errors.Is(err, errUpdatingElsewhere):
-			// The process holding the lock reads every pending turn
-			// when it runs; look again after the debounce in case it
-			// read before ours arrived. No model call is made for
-			// turns it covered.
-			q.schedule(e.scope, e.thread, e.signals, q.debounce, false)
-		case err != nil:
-			q.failed(e, err)
-		}
+		_, _ = q.run(q.work.ctx, e, true, runOptions{retry: true})
 	}()
 }
 
@@ -204,10 +265,9 @@ func (q *queue) fire(key queueKey, e *queueEntry) {
 // backoff and jitter; its turns stay pending on disk meanwhile.
 func (q *queue) failed(e *queueEntry, err error) {
 	q.work.log.Warn("memory update failed; will retry", "scope", e.scope.Key(), "thread", e.thread, "attempt", e.attempts+1, "err", err)
-	q.mu.Lock()
-	q.lastErrors[queueKey{e.scope.Key(), e.thread}] = shortReason(err)
-	q.mu.Unlock()
 	delay := backoff(e.attempts)
+	q.note(e.scope, e.thread, failureNote{reason: shortReason(err), failed: e.attempts + 1, next: time.Now().Add(delay),
+		endpoint: errors.Is(err, ErrLLMUnavailable) || errors.Is(err, context.DeadlineExceeded)})
 	q.mu.Lock()
 	key := queueKey{e.scope.Key(), e.thread}
 	if cur, ok := q.entries[key]; ok {
@@ -251,15 +311,69 @@ func (q *queue) failures(scope Scope) map[string]string {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var out map[string]string
-	for k, msg := range q.lastErrors {
+	for k, n := range q.lastErrors {
 		if k.scope == scope.Key() {
 			if out == nil {
 				out = make(map[string]string)
 			}
-			out[k.thread] = msg
+			out[k.thread] = n.reason
 		}
 	}
 	return out
+}
+
+// note records a failure of one thread's update (a failed run, or a failed
+// attempt the LLM retries within the run) and wakes whoever waits on the
+// scope's failures.
+func (q *queue) note(scope Scope, thread string, n failureNote) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	k := queueKey{scope.Key(), thread}
+	q.noteSeq++
+	n.seq = q.noteSeq
+	q.lastErrors[k] = n
+	if ch, ok := q.failedCh[k.scope]; ok {
+		close(ch)
+		delete(q.failedCh, k.scope)
+	}
+}
+
+// failedSignal returns a channel closed at the next failure noted for
+// the scope, and the sequence number of the last note so far.
+func (q *queue) failedSignal(scope Scope) (<-chan struct{}, uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	ch, ok := q.failedCh[scope.Key()]
+	if !ok {
+		ch = make(chan struct{})
+		q.failedCh[scope.Key()] = ch
+	}
+	return ch, q.noteSeq
+}
+
+// lastFailure returns the failure last noted for a thread of the scope.
+func (q *queue) lastFailure(scope Scope, thread string) (failureNote, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n, ok := q.lastErrors[queueKey{scope.Key(), thread}]
+	return n, ok
+}
+
+// background runs fn on the queue's background context, as work that
+// close waits for; it reports false, running nothing, once closed.
+func (q *queue) background(fn func(ctx context.Context)) bool {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return false
+	}
+	q.running.Add(1)
+	q.mu.Unlock()
+	go func() {
+		defer q.running.Done()
+		fn(q.work.ctx)
+	}()
+	return true
 }
 
 // lockScopes takes the update lock of every scope, in the order given,
@@ -346,59 +460,63 @@ func (q *queue) acquire(ctx context.Context, scope Scope, bounded bool) (func(),
 // it, not dropped). Background runs (bounded) also take a slot of the
 // parallelism limit, after the scope lock, so a scope waiting on itself
 // never holds a slot another scope could use.
-func (q *queue) run(ctx context.Context, scope Scope, thread string, bounded bool) (*threadReport, error) {
+func (q *queue) run(ctx context.Context, e *queueEntry, bounded bool, opt runOptions) (*threadReport, error) {
+	scope, thread := e.scope, e.thread
 	release, err := q.acquire(ctx, scope, bounded)
 	if err != nil {
+		if opt.retry && ctx.Err() == nil {
+			q.failed(e, err)
+		}
 		return nil, err
 	}
 	defer release()
 	unlock, err := q.lockShared(ctx, scope, !bounded)
-	if err != nil {
+	switch {
+	case errors.Is(err, errUpdatingElsewhere) && opt.retry:
+		// The process holding the lock reads every pending turn when it
+		// runs; look again after the debounce in case it read before
+		// ours arrived. No model call is made for turns it covered.
+		q.schedule(scope, thread, e.signals, q.debounce, false)
+		return nil, err
+	case err != nil:
+		if opt.retry && ctx.Err() == nil && !errors.Is(err, errUpdatingElsewhere) {
+			q.failed(e, err)
+		}
 		return nil, err
 	}
 	defer unlock()
+	if opt.started != nil {
+		q.mu.Lock()
+		seq := q.noteSeq
+		q.mu.Unlock()
+		opt.started(seq)
+	}
 	rep, err := q.work.update(ctx, scope, thread)
 	if err == nil {
 		// Tier failures are logged and retried by a later run; the
 		// thread's update itself succeeded.
 		_ = q.work.tiers(ctx, scope)
 	}
-	q.mu.Lock()
-	if err == nil {
+	switch {
+	case err == nil:
+		q.mu.Lock()
 		delete(q.lastErrors, queueKey{scope.Key(), thread})
-	} else if !errors.Is(err, errUpdatingElsewhere) {
-		q.lastErrors[queueKey{scope.Key(), thread}] = shortReason(err)
+		q.mu.Unlock()
+	case opt.retry && ctx.Err() == nil:
+		// Noted while the scope is still locked, so that a flush waiting
+		// behind this run never takes this failure for its own.
+		q.failed(e, err)
 	}
-	q.mu.Unlock()
 	return rep, err
 }
 
-// lockShared takes the scope's updater lock shared with other processes,
-// when the store has one. With wait it asks again until ctx ends (a flush
-// waits for the other process's update, then runs what is left);
-// without, it returns errUpdatingElsewhere at once when the lock is held.
-func (q *queue) lockShared(ctx context.Context, scope Scope, wait bool) (func(), error) {
-	if q.work.lock == nil {
-		return func() {}, nil
-	}
-	for {
-		unlock, ok, err := q.work.lock(ctx, scope)
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("take the updater lock of %s: %w", scope.Key(), err)
-		case ok:
-			return unlock, nil
-		case !wait:
-			return nil, errUpdatingElsewhere
-		}
-		t := time.NewTimer(lockPoll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("wait for the update another process runs on %s: %w", scope.Key(), ctx.Err())
-		case <-t.C:
-		}
-	}
+// runOptions adjust one run of the queue.
+type runOptions struct {
+	// retry reschedules a failed run with backoff and notes the failure.
+	retry bool
+	// started is called once the scope is locked, with the sequence
+	// number of the last failure noted so far.
+	started func(seq uint64)
 }
 
 // close stops taking work and runs what is pending until ctx ends; what
@@ -417,7 +535,7 @@ func (q *queue) close(ctx context.Context) {
 		if ctx.Err() != nil {
 			break
 		}
-		if _, err := q.run(ctx, e.scope, e.thread, false); err != nil {
+		if _, err := q.run(ctx, e, false, runOptions{}); err != nil {
 			q.work.log.Warn("memory update at shutdown failed; turns stay pending", "scope", e.scope.Key(), "thread", e.thread, "err", err)
 		}
 	}

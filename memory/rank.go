@@ -62,14 +62,15 @@ func (st *scopeState) updateLinks() {
 
 // rankPages returns the k best pages for query, best first: the lexical
 // ranking, fused with the nearest pages to the query's vector qv when
-// there is one. The caller holds st.mu for writing.
-func rankPages(st *scopeState, query string, qv []float32, k int) []lexical.Hit {
+// there is one, the vectors having the share vw (see fuse). The caller
+// holds st.mu for writing.
+func rankPages(st *scopeState, query string, qv []float32, vw float64, k int) []lexical.Hit {
 	pool := max(rankPool, k)
 	lex := lexicalPages(st, query, pool)
 	if qv == nil || st.vec.count == 0 {
 		return lex[:min(k, len(lex))]
 	}
-	hits := fuse(lex, nearestPages(st, qv, pool))
+	hits := fuse(lex, nearestPages(st, qv, pool), vw)
 	return hits[:min(k, len(hits))]
 }
 

@@ -32,7 +32,7 @@ type rankedSession struct {
 // holds st.mu for writing.
 func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query string, qv []float32, k int) ([]lexical.Hit, []rankedSession) {
 	m := s.ensureMidTerm(ctx, st)
-	hits := rankPages(st, query, qv, max(rankPool, k))
+	hits := rankPages(st, query, qv, s.emb.weight, max(rankPool, k))
 	if len(hits) == 0 || hits[0].Score <= 0 {
 		return hits[:min(k, len(hits))], nil
 	}

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +36,7 @@ func TestPendingBoundedWhileLLMDown(t *testing.T) {
 	s := newTestService(t, newMemStore(), WithLLM(llmFunc(func() (string, error) { return "", ErrLLMUnavailable })))
 	t.Cleanup(func() { s.queue.close(t.Context()) })
 	for i := range 300 {
-		addPair(t, s, []string{"a", "b", "c"}[i%3], "turn", "ok")
+		addPair(t, s, []string{"a", "b", "c"}[i%3], fmt.Sprintf("turn %d", i), "ok") // distinct: the same exchange again would be a retry
 	}
 	s.queue.mu.Lock()
 	n := len(s.queue.entries)
@@ -176,5 +177,38 @@ func TestScopeDeletedByOtherService(t *testing.T) {
 	}
 	if len(got.Pages) != 0 || len(got.Facts) != 0 || strings.Contains(got.Injection, "zebra") {
 		t.Errorf("after delete in another service: %d pages, %d facts, injection %q; want nothing", len(got.Pages), len(got.Facts), got.Injection)
+	}
+}
+
+// TestUpdateAfterForgetInOtherProcess: when another process forgets the
+// thread (or the whole scope) while an update of it waits for the model,
+// the update's reply is not saved: it was drawn from forgotten turns.
+func TestUpdateAfterForgetInOtherProcess(t *testing.T) {
+	for _, whole := range []bool{false, true} {
+		store := newMemStore()
+		other := newTestService(t, store)
+		var forgetErr error
+		llm := llmFunc(func() (string, error) {
+			if whole {
+				forgetErr = other.ForgetScope(context.Background(), DefaultUserID, "")
+			} else {
+				_, forgetErr = other.Forget(context.Background(), ForgetRequest{ThreadID: "t"})
+			}
+			return `{"newFacts":[{"content":"Has a zebra locker","category":"context","confidence":0.9}],"factsToRemove":[]}`, nil
+		})
+		s := newTestService(t, store, WithLLM(llm))
+		t.Cleanup(func() { s.queue.close(t.Context()) })
+		addPair(t, s, "t", "my locker has a zebra sticker", "ok")
+		s.Flush(t.Context(), FlushRequest{ThreadID: "t"})
+		if forgetErr != nil {
+			t.Fatalf("forget in the other service: %v", forgetErr)
+		}
+		doc, err := store.LoadDocument(t.Context(), Scope{UserID: DefaultUserID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(doc.Facts) != 0 {
+			t.Errorf("whole scope %v: facts after the forget = %+v; want none from the forgotten turns", whole, doc.Facts)
+		}
 	}
 }

@@ -58,7 +58,7 @@ type RecentTurn struct {
 type ProfileSection struct {
 	Name      string    `json:"name"`
 	Summary   string    `json:"summary"`
-	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
 // RetrieveResult is what retrieve_memory returns. Pages come first: they

@@ -149,6 +149,14 @@ func (s *Service) evict(st *scopeState) bool {
 		s.savePageSnapshot(st)
 		return false
 	}
+	// Retired, an evicted state that a background task still holds (the
+	// embedder) never writes a cache again: a later forget cannot find it
+	// to retire it.
+	if !st.saveMu.TryLock() {
+		return false // a cache of it is being saved
+	}
+	st.retired = true
+	st.saveMu.Unlock()
 	s.mu.Lock()
 	ok := s.removeStateLocked(st)
 	s.mu.Unlock()

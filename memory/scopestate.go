@@ -57,6 +57,12 @@ type scopeState struct {
 	seenChanges uint64
 	seenEpoch   uint64
 	syncedAt    time.Time
+
+	// saveMu is held while one of the scope's caches is saved to the
+	// store; retired, set under it, says the state was dropped (its turns
+	// were forgotten or rewritten) and must never be saved again.
+	saveMu  sync.Mutex
+	retired bool
 }
 
 // state returns the scope's in-memory state, creating it empty.
@@ -161,8 +167,19 @@ func (s *Service) resync(ctx context.Context, st *scopeState) (*scopeState, erro
 }
 
 // dropState forgets the in-memory state st, unless it was replaced already;
-// the next use of the scope rebuilds it from the store.
+// the next use of the scope rebuilds it from the store. st is retired: a
+// cache save of it that has not started yet never runs, and one that is
+// running is waited for.
 func (s *Service) dropState(st *scopeState) {
+	st.saveMu.Lock()
+	st.retired = true
+	st.saveMu.Unlock()
+	s.unlistState(st)
+}
+
+// unlistState removes st from the scopes of the Service, unless it was
+// replaced already.
+func (s *Service) unlistState(st *scopeState) {
 	s.mu.Lock()
 	s.removeStateLocked(st)
 	s.mu.Unlock()
@@ -256,4 +273,27 @@ func (s *Service) countTokens(st *scopeState, text string) int {
 	n := s.tokens.Count(text)
 	st.tokenCache[text] = n
 	return n
+}
+
+// saveCache runs save, which writes one of st's caches (page index
+// snapshot, mid-term state, vectors) to the store, unless st is retired.
+// A save the store refuses with ErrStale — the scope's turns were
+// forgotten, or the scope deleted, by another call or process since st
+// read them — is expected: st is retired and dropped, so the next use of
+// the scope reads it again, and it is logged at debug level only. It
+// reports whether save ran and succeeded, and any other error.
+func (s *Service) saveCache(st *scopeState, what string, save func() error) (bool, error) {
+	st.saveMu.Lock()
+	defer st.saveMu.Unlock()
+	if st.retired {
+		return false, nil
+	}
+	err := save()
+	if errors.Is(err, ErrStale) {
+		st.retired = true
+		s.unlistState(st)
+		s.log.Debug("scope changed since it was read; its "+what+" is not saved and it is read again at its next use", "scope", st.scope.Key(), "err", err)
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -115,6 +115,7 @@ func NewService(cfg Config, store Store, tokens TokenCounter, opts ...Option) (*
 	s.midTermStore, _ = store.(MidTermStore)
 	s.pageStore, _ = store.(PageIndexStore)
 	s.emb.store, _ = store.(VectorStore)
+	s.emb.weight, s.emb.queryPrefix, s.emb.passagePrefix = cfg.EmbeddingFusionWeight, cfg.EmbeddingQueryPrefix, cfg.EmbeddingPassagePrefix
 	watcher, _ := store.(ScopeWatcher)
 	locker, _ := store.(ScopeLocker)
 	s.store = localWrites{Store: store, s: s}

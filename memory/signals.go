@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 //go:embed signals.json
@@ -15,8 +16,12 @@ const signalWindow = 6
 
 // SignalPatterns holds the compiled correction and reinforcement cues.
 type SignalPatterns struct {
-	Correction    []*regexp.Regexp
-	Reinforcement []*regexp.Regexp
+	Correction []*regexp.Regexp
+	// CorrectionIgnore blanks out phrases that look like a correction
+	// cue but are not ("not only … but also …", "是不是") before the
+	// correction cues are matched.
+	CorrectionIgnore []*regexp.Regexp
+	Reinforcement    []*regexp.Regexp
 }
 
 // defaultSignals is compiled once from the embedded signals.json.
@@ -25,8 +30,9 @@ var defaultSignals = MustParseSignalPatterns(signalsJSON)
 // ParseSignalPatterns compiles a signals.json document.
 func ParseSignalPatterns(data []byte) (*SignalPatterns, error) {
 	var raw struct {
-		Correction    []string `json:"correction"`
-		Reinforcement []string `json:"reinforcement"`
+		Correction       []string `json:"correction"`
+		CorrectionIgnore []string `json:"correction_ignore"`
+		Reinforcement    []string `json:"reinforcement"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("parse signal patterns: %w", err)
@@ -45,6 +51,9 @@ func ParseSignalPatterns(data []byte) (*SignalPatterns, error) {
 	var sp SignalPatterns
 	var err error
 	if sp.Correction, err = compile(raw.Correction); err != nil {
+		return nil, err
+	}
+	if sp.CorrectionIgnore, err = compile(raw.CorrectionIgnore); err != nil {
 		return nil, err
 	}
 	if sp.Reinforcement, err = compile(raw.Reinforcement); err != nil {
@@ -77,7 +86,7 @@ func (sp *SignalPatterns) Detect(msgs []Message) Signals {
 		if m.Role != RoleUser {
 			continue
 		}
-		s.Correction = s.Correction || anyMatch(sp.Correction, m.Content)
+		s.Correction = s.Correction || anyMatch(sp.Correction, sp.blankIgnored(m.Content))
 		s.Reinforcement = s.Reinforcement || anyMatch(sp.Reinforcement, m.Content)
 	}
 	return s
@@ -90,4 +99,13 @@ func anyMatch(res []*regexp.Regexp, text string) bool {
 		}
 	}
 	return false
+}
+
+// blankIgnored replaces what the ignore patterns match with spaces, so
+// that a correction cue cannot match across it.
+func (sp *SignalPatterns) blankIgnored(text string) string {
+	for _, re := range sp.CorrectionIgnore {
+		text = re.ReplaceAllStringFunc(text, func(m string) string { return strings.Repeat(" ", len(m)) })
+	}
+	return text
 }

@@ -27,18 +27,20 @@ import (
 // Role is the author of a chat message (OpenManus / OpenAI message model).
 type Role string
 
-// The four message roles.
+// The message roles. RoleDeveloper is OpenAI's newer name for the system
+// role and is handled as one.
 const (
 	RoleSystem    Role = "system"
+	RoleDeveloper Role = "developer"
 	RoleUser      Role = "user"
 	RoleAssistant Role = "assistant"
 	RoleTool      Role = "tool"
 )
 
-// Valid reports whether r is one of the four known roles.
+// Valid reports whether r is one of the known roles.
 func (r Role) Valid() bool {
 	switch r {
-	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+	case RoleSystem, RoleDeveloper, RoleUser, RoleAssistant, RoleTool:
 		return true
 	}
 	return false
@@ -93,6 +95,9 @@ type Turn struct {
 	Reply    string          `json:"reply,omitempty"`
 	Signals  Signals         `json:"signals,omitzero"`
 	MetaData json.RawMessage `json:"meta_data,omitempty"`
+	// IdempotencyKey is the key the client sent with the exchange, if
+	// any: a retry with the same key is answered with this turn.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
 // Text is the searchable text of the turn: user input and reply.
@@ -129,37 +134,39 @@ func ValidCategory(c string) bool {
 	return false
 }
 
-// Fact is one discrete thing remembered about the user.
+// Fact is one discrete thing remembered about the user. Its JSON names are
+// those of tool results (snake_case); memory.json spells them as DeerFlow
+// does (document_json.go).
 type Fact struct {
 	ID         string    `json:"id"`
 	Content    string    `json:"content"`
 	Category   string    `json:"category"`
 	Confidence float64   `json:"confidence"`
-	CreatedAt  time.Time `json:"createdAt"`
+	CreatedAt  time.Time `json:"created_at"`
 	// Source is the thread the fact was extracted from, or "manual".
 	Source string `json:"source"`
 	// SourceError is what went wrong, kept only on correction facts.
-	SourceError string `json:"sourceError,omitempty"`
+	SourceError string `json:"source_error,omitempty"`
 }
 
 // Section is one summary paragraph of the profile or history.
 type Section struct {
 	Summary   string    `json:"summary"`
-	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
 // UserSections is the "user" part of the memory document.
 type UserSections struct {
-	WorkContext     Section `json:"workContext"`
-	PersonalContext Section `json:"personalContext"`
-	TopOfMind       Section `json:"topOfMind"`
+	WorkContext     Section `json:"work_context"`
+	PersonalContext Section `json:"personal_context"`
+	TopOfMind       Section `json:"top_of_mind"`
 }
 
 // HistorySections is the "history" part of the memory document.
 type HistorySections struct {
-	RecentMonths       Section `json:"recentMonths"`
-	EarlierContext     Section `json:"earlierContext"`
-	LongTermBackground Section `json:"longTermBackground"`
+	RecentMonths       Section `json:"recent_months"`
+	EarlierContext     Section `json:"earlier_context"`
+	LongTermBackground Section `json:"long_term_background"`
 }
 
 // SchemaVersion is the memory document version written by this build.
@@ -167,7 +174,10 @@ const SchemaVersion = "1.0"
 
 // Document is a scope's long-term memory (DeerFlow schema v1.0, extended
 // with MemoryOS knowledge lists and the per-thread watermarks that say
-// which turns have been processed).
+// which turns have been processed). Its JSON is the memory.json format,
+// DeerFlow's camelCase names included (MarshalJSON, document_json.go);
+// the parts it shares with tool results (Fact, Section, FactEvent) are
+// snake_case elsewhere.
 type Document struct {
 	Version     string          `json:"version"`
 	LastUpdated time.Time       `json:"lastUpdated,omitzero"`
@@ -214,7 +224,7 @@ const MaxFactEvents = 1000
 // FactEvent is one change to one fact: when, where it came from and why,
 // with the fact's content after the change (before it, for a removal).
 type FactEvent struct {
-	FactID string `json:"factId"`
+	FactID string `json:"fact_id"`
 	// Event is FactCreated, FactUpdated or FactRemoved.
 	Event string    `json:"event"`
 	At    time.Time `json:"at"`

@@ -33,6 +33,9 @@ type ApplyOptions struct {
 	// CreatedReason is the reason recorded in the fact history for the
 	// facts added; "extracted from thread <Source>" when empty.
 	CreatedReason string
+	// RedactSecrets replaces secrets in section summaries, fact contents
+	// and knowledge entries by "[redacted: KIND]" (redact.Text).
+	RedactSecrets bool
 	// MaxKnowledge bounds each knowledge list (long_term_knowledge_capacity);
 	// 0 means no bound. See addKnowledge for what is evicted.
 	MaxKnowledge int
@@ -162,6 +165,23 @@ func (a *applier) drop(f Fact, reason string) {
 	a.event(f, FactRemoved, "evicted: "+reason)
 }
 
+// text applies the text rule to what the update brings (section
+// summaries, fact contents, knowledge entries): control characters and
+// U+FFFD are removed (cleanText), secrets redacted when RedactSecrets is
+// set, each noted under what.
+func (a *applier) text(what, s string) string {
+	s, dirty := cleanText(s)
+	if dirty {
+		a.ignore("%s: control characters removed", what)
+	}
+	red := redactor{on: a.opt.RedactSecrets}
+	s = red.text(s)
+	if found := red.take(); len(found) > 0 {
+		a.ignore("%s: %s", what, redactionNote(found))
+	}
+	return s
+}
+
 // sectionByName returns the section of doc called name, or nil.
 func sectionByName(doc *Document, name string) *Section {
 	switch name {
@@ -188,7 +208,7 @@ func (a *applier) sections(updates []SectionUpdate) {
 			a.ignore("section %s: unknown", quoteForNote(su.Name))
 			continue
 		}
-		summary := strings.TrimSpace(su.Summary)
+		summary := strings.TrimSpace(a.text("section "+su.Name, su.Summary))
 		switch scrubbed := scrubUploads(summary); {
 		case scrubbed == "":
 			a.ignore("section %s: the new summary is empty or only about uploaded files", su.Name)
@@ -256,9 +276,9 @@ func (a *applier) add(facts []NewFact) {
 		keys[foldFactContent(f.Content)] = true
 	}
 	for _, nf := range facts {
-		what := "new fact " + quoteForNote(nf.Content)
+		content := strings.TrimSpace(a.text("new fact", nf.Content))
+		what := "new fact " + quoteForNote(content)
 		cat := strings.ToLower(strings.TrimSpace(nf.Category))
-		content := strings.TrimSpace(nf.Content)
 		switch {
 		case !ValidCategory(cat):
 			a.ignore("%s: unknown category %s", what, quoteForNote(nf.Category))
@@ -299,7 +319,7 @@ func (a *applier) add(facts []NewFact) {
 			continue
 		}
 		f := Fact{ID: id, Content: content, Category: cat, Confidence: nf.Confidence, CreatedAt: a.now, Source: a.opt.Source}
-		if se := strings.TrimSpace(nf.SourceError); se != "" {
+		if se := strings.TrimSpace(a.text(what+" sourceError", nf.SourceError)); se != "" {
 			if cat == CategoryCorrection {
 				f.SourceError = scrubUploads(se)
 			} else {

@@ -18,6 +18,7 @@ func (a *applier) knowledge(u *Update) {
 
 func (a *applier) addKnowledge(name string, list []Fact, add []NewFact) []Fact {
 	for _, nf := range add {
+		nf.Content = a.text(name, nf.Content)
 		key := foldFactContent(nf.Content)
 		if key == "" || slices.ContainsFunc(list, func(f Fact) bool { return foldFactContent(f.Content) == key }) {
 			continue

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mnemo-mcp/mnemo/prompts"
 )
@@ -20,6 +21,11 @@ const (
 
 // errAlreadyApplied means another process processed the same turns first.
 var errAlreadyApplied = errors.New("turns already processed by another process")
+
+// errTurnsForgotten means turns were removed from the log, or the scope
+// deleted, while an update of them waited for the model: its reply may
+// come from forgotten turns and is not saved.
+var errTurnsForgotten = errors.New("turns forgotten during the update")
 
 // threadReport is what updating one thread changed.
 type threadReport struct {
@@ -59,6 +65,11 @@ func (s *Service) updateThread(ctx context.Context, scope Scope, thread string) 
 		applied, err := s.updateBatch(ctx, scope, thread, batch, doc)
 		if errors.Is(err, errAlreadyApplied) {
 			s.log.Info("turns were processed by another process; skipping", "scope", scope.Key(), "thread", thread)
+			continue
+		}
+		if errors.Is(err, errTurnsForgotten) {
+			s.log.Info("turns were forgotten while the model answered; the reply is dropped and what is left is read again", "scope", scope.Key(), "thread", thread)
+			s.dropStates(func(sc Scope) bool { return sc == scope })
 			continue
 		}
 		if err != nil {
@@ -111,7 +122,10 @@ func (s *Service) updateBatch(ctx context.Context, scope Scope, thread string, b
 	if err != nil {
 		return ApplyReport{}, fmt.Errorf("render update prompt: %w", err)
 	}
-	reply, err := s.llm.Complete(ctx, CompletionRequest{Prompt: prompt, JSON: true})
+	reply, err := s.llm.Complete(ctx, CompletionRequest{Prompt: prompt, JSON: true,
+		Retrying: func(reason string, failed int, wait time.Duration) {
+			s.queue.note(scope, thread, failureNote{reason: reason, failed: failed, next: time.Now().Add(wait), endpoint: true})
+		}})
 	if err != nil {
 		return ApplyReport{}, fmt.Errorf("ask llm for memory update: %w", err)
 	}
@@ -126,8 +140,22 @@ func (s *Service) updateBatch(ctx context.Context, scope Scope, thread string, b
 		return ApplyReport{}, fmt.Errorf("parse llm reply: %w: nothing in it was usable (%s)", ErrBadReply, strings.Join(upd.Notes, "; "))
 	}
 	first, last := batch[0].Seq, batch[len(batch)-1].Seq
+	if doc.Revision == 0 {
+		// With no document saved yet, a deleted scope reads like this one
+		// (revision 0, epoch 0): check that the turns are still there.
+		left, err := s.store.ReadTurns(ctx, scope, first-1)
+		if err != nil {
+			return ApplyReport{}, fmt.Errorf("check the turns are still stored: %w", err)
+		}
+		if len(left) == 0 || left[0].ID != batch[0].ID {
+			return ApplyReport{}, errTurnsForgotten
+		}
+	}
 	var report ApplyReport
 	_, err = s.store.UpdateDocument(context.WithoutCancel(ctx), scope, func(d *Document) error {
+		if d.TurnLogEpoch != doc.TurnLogEpoch || d.Revision < doc.Revision {
+			return errTurnsForgotten
+		}
 		if d.Watermarks[thread] >= first {
 			return errAlreadyApplied
 		}
@@ -138,6 +166,7 @@ func (s *Service) updateBatch(ctx context.Context, scope Scope, thread string, b
 			MaxFacts:            s.cfg.MaxFacts,
 			MaxRemoveShare:      s.cfg.MaxRemoveShare,
 			NewID:               s.newFactID,
+			RedactSecrets:       s.cfg.RedactSecrets,
 		})
 		if d.Watermarks == nil {
 			d.Watermarks = make(map[string]int64)

@@ -96,19 +96,60 @@ func checkDepth(data []byte, max int) error {
 	return nil
 }
 
-// checkText rejects text that is not UTF-8, holds control characters other
-// than tab and newlines, or is over the limit.
+// Text that enters memory follows one rule, whoever sends it: a turn's
+// user input, reply and messages, a saved or updated fact, a query, what a
+// language model writes into facts, profile sections and knowledge, and
+// what mnemo import reads. It must be valid UTF-8, hold no U+FFFD (the
+// replacement character: what invalid UTF-8 and lone surrogates such as
+// \udc00 become when a JSON-RPC message is decoded, before any tool sees
+// it) and no control character other than tab, newline and carriage
+// return. The refused controls are C0 (NUL, BEL, ESC, ...), DEL and C1
+// (U+0080–U+009F; U+009B is a one-character CSI): the bytes of terminal
+// escape sequences such as OSC 52, which writes the clipboard. Text from a
+// caller (tool arguments, imports) is refused with a message naming the
+// field; text a language model wrote is cleaned (cleanText), with a note.
+
+// controlRune reports whether r is a control character memory does not
+// keep.
+func controlRune(r rune) bool {
+	return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r >= 0x7f && r <= 0x9f
+}
+
+// textProblem says what in text breaks the rule, or returns "".
+func textProblem(text string) string {
+	if !utf8.ValidString(text) {
+		return "is not valid UTF-8"
+	}
+	for _, r := range text {
+		switch {
+		case controlRune(r):
+			return fmt.Sprintf("contains control character %U; remove it", r)
+		case r == utf8.RuneError:
+			return "contains U+FFFD, the replacement character: the text was not valid UTF-8 or held a lone surrogate (like \\udc00) when it was sent; send it as valid UTF-8"
+		}
+	}
+	return ""
+}
+
+// cleanText removes from text what the rule refuses: control characters,
+// U+FFFD and bytes that are not UTF-8. It reports whether it removed any.
+func cleanText(text string) (string, bool) {
+	clean := strings.Map(func(r rune) rune {
+		if controlRune(r) || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, text)
+	return clean, clean != text
+}
+
+// checkText refuses text that breaks the rule or is over limit bytes.
 func checkText(field, text string, limit int) error {
 	if len(text) > limit {
 		return invalid(field, "is %d bytes; the limit is %d — split it into several calls", len(text), limit)
 	}
-	if !utf8.ValidString(text) {
-		return invalid(field, "is not valid UTF-8")
-	}
-	for _, r := range text {
-		if r < 0x20 && r != '\n' && r != '\t' && r != '\r' || r == 0x7f {
-			return invalid(field, "contains control character %U; remove it", r)
-		}
+	if p := textProblem(text); p != "" {
+		return invalid(field, "%s", p)
 	}
 	return nil
 }
@@ -137,7 +178,7 @@ func (s *Service) normalizeMessages(req *AddRequest) ([]Message, error) {
 	for i, m := range req.Messages {
 		field := fmt.Sprintf("messages[%d]", i)
 		if !m.Role.Valid() {
-			return nil, invalid(field+".role", "%q is not a role; use system, user, assistant or tool", m.Role)
+			return nil, invalid(field+".role", "%q is not a role; use system, developer, user, assistant or tool", m.Role)
 		}
 		if err := checkText(field+".content", m.Content, s.cfg.MaxMessageBytes); err != nil {
 			return nil, err
@@ -164,8 +205,8 @@ func checkFactContent(content string) (string, error) {
 	switch {
 	case content == "":
 		return "", invalid("content", "is empty; state the fact as one short sentence, e.g. \"Prefers Go over Python\"")
-	case !utf8.ValidString(content):
-		return "", invalid("content", "must be valid UTF-8")
+	case textProblem(content) != "":
+		return "", invalid("content", "%s", textProblem(content))
 	case utf8.RuneCountInString(content) > updateMaxContentRunes:
 		return "", invalid("content", "is %d characters long; keep a fact under %d characters", utf8.RuneCountInString(content), updateMaxContentRunes)
 	case scrubUploads(content) == "":

@@ -16,6 +16,7 @@ type ToolNames struct {
 	ForgetMemory  string
 	ListMemories  string
 	MemoryHistory string
+	UpdateProfile string
 }
 
 // InstructionsData is what the server instructions depend on.

@@ -15,6 +15,7 @@ var allTools = ToolNames{
 	ForgetMemory:   "forget_memory",
 	ListMemories:   "list_memories",
 	MemoryHistory:  "memory_history",
+	UpdateProfile:  "update_profile",
 }
 
 func TestMemoryGuide(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -22,8 +23,11 @@ import (
 //     (OpenAI messages carry "content": null, "tool_calls": null); an
 //     argument declared as an object or array but sent as a JSON string
 //     (some clients stringify nested values) is replaced by the value the
-//     string holds, when it holds one of that kind. Free objects such as
-//     meta_data are kept exactly as sent.
+//     string holds, when it holds one of that kind; an argument declared as
+//     an integer and sent as an integral number written with a fraction or
+//     an exponent (7.0, 1e2, which JSON Schema counts as integers) is
+//     rewritten as the integer. Free objects such as meta_data are kept
+//     exactly as sent.
 //  2. validate against the tool's input schema (validate.go).
 //  3. confine to the caller: over an authenticated transport the scope
 //     (user_id, agent_name) comes from the caller's credential, and a call
@@ -98,6 +102,13 @@ func (v *validator) normalize(raw json.RawMessage) json.RawMessage {
 			changed = true
 			continue
 		}
+		if v.integers[name] {
+			if n, ok := integral(val); ok {
+				args[name] = n
+				changed = true
+			}
+			continue
+		}
 		kind := v.nested[name]
 		if kind != "" && val[0] == '"' {
 			if inner, ok := decodeStringified(val, kind); ok {
@@ -120,6 +131,46 @@ func (v *validator) normalize(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return fixed
+}
+
+// integral returns the JSON number v written as an integer when v is an
+// integral number written with a fraction or an exponent (7.0, 1e2,
+// 2.5e1) of at most 18 digits. It works on the digits, not a
+// float, so 7.0000000000000000001 is not taken for 7, and a huge exponent
+// costs nothing.
+func integral(v json.RawMessage) (json.RawMessage, bool) {
+	s := string(bytes.TrimSpace(v))
+	if !strings.ContainsAny(s, ".eE") || !json.Valid([]byte(s)) || s[0] == '"' {
+		return nil, false
+	}
+	sign := ""
+	if s[0] == '-' {
+		sign, s = "-", s[1:]
+	}
+	mant, expPart, hasExp := strings.Cut(strings.ToLower(s), "e")
+	exp := 0
+	if hasExp {
+		if len(strings.TrimLeft(expPart, "+-")) > 6 {
+			return nil, false
+		}
+		var err error
+		if exp, err = strconv.Atoi(expPart); err != nil {
+			return nil, false
+		}
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(whole+frac, "0")
+	exp -= len(frac)
+	for strings.HasSuffix(digits, "0") {
+		digits, exp = digits[:len(digits)-1], exp+1
+	}
+	switch {
+	case digits == "":
+		return json.RawMessage("0"), true
+	case exp < 0 || len(digits)+exp > 18:
+		return nil, false
+	}
+	return json.RawMessage(sign + digits + strings.Repeat("0", exp)), true
 }
 
 // decodeStringified returns the JSON held by the JSON string v when it is a

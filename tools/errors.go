@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -32,16 +33,23 @@ import (
 // tool result. It never returns a Go error; its signature matches a
 // handler's so that handlers can `return toolError(ctx, name, err)`.
 func toolError(ctx context.Context, tool string, err error) (*mcp.CallToolResult, error) {
-	var in *memory.InputError
+	var (
+		in *memory.InputError
+		nf *memory.NotFoundError
+	)
 	switch {
 	case errors.As(err, &in):
 		return mcp.NewToolResultError("invalid argument " + in.Error()), nil
+	case errors.As(err, &nf):
+		// Only the service's own words: a store wraps it with its path.
+		return mcp.NewToolResultError("not found: " + nf.Message), nil
 	case errors.Is(err, memory.ErrInvalidInput):
-		return mcp.NewToolResultError("invalid argument: " + err.Error()), nil
+		return mcp.NewToolResultError("invalid argument: " + withoutPaths(err.Error())), nil
 	case errors.Is(err, memory.ErrNotFound):
-		return mcp.NewToolResultError(err.Error()), nil
+		slog.InfoContext(ctx, "tool call: not found", "tool", tool, "err", err)
+		return mcp.NewToolResultError(withoutPaths(err.Error())), nil
 	case errors.Is(err, memory.ErrNoLLM):
-		return mcp.NewToolResultError("no language model is configured, so this cannot be done now: " + err.Error() +
+		return mcp.NewToolResultError("no language model is configured, so this cannot be done now: " + withoutPaths(err.Error()) +
 			". Stored exchanges stay searchable with retrieve_memory."), nil
 	case errors.Is(err, memory.ErrLLMUnavailable):
 		// The error text may name the endpoint; keep it in the log only.
@@ -78,4 +86,15 @@ func argumentError(message string) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultError("invalid arguments: " + rest), nil
 	}
 	return mcp.NewToolResultError("invalid argument " + message), nil
+}
+
+// absPath matches an absolute file path (Unix, or Windows with a drive
+// letter) of two components or more.
+var absPath = regexp.MustCompile(`(^|[\s"'(=])(?:[A-Za-z]:)?[/\\][^\s/\\:;,'"]+(?:[/\\][^\s/\\:;,'"]*)+`)
+
+// withoutPaths replaces the file paths in a message for the model with
+// "…": the data directory's layout is the operator's business. It is the
+// safety net behind the service's own messages, which name no path.
+func withoutPaths(msg string) string {
+	return absPath.ReplaceAllString(msg, "${1}…")
 }

@@ -55,6 +55,12 @@ func TestToolError(t *testing.T) {
 		{"input error", t.Context(), fmt.Errorf("add: %w", &memory.InputError{Field: "thread_id", Message: "must not be empty"}), "invalid argument thread_id: must not be empty", ""},
 		{"bare invalid input", t.Context(), fmt.Errorf("limit exceeded: %w", memory.ErrInvalidInput), "invalid argument: limit exceeded: invalid input", ""},
 		{"not found", t.Context(), fmt.Errorf("fact fact_1234abcd: %w", memory.ErrNotFound), "fact fact_1234abcd: not found", ""},
+		{"not found wrapped by the store", t.Context(), fmt.Errorf("update fact in ana: update memory /var/lib/mnemo/users/ana/memory.json: %w",
+			&memory.NotFoundError{Message: `no fact "fact_x" in the memory of ana`}), `not found: no fact "fact_x" in the memory of ana`, ""},
+		{"bare not found with a path", t.Context(), fmt.Errorf("restore memory version 3 of /var/lib/mnemo/users/ana: %w", memory.ErrNotFound),
+			"restore memory version 3 of …: not found", ""},
+		{"bare invalid input with a path", t.Context(), fmt.Errorf(`append turns to "C:\mnemo\users\ana\turns.jsonl": %w`, memory.ErrInvalidInput),
+			`invalid argument: append turns to "…": invalid input`, ""},
 		{"no llm", t.Context(), fmt.Errorf("extract facts: %w", memory.ErrNoLLM), "no language model is configured", ""},
 		{"llm unavailable", t.Context(), fmt.Errorf("call https://llm.example/v1 (key sk-secret-123): %w", memory.ErrLLMUnavailable), "the language model is unavailable right now", ""},
 		{"cancelled", canceled, fmt.Errorf("read turns: %w", context.Canceled), "cancelled: add_memory did not finish", ""},
@@ -75,7 +81,7 @@ func TestToolError(t *testing.T) {
 			if !res.IsError || !strings.HasPrefix(text, tt.want) {
 				t.Errorf("toolError() = %q (isError %v), want an error starting %q", text, res.IsError, tt.want)
 			}
-			if strings.Contains(text, "sk-secret") || strings.Contains(text, "/var/lib") || strings.Contains(text, "llm.example") || strings.Contains(text, "db.example") {
+			if strings.Contains(text, "sk-secret") || strings.Contains(text, "/var/lib") || strings.Contains(text, `C:\`) || strings.Contains(text, "llm.example") || strings.Contains(text, "db.example") {
 				t.Errorf("toolError() = %q leaks internal details", text)
 			}
 			logged := logs.String()
@@ -200,6 +206,39 @@ func TestArgumentsReachService(t *testing.T) {
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("no progress notification")
+		}
+	}
+}
+
+// TestToolErrorsNameNoPath calls every tool so that it fails — unknown
+// ids, bad arguments, nothing to act on — over a real data directory: no
+// message shows the data directory or any other absolute path.
+func TestToolErrorsNameNoPath(t *testing.T) {
+	e := newEnv(t)
+	var added memory.AddResult
+	e.mustOK(t, "add_memory", `{"user_input": "I sail a Contessa 32.", "agent_response": "Noted.", "thread_id": "t1"}`, &added)
+	calls := []struct{ tool, args string }{
+		{"update_memory", `{"id": "fact_00000000", "content": "x"}`},
+		{"update_memory", `{"id": "fact_00000000", "confidence": 0.9, "user_id": "ana"}`},
+		{"memory_history", `{"fact_id": "fact_00000000"}`},
+		{"forget_memory", `{"fact_ids": ["fact_00000000"]}`},
+		{"forget_memory", `{"turn_ids": ["turn_missing"], "user_id": "ana"}`},
+		{"save_memory", `{"content": "x", "category": "nonsense"}`},
+		{"list_memories", `{"kind": "nonsense"}`},
+		{"retrieve_memory", `{"query": ""}`},
+		{"add_memory", `{"messages": [{"role": "critic", "content": "hi"}]}`},
+		{"flush_memory", `{"thread_id": "../etc"}`},
+		{"get_user_profile", `{"user_id": "../../etc"}`},
+	}
+	for _, c := range calls {
+		res := e.call(t, c.tool, c.args)
+		text := resultText(t, res)
+		if !res.IsError {
+			t.Errorf("%s(%s) = %q, want an error", c.tool, c.args, text)
+			continue
+		}
+		if strings.Contains(text, e.dir) || absPath.MatchString(text) {
+			t.Errorf("%s(%s) error = %q, shows a file path", c.tool, c.args, text)
 		}
 	}
 }

@@ -28,7 +28,8 @@ func FlushMemory(m Memory) server.ServerTool {
 		mcp.WithDescription("Distil the pending exchanges into the user's long-term profile and facts now, instead of after the quiet period. "+
 			"Call it before ending a long session, or when the user asks you to remember something now. "+
 			"Returns how many exchanges were processed, the ids of facts added and removed, the profile sections updated, "+
-			"and what is still pending and why. Without a configured language model nothing can be processed: it says so, "+
+			"and what is still pending and why; with vector retrieval it also waits for the stored exchanges to be embedded "+
+			"and reports how many are not yet (embedding_backlog). Without a configured language model nothing can be processed: it says so, "+
 			"and the stored exchanges stay searchable with retrieve_memory. Calling it again when nothing is pending changes nothing."),
 		inputSchema[flushArgs](func(root schemaNode) {
 			for _, id := range []string{"thread_id", "user_id", "agent_name"} {

@@ -20,6 +20,7 @@ type forgetArgs struct {
 	ThreadID  string   `json:"thread_id,omitempty" jsonschema:"Delete every stored exchange of this conversation."`
 	All       bool     `json:"all,omitempty" jsonschema:"Delete everything remembered in this scope: profile, facts and every exchange (for the user's shared memory, every agent's memory of the user too). Needs confirm."`
 	Confirm   string   `json:"confirm,omitempty" jsonschema:"Only with all: the exact phrase 'forget everything', after the user confirmed."`
+	KeepFacts bool     `json:"keep_facts,omitempty" jsonschema:"With turn_ids or thread_id: keep the facts extracted from a conversation that is left with no stored exchange (by default they are deleted with it)."`
 	UserID    string   `json:"user_id,omitempty" jsonschema:"Whose memory to delete from. Leave empty for the configured user."`
 	AgentName string   `json:"agent_name,omitempty" jsonschema:"Delete from this agent's own memory instead of the user's shared memory."`
 }
@@ -31,8 +32,10 @@ func ForgetMemory(m Manager) server.ServerTool {
 		mcp.WithDescription("Permanently delete what memory holds: facts by id, stored exchanges by id, every exchange of one conversation (thread_id), "+
 			"or — with all and confirm 'forget everything' — the whole memory of the user. "+
 			"Call it only when the user asks you to forget something; look the ids up with list_memories first, and ask before deleting everything. "+
-			"Deleted data leaves disk, search indexes and caches and cannot be recovered with this tool. Only the named user's memory is touched. "+
-			"Returns what was deleted and which ids were not found."),
+			"Deleted data leaves disk, search indexes, caches and earlier versions and cannot be recovered. Only the named user's memory is touched. "+
+			"Deleting exchanges also deletes the facts extracted from a conversation left with no exchange (keep_facts keeps them). "+
+			"Returns what was deleted, which ids were not found, facts that were kept but may still mention it, "+
+			"and profile sections that may still mention it (change those with update_profile)."),
 		inputSchema[forgetArgs](func(root schemaNode) {
 			set(root, schemaNode{"maxItems": 1000}, "fact_ids")
 			set(root, schemaNode{"minLength": 1, "maxLength": 64}, "fact_ids", "[]")
@@ -40,7 +43,10 @@ func ForgetMemory(m Manager) server.ServerTool {
 			set(root, schemaNode{"minLength": 1, "maxLength": 128}, "turn_ids", "[]")
 			set(root, schemaNode{"enum": []string{memory.ForgetEverything}}, "confirm")
 			for _, id := range []string{"thread_id", "user_id", "agent_name"} {
-				set(root, idSchema(), id)
+				// Present, an id must name something: an empty agent_name
+				// or thread_id (an unset variable in a script) never
+				// widens a forget to the whole memory.
+				set(root, nonEmptyIDSchema(), id)
 			}
 		}),
 		outputSchema[memory.ForgetResult](nil),
@@ -55,6 +61,7 @@ func ForgetMemory(m Manager) server.ServerTool {
 			ThreadID:   args.ThreadID,
 			AllOfScope: args.All,
 			Confirm:    args.Confirm,
+			KeepFacts:  args.KeepFacts,
 		})
 		if err != nil {
 			return toolError(ctx, nameForgetMemory, err)
@@ -73,18 +80,32 @@ func forgetSummary(r *memory.ForgetResult) string {
 	}
 	var parts []string
 	if n := len(r.FactsRemoved); n > 0 {
-		ids := make([]string, n)
-		for i, f := range r.FactsRemoved {
-			ids[i] = f.ID
-		}
-		parts = append(parts, count(n, "fact")+" ("+strings.Join(ids, ", ")+")")
+		parts = append(parts, count(n, "fact")+" ("+factIDs(r.FactsRemoved)+")")
 	}
 	if n := len(r.TurnsRemoved); n > 0 {
 		parts = append(parts, count(n, "stored exchange"))
+	}
+	if n := len(r.DerivedFactsRemoved); n > 0 {
+		parts = append(parts, count(n, "fact")+" extracted from them ("+factIDs(r.DerivedFactsRemoved)+")")
 	}
 	text := fmt.Sprintf("Forgot %s from %s", strings.Join(parts, " and "), scopeText(r.Scope))
 	if len(r.NotFound) > 0 {
 		text += "; not found: " + strings.Join(r.NotFound, ", ")
 	}
+	if len(r.DerivedFactsKept) > 0 {
+		text += "; kept facts extracted from the same conversation, which may still mention it: " + factIDs(r.DerivedFactsKept)
+	}
+	if len(r.SectionsMayMention) > 0 {
+		text += "; profile sections that may still mention it (change them with update_profile): " + strings.Join(r.SectionsMayMention, ", ")
+	}
 	return text + "."
+}
+
+// factIDs lists the ids of facts, comma separated.
+func factIDs(facts []memory.Fact) string {
+	ids := make([]string, len(facts))
+	for i, f := range facts {
+		ids[i] = f.ID
+	}
+	return strings.Join(ids, ", ")
 }

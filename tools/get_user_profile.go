@@ -55,6 +55,9 @@ func GetUserProfile(m Memory) server.ServerTool {
 // profileText is the text of a get_user_profile result: the injection
 // text, or a plain sentence when nothing has been learned yet.
 func profileText(r *memory.ProfileResult) string {
+	if !r.Empty && len(r.BuiltFromFacts) > 0 {
+		return "No extraction model is configured: this profile is built from the stored facts, by category, newest first.\n" + r.Injection
+	}
 	if !r.Empty {
 		return r.Injection
 	}

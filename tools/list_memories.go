@@ -86,7 +86,7 @@ func listText(r *memory.ListResult) string {
 		b.WriteString(".")
 	}
 	for _, f := range r.Facts {
-		fmt.Fprintf(&b, "\n- %s [%s, %.2g, from %s, %s] %s", f.ID, f.Category, f.Confidence, f.Source, f.CreatedAt.Format("2006-01-02"), f.Content)
+		fmt.Fprintf(&b, "\n- %s [%s, %.2g, from %s, %s] %s", f.ID, f.Category, f.Confidence, f.Source, f.CreatedAt.Format("2006-01-02"), oneLine(f.Content))
 	}
 	for _, t := range r.Turns {
 		fmt.Fprintf(&b, "\n- %s [thread %s, %s] user: %s | assistant: %s", t.ID, t.ThreadID, t.Time.Format("2006-01-02 15:04"), clip(t.User, 200), clip(t.Reply, 200))
@@ -99,6 +99,13 @@ func listText(r *memory.ListResult) string {
 	}
 	return b.String()
 }
+
+// lineBreaks escapes what would start a new line, so that a fact's own
+// text cannot pose as a heading or another item of a listing.
+var lineBreaks = strings.NewReplacer("\r\n", `\n`, "\n", `\n`, "\r", `\r`, "\u0085", `\u0085`, "\u2028", `\u2028`, "\u2029", `\u2029`)
+
+// oneLine returns s with its line breaks escaped (\n, \r, \u2028).
+func oneLine(s string) string { return lineBreaks.Replace(s) }
 
 // clip shortens s to at most n runes for a one-line listing.
 func clip(s string, n int) string {

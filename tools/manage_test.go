@@ -1,10 +1,12 @@
 package tools
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/files"
 )
 
 // mustErr calls tool and fails the test unless the result is an isError
@@ -218,4 +220,84 @@ func TestMemoryHistoryTool(t *testing.T) {
 	e.mustErr(t, "memory_history", `{"fact_id": "fact_00000000"}`, "no fact")
 	e.mustErr(t, "memory_history", `{"fact_id": "`+id+`", "user_id": "bob"}`, "no fact", "bob")
 	e.mustErr(t, "memory_history", `{"limit": 1000}`, "limit")
+}
+
+// TestForgetMemoryDerivedFacts: forgetting a thread through the tool
+// forgets the facts extracted from it, unless keep_facts, and says so.
+func TestForgetMemoryDerivedFacts(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		e := newEnv(t)
+		e.mustOK(t, "add_memory", `{"thread_id": "bank", "user_input": "I bank at the corner", "agent_response": "ok"}`, &memory.AddResult{})
+		store, err := files.Open(e.dir) // as the updater of another process
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = store.UpdateDocument(t.Context(), memory.Scope{UserID: memory.DefaultUserID}, func(d *memory.Document) error {
+			d.Facts = append(d.Facts, memory.Fact{ID: "fact_0000ba01", Content: "Banks at the corner", Category: "context", Confidence: 0.8, Source: "bank"})
+			return nil
+		})
+		store.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res memory.ForgetResult
+		text := e.mustOK(t, "forget_memory", fmt.Sprintf(`{"thread_id": "bank", "keep_facts": %v}`, keep), &res)
+		var prof memory.ProfileResult
+		e.mustOK(t, "get_user_profile", `{}`, &prof)
+		if keep {
+			if len(res.DerivedFactsKept) != 1 || len(res.DerivedFactsRemoved) != 0 || len(prof.Facts) != 1 || !strings.Contains(text, "kept facts extracted from the same conversation") {
+				t.Errorf("keep_facts: result %+v, text %q, facts left %v", res, text, prof.Facts)
+			}
+			continue
+		}
+		if len(res.DerivedFactsRemoved) != 1 || len(prof.Facts) != 0 || !strings.Contains(text, "1 fact extracted from them (fact_0000ba01)") {
+			t.Errorf("forget thread: result %+v, text %q, facts left %v", res, text, prof.Facts)
+		}
+	}
+}
+
+func TestUpdateProfileTool(t *testing.T) {
+	e := newEnv(t)
+	var res memory.UpdateProfileResult
+	text := e.mustOK(t, "update_profile", `{"section": "work_context", "text": "Writes Go at a bank."}`, &res)
+	if !res.Changed || res.Text != "Writes Go at a bank." || text != "Updated work_context of user default; it now reads: Writes Go at a bank." {
+		t.Errorf("update_profile = %+v, %q", res, text)
+	}
+	var prof memory.ProfileResult
+	e.mustOK(t, "get_user_profile", `{}`, &prof)
+	if prof.User.WorkContext.Summary != "Writes Go at a bank." {
+		t.Errorf("profile = %+v", prof.User)
+	}
+	text = e.mustOK(t, "update_profile", `{"section": "work_context", "text": ""}`, &res)
+	if !res.Changed || res.Previous != "Writes Go at a bank." || !strings.HasPrefix(text, "Cleared work_context") {
+		t.Errorf("clear = %+v, %q", res, text)
+	}
+	e.mustErr(t, "update_profile", `{"section": "workContext", "text": "x"}`, "section")
+	e.mustErr(t, "update_profile", `{"section": "top_of_mind"}`, "text")
+	e.mustErr(t, "update_profile", `{"section": "top_of_mind", "text": "ring \u0007"}`, "text", "control character")
+}
+
+// TestForgetEmptyIDs checks that an empty or blank id in forget_memory is
+// an error that changes nothing, never a wider forget: an unset variable
+// in a script must not turn "forget this agent" into "forget everything".
+func TestForgetEmptyIDs(t *testing.T) {
+	e := newEnv(t)
+	e.mustOK(t, "add_memory", `{"user_input":"I sail.","agent_response":"Noted.","user_id":"bob","agent_name":"coder","thread_id":"t1"}`, &struct{}{})
+	e.mustOK(t, "add_memory", `{"user_input":"I row.","agent_response":"Noted.","user_id":"bob","thread_id":"t2"}`, &struct{}{})
+	before := snapshot(t, e.dir)
+	for _, args := range []string{
+		`{"user_id":"bob","agent_name":"","all":true,"confirm":"forget everything"}`,
+		`{"user_id":"bob","agent_name":"  ","all":true,"confirm":"forget everything"}`,
+		`{"user_id":"","all":true,"confirm":"forget everything"}`,
+		`{"user_id":"bob","thread_id":""}`,
+		`{"user_id":"bob","thread_id":"","all":true,"confirm":"forget everything"}`,
+	} {
+		res := e.call(t, "forget_memory", args)
+		if !res.IsError {
+			t.Errorf("forget_memory %s succeeded: %s", args, resultText(t, res))
+		}
+	}
+	if d := diffSnapshots(before, snapshot(t, e.dir)); d != "" {
+		t.Errorf("refused forgets changed the data directory:\n%s", d)
+	}
 }

@@ -88,9 +88,12 @@ func TestAddMemoryMessages(t *testing.T) {
 func TestAddMemoryNothingKept(t *testing.T) {
 	e := newEnv(t)
 	var res memory.AddResult
-	text := e.mustOK(t, "add_memory", `{"messages": [{"role": "system", "content": "Be brief."}, {"role": "tool", "content": "42"}]}`, &res)
+	text := e.mustOK(t, "add_memory", `{"messages": [{"role": "system", "content": "Be brief."}, {"role": "developer", "content": "Answer in French."}, {"role": "tool", "content": "42"}]}`, &res)
 	if len(res.TurnIDs) != 0 || res.Note == "" {
 		t.Errorf("result = %+v, want no turns and a note", res)
+	}
+	if res.Filter.DroppedSystem != 2 {
+		t.Errorf("dropped_system = %d, want 2: the developer role is dropped like system", res.Filter.DroppedSystem)
 	}
 	if !strings.HasPrefix(text, "Stored nothing in thread default") {
 		t.Errorf("text = %q, want it to say nothing was stored", text)
@@ -230,5 +233,26 @@ func TestLenientArguments(t *testing.T) {
 		if p.ID == "turn_0001" {
 			assertSameJSON(t, p.MetaData, `{"source": "stringified", "n": 2}`)
 		}
+	}
+}
+
+// TestAddMemoryRetry sends the same add_memory call twice, as a client
+// retrying after a time-out: the second answers with the stored turn.
+func TestAddMemoryRetry(t *testing.T) {
+	e := newEnv(t)
+	args := `{"user_input": "I sail a Contessa 32.", "agent_response": "Noted.", "thread_id": "t1", "idempotency_key": "0b9e-41"}`
+	var first, again memory.AddResult
+	e.mustOK(t, "add_memory", args, &first)
+	text := e.mustOK(t, "add_memory", args, &again)
+	if first.Duplicate || !again.Duplicate || !reflect.DeepEqual(again.TurnIDs, first.TurnIDs) {
+		t.Errorf("retry = %+v after %+v, want a duplicate answered with the first turn", again, first)
+	}
+	if !strings.HasPrefix(text, "Already stored as 1 turn ("+first.TurnIDs[0]+")") {
+		t.Errorf("text = %q, want it to say the exchange was already stored", text)
+	}
+	var list memory.ListResult
+	e.mustOK(t, "list_memories", `{"kind": "turns"}`, &list)
+	if len(list.Turns) != 1 {
+		t.Errorf("list_memories turns = %d, want 1", len(list.Turns))
 	}
 }

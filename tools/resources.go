@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
@@ -28,6 +29,14 @@ import (
 // the server sends notifications/resources/updated for the scope's URIs to
 // every client, and registers the scope's URIs as resources the first
 // time it changes, which sends notifications/resources/list_changed.
+//
+// With a caller (an authenticated HTTP request, caller.go) the documents
+// without a user_id are the caller's own, a URI naming another user is
+// refused, and resources/list shows only the caller's scopes. Under
+// WithAuthenticatedCallers, notifications/resources/updated goes only to
+// the notification streams (HTTP GET) of callers who may read the scope;
+// notifications/resources/list_changed, which names no scope, still goes
+// to every stream.
 
 // resourceRoot is the prefix of every mnemo resource URI.
 const resourceRoot = "mnemo://memory/"
@@ -53,9 +62,10 @@ var memoryDocs = []memoryDoc{
 		factsJSON},
 }
 
-// addResources registers the resources and templates over m and, when m
-// reports changes, the notifications.
-func addResources(s *server.MCPServer, m Memory, defaultUser string) {
+// addResources registers the resources and templates over m, the listing
+// filter on hooks and, when m reports changes, the notifications.
+func addResources(s *server.MCPServer, m Memory, cfg config, hooks *server.Hooks) {
+	defaultUser := cfg.defaultUser
 	for _, d := range memoryDocs {
 		s.AddResource(mcp.NewResource(resourceRoot+d.name, d.title,
 			mcp.WithResourceDescription(d.desc+" For the configured user's shared memory."),
@@ -70,6 +80,23 @@ func addResources(s *server.MCPServer, m Memory, defaultUser string) {
 			mcp.WithTemplateMIMEType(d.mime)),
 			server.ResourceTemplateHandlerFunc(readMemoryDoc(m, d, memory.Scope{})))
 	}
+	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+		if c, ok := CallerFrom(ctx); ok && res != nil {
+			res.Resources = slices.DeleteFunc(res.Resources, func(r mcp.Resource) bool { return !c.lists(r.URI) })
+		}
+	})
+	var streams *callerStreams
+	if cfg.authenticated {
+		streams = &callerStreams{m: map[string]Caller{}}
+		hooks.AddOnRegisterSession(func(ctx context.Context, session server.ClientSession) {
+			if c, ok := CallerFrom(ctx); ok {
+				streams.add(session.SessionID(), c)
+			}
+		})
+		hooks.AddOnUnregisterSession(func(_ context.Context, session server.ClientSession) {
+			streams.remove(session.SessionID())
+		})
+	}
 	hook, ok := m.(interface{ OnChange(func(memory.Scope)) })
 	if !ok {
 		return
@@ -80,7 +107,7 @@ func addResources(s *server.MCPServer, m Memory, defaultUser string) {
 			defaultUser = c.Config().UserID
 		}
 	}
-	n := &notifier{srv: s, m: m, defaultUser: defaultUser, seen: map[memory.Scope]bool{}}
+	n := &notifier{srv: s, m: m, defaultUser: defaultUser, streams: streams, seen: map[memory.Scope]bool{}}
 	hook.OnChange(n.changed)
 }
 
@@ -153,11 +180,77 @@ func scopeURIs(sc memory.Scope) []string {
 	return out
 }
 
+// scopeOfURI is the scope a per-scope resource URI names, and false for
+// any other URI (the fixed documents, which read the default scope).
+func scopeOfURI(uri string) (memory.Scope, bool) {
+	rest, ok := strings.CutPrefix(uri, resourceRoot)
+	if !ok {
+		return memory.Scope{}, false
+	}
+	parts := strings.Split(rest, "/")
+	switch len(parts) {
+	case 2:
+		return memory.Scope{UserID: parts[0]}, true
+	case 3:
+		return memory.Scope{UserID: parts[0], AgentName: parts[1]}, true
+	}
+	return memory.Scope{}, false
+}
+
+// reads reports whether c may read scope sc: its user's, and only its
+// agent's when c is bound to one.
+func (c Caller) reads(sc memory.Scope) bool {
+	return c.User != "" && sc.UserID == c.User && (c.Agent == "" || sc.AgentName == c.Agent)
+}
+
+// lists reports whether resources/list shows c the resource at uri: a
+// fixed document (which reads c's own memory) or one of c's scopes.
+func (c Caller) lists(uri string) bool {
+	sc, ok := scopeOfURI(uri)
+	return !ok || c.reads(sc)
+}
+
+// callerStreams are the open notification streams (sessions registered
+// by an HTTP GET) and the caller of each.
+type callerStreams struct {
+	mu sync.Mutex
+	m  map[string]Caller
+}
+
+func (s *callerStreams) add(id string, c Caller) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[id] = c
+}
+
+func (s *callerStreams) remove(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, id)
+}
+
+// readers returns the sessions whose caller may read sc, and for each
+// whether sc is the caller's own default scope (the fixed documents).
+func (s *callerStreams) readers(sc memory.Scope) map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]bool{}
+	for id, c := range s.m {
+		if c.reads(sc) {
+			out[id] = sc == memory.Scope{UserID: c.User, AgentName: c.Agent}
+		}
+	}
+	return out
+}
+
 // notifier turns memory changes into resource notifications.
 type notifier struct {
 	srv         *server.MCPServer
 	m           Memory
 	defaultUser string
+	// streams, when set, confine notifications to the callers who may
+	// read the scope (WithAuthenticatedCallers).
+	streams *callerStreams
 
 	mu   sync.Mutex
 	seen map[memory.Scope]bool
@@ -178,6 +271,22 @@ func (n *notifier) changed(sc memory.Scope) {
 			}
 		}
 		n.srv.AddResources(res...) // sends notifications/resources/list_changed
+	}
+	if n.streams != nil {
+		for id, own := range n.streams.readers(sc) {
+			send := uris
+			if own {
+				for _, d := range memoryDocs {
+					send = append(slices.Clip(send), resourceRoot+d.name)
+				}
+			}
+			for _, uri := range send {
+				// A stream that has gone away or is full misses the
+				// notification; the client reads the resource again.
+				_ = n.srv.SendNotificationToSpecificClient(id, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri})
+			}
+		}
+		return
 	}
 	if sc.AgentName == "" && sc.UserID == n.defaultUser {
 		for _, d := range memoryDocs {

@@ -57,6 +57,9 @@ func SaveMemory(m Manager) server.ServerTool {
 		if res.Duplicate {
 			text = fmt.Sprintf("Already remembered as %s (%s, confidence %.2g) for %s: %s; nothing changed", f.ID, f.Category, f.Confidence, scopeText(res.Scope), f.Content)
 		}
+		if len(res.Redacted) > 0 {
+			text += ". " + capitalize(redactedText(res.Redacted))
+		}
 		if len(res.Evicted) > 0 {
 			text += fmt.Sprintf(". To stay within the fact limit, these lower-confidence facts were dropped: %s", orNone(res.Evicted))
 		}

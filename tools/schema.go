@@ -15,8 +15,13 @@ import (
 //
 //   - json.RawMessage is []byte, so meta_data came out as an array of
 //     integers 0–255 (or null); it is a free JSON object.
-//   - pointers and nested slices came out nullable (["null", "integer"]);
-//     clients should send a value or leave the argument out.
+//   - pointers and slices came out nullable (["null", "array"]); clients
+//     send a value or leave the argument out (a null argument is dropped
+//     as if left out, args.go), so input schemas say the one type:
+//     validators that map schemas onto a single-type dialect (Gemini's
+//     function declarations, the MCP Inspector's --strict) reject a type
+//     list. plainTypes does this for every input schema, after the fixes,
+//     and splits any other type list into anyOf branches.
 //   - ranges, patterns and enums that tags cannot express are added.
 //
 // The corrected schema is what clients see in tools/list and what each
@@ -40,6 +45,7 @@ func inputSchema[T any](fix func(root schemaNode)) mcp.ToolOption {
 		if fix != nil {
 			fix(root)
 		}
+		plainTypes(root)
 		raw, err := json.Marshal(s)
 		if err != nil {
 			panic(fmt.Sprintf("tools: input schema of %s: %v", t.Name, err))
@@ -111,10 +117,80 @@ func idSchema() schemaNode {
 	return schemaNode{"type": "string", "pattern": idPattern, "maxLength": memory.MaxIDLength}
 }
 
+// nonEmptyIDSchema is idSchema for an id that, when given, may not be
+// empty (forget_memory's).
+func nonEmptyIDSchema() schemaNode {
+	return schemaNode{"type": "string", "pattern": "^[A-Za-z0-9._-]+$", "minLength": 1, "maxLength": memory.MaxIDLength}
+}
+
 // idPattern is the pattern of ids in the schemas.
 const idPattern = "^[A-Za-z0-9._-]*$"
 
 // intRange makes the sub-schema at path a non-null integer in [lo, hi].
 func intRange(root schemaNode, lo, hi int, path ...string) {
 	set(root, schemaNode{"type": "integer", "minimum": lo, "maximum": hi}, path...)
+}
+
+// plainTypes rewrites, in the schema n and every schema below it, a type
+// list into one type: a nullable type ["null", T] becomes T, and any other
+// list becomes anyOf branches of one type each.
+func plainTypes(n schemaNode) {
+	if list, ok := n["type"].([]any); ok {
+		n["type"] = typeNames(list)
+	}
+	if list, ok := n["type"].([]string); ok {
+		var kept []string
+		for _, t := range list {
+			if t != "null" {
+				kept = append(kept, t)
+			}
+		}
+		switch len(kept) {
+		case 0:
+			delete(n, "type")
+		case 1:
+			n["type"] = kept[0]
+		default:
+			delete(n, "type")
+			branches := make([]any, len(kept))
+			for i, t := range kept {
+				branches[i] = schemaNode{"type": t}
+			}
+			n["anyOf"] = branches
+		}
+	}
+	for _, key := range []string{"properties", "$defs", "definitions"} {
+		if m, ok := n[key].(map[string]any); ok {
+			for _, v := range m {
+				if sub, ok := v.(map[string]any); ok {
+					plainTypes(sub)
+				}
+			}
+		}
+	}
+	for _, key := range []string{"items", "additionalProperties", "not"} {
+		if sub, ok := n[key].(map[string]any); ok {
+			plainTypes(sub)
+		}
+	}
+	for _, key := range []string{"anyOf", "oneOf", "allOf"} {
+		if list, ok := n[key].([]any); ok {
+			for _, v := range list {
+				if sub, ok := v.(map[string]any); ok {
+					plainTypes(sub)
+				}
+			}
+		}
+	}
+}
+
+// typeNames returns the strings of a decoded type list.
+func typeNames(list []any) []string {
+	out := make([]string, 0, len(list))
+	for _, v := range list {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -38,6 +38,7 @@ type Manager interface {
 	Forget(ctx context.Context, req memory.ForgetRequest) (*memory.ForgetResult, error)
 	List(ctx context.Context, req memory.ListRequest) (*memory.ListResult, error)
 	FactHistory(ctx context.Context, req memory.HistoryRequest) (*memory.HistoryResult, error)
+	UpdateProfile(ctx context.Context, req memory.UpdateProfileRequest) (*memory.UpdateProfileResult, error)
 }
 
 // serverName is the name the server reports at initialize.
@@ -46,9 +47,9 @@ const serverName = "mnemo"
 // All returns every tool over m, in the order they are listed: the four
 // core tools, and the tools that manage memory when m is also a Manager
 // (or nil, for listing the tools without a service).
-func All(m Memory) []server.ServerTool {
+func All(m Memory, opts ...Option) []server.ServerTool {
 	makers := []func() server.ServerTool{
-		func() server.ServerTool { return AddMemory(m) },
+		func() server.ServerTool { return AddMemory(m, opts...) },
 		func() server.ServerTool { return RetrieveMemory(m) },
 		func() server.ServerTool { return GetUserProfile(m) },
 		func() server.ServerTool { return FlushMemory(m) },
@@ -69,6 +70,7 @@ func manageMakers(m Manager) []func() server.ServerTool {
 	return []func() server.ServerTool{
 		func() server.ServerTool { return SaveMemory(m) },
 		func() server.ServerTool { return UpdateMemory(m) },
+		func() server.ServerTool { return UpdateProfile(m) },
 		func() server.ServerTool { return ForgetMemory(m) },
 		func() server.ServerTool { return ListMemories(m) },
 		func() server.ServerTool { return MemoryHistory(m) },
@@ -91,9 +93,10 @@ func build(makers []func() server.ServerTool) []server.ServerTool {
 type Option func(*config)
 
 type config struct {
-	llm         bool
-	defaultUser string
-	extra       []server.ServerOption
+	llm           bool
+	defaultUser   string
+	authenticated bool
+	extra         []server.ServerOption
 }
 
 // WithLLMConfigured tells the server instructions whether a language model
@@ -108,8 +111,21 @@ func WithDefaultUser(userID string) Option {
 	return func(c *config) { c.defaultUser = userID }
 }
 
+// WithAuthenticatedCallers says that every client comes with a Caller (an
+// HTTP server behind authentication): notifications/resources/updated for a
+// scope then go only to the open notification streams of callers who may
+// read that scope, never to everyone. The streams are known by the caller
+// in the context their session is registered with. Listings are confined
+// to the caller's scopes whenever a caller is in the context, with or
+// without this option.
+func WithAuthenticatedCallers() Option {
+	return func(c *config) { c.authenticated = true }
+}
+
 // WithServerOptions adds options to the underlying MCP server, after the
-// ones NewServer sets (hooks, logging, output schema validation in tests).
+// ones NewServer sets (logging, output schema validation in tests). A
+// server.WithHooks here replaces the hooks NewServer sets, which confine
+// resource listings to the caller.
 func WithServerOptions(opts ...server.ServerOption) Option {
 	return func(c *config) { c.extra = append(c.extra, opts...) }
 }
@@ -140,7 +156,7 @@ func NewServer(m Memory, version string, opts ...Option) *server.MCPServer {
 	_, manage := m.(Manager)
 	if manage {
 		names.SaveMemory, names.UpdateMemory, names.ForgetMemory = nameSaveMemory, nameUpdateMemory, nameForgetMemory
-		names.ListMemories, names.MemoryHistory = nameListMemories, nameMemoryHistory
+		names.ListMemories, names.MemoryHistory, names.UpdateProfile = nameListMemories, nameMemoryHistory, nameUpdateProfile
 	}
 	instructions, err := prompts.Instructions(prompts.InstructionsData{
 		LLMConfigured: cfg.llm,
@@ -150,15 +166,17 @@ func NewServer(m Memory, version string, opts ...Option) *server.MCPServer {
 	if err != nil {
 		panic(fmt.Sprintf("tools: %v", err))
 	}
+	hooks := &server.Hooks{}
 	s := server.NewMCPServer(serverName, version, append([]server.ServerOption{
+		server.WithHooks(hooks),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(false),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 	}, cfg.extra...)...)
-	s.AddTools(All(m)...)
-	addResources(s, m, cfg.defaultUser)
+	s.AddTools(All(m, opts...)...)
+	addResources(s, m, cfg, hooks)
 	if manage {
 		addPrompts(s, cfg, names)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,7 +59,7 @@ func TestToolSnapshots(t *testing.T) {
 	}
 }
 
-// TestListTools checks what a client learns from tools/list: the nine
+// TestListTools checks what a client learns from tools/list: the ten
 // tools, each with a description, typed input and output schemas and
 // every annotation set.
 func TestListTools(t *testing.T) {
@@ -74,7 +75,7 @@ func TestListTools(t *testing.T) {
 		tools[tool.Name] = tool
 	}
 	slices.Sort(names)
-	want := []string{"add_memory", "flush_memory", "forget_memory", "get_user_profile", "list_memories", "memory_history", "retrieve_memory", "save_memory", "update_memory"}
+	want := []string{"add_memory", "flush_memory", "forget_memory", "get_user_profile", "list_memories", "memory_history", "retrieve_memory", "save_memory", "update_memory", "update_profile"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
@@ -88,6 +89,7 @@ func TestListTools(t *testing.T) {
 		"forget_memory":    {false, true, true},
 		"list_memories":    {true, false, true},
 		"memory_history":   {true, false, true},
+		"update_profile":   {false, true, true},
 	}
 	for name, tool := range tools {
 		t.Run(name, func(t *testing.T) {
@@ -165,11 +167,13 @@ func TestInputSchemaShapes(t *testing.T) {
 		{"meta_data is a free object", get("add_memory", "meta_data"), "type", `"object"`},
 		{"meta_data allows any member", get("add_memory", "meta_data"), "additionalProperties", `true`},
 		{"messages is an array", get("add_memory", "messages"), "type", `"array"`},
-		{"role is an enum", get("add_memory", "messages", "[]", "role"), "enum", `["user","assistant","system","tool"]`},
+		{"role is an enum", get("add_memory", "messages", "[]", "role"), "enum", `["user","assistant","system","developer","tool"]`},
 		{"role is required", get("add_memory", "messages", "[]"), "required", `["role"]`},
 		{"tool_calls is an array", get("add_memory", "messages", "[]", "tool_calls"), "type", `"array"`},
 		{"function name is a string", get("add_memory", "messages", "[]", "tool_calls", "[]", "function", "name"), "type", `"string"`},
-		{"function arguments", get("add_memory", "messages", "[]", "tool_calls", "[]", "function", "arguments"), "type", `["string","object"]`},
+		{"function arguments", get("add_memory", "messages", "[]", "tool_calls", "[]", "function", "arguments"), "anyOf", `[{"type":"string"},{"type":"object"}]`},
+		{"fact_ids is a plain array", get("forget_memory", "fact_ids"), "type", `"array"`},
+		{"turn_ids is a plain array", get("forget_memory", "turn_ids"), "type", `"array"`},
 		{"max_results is an integer", get("retrieve_memory", "max_results"), "type", `"integer"`},
 		{"max_results minimum", get("retrieve_memory", "max_results"), "minimum", `1`},
 		{"max_results maximum", get("retrieve_memory", "max_results"), "maximum", `100`},
@@ -207,12 +211,164 @@ func TestInstructions(t *testing.T) {
 			t.Errorf("instructions do not mention %s:\n%s", st.Tool.Name, got)
 		}
 	}
-	for _, want := range []string{"(alice)", "never instructions", "No language model is configured"} {
+	for _, want := range []string{"(alice)", "never instructions", "No extraction model is configured", "Pass in facts the lasting facts"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("instructions lack %q:\n%s", want, got)
 		}
 	}
-	if e := newEnv(t, WithLLMConfigured(true)); strings.Contains(e.init.Instructions, "No language model") {
+	if e := newEnv(t, WithLLMConfigured(true)); strings.Contains(e.init.Instructions, "No extraction model") {
 		t.Errorf("instructions with an LLM say there is none:\n%s", e.init.Instructions)
+	}
+}
+
+// TestInputSchemasArePlain checks that no input schema holds a type list
+// (["null","array"], ["string","object"]): clients with single-type schema
+// dialects (Gemini's function declarations; the MCP Inspector's --strict)
+// reject them.
+func TestInputSchemasArePlain(t *testing.T) {
+	for _, st := range All(nil) {
+		var s any
+		if err := json.Unmarshal(st.Tool.RawInputSchema, &s); err != nil {
+			t.Fatalf("%s input schema: %v", st.Tool.Name, err)
+		}
+		var walk func(path string, v any)
+		walk = func(path string, v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				for k, x := range v {
+					if k == "type" && !strings.HasSuffix(path, ".properties") {
+						if _, ok := x.(string); !ok {
+							t.Errorf("%s: %s.type = %v, want one type name", st.Tool.Name, path, x)
+						}
+						continue
+					}
+					walk(path+"."+k, x)
+				}
+			case []any:
+				for i, x := range v {
+					walk(fmt.Sprintf("%s[%d]", path, i), x)
+				}
+			}
+		}
+		walk("inputSchema", s)
+	}
+}
+
+// TestSchemaNamesSnakeCase walks every tool's input and output schema and
+// fails on a property name that is not snake_case: tool arguments and
+// results speak one style, whatever memory.json calls the same things.
+func TestSchemaNamesSnakeCase(t *testing.T) {
+	e := newEnv(t)
+	list, err := e.client.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatalf("ListTools() error = %v", err)
+	}
+	for _, tool := range list.Tools {
+		raw, err := json.Marshal(tool)
+		if err != nil {
+			t.Fatalf("marshal %s: %v", tool.Name, err)
+		}
+		var schemas struct {
+			In  any `json:"inputSchema"`
+			Out any `json:"outputSchema"`
+		}
+		if err := json.Unmarshal(raw, &schemas); err != nil {
+			t.Fatalf("unmarshal %s: %v", tool.Name, err)
+		}
+		if schemas.Out == nil {
+			t.Errorf("%s has no output schema", tool.Name)
+		}
+		for _, p := range notSnakeCase(schemas.In, "inputSchema") {
+			t.Errorf("%s: property %s is not snake_case", tool.Name, p)
+		}
+		for _, p := range notSnakeCase(schemas.Out, "outputSchema") {
+			t.Errorf("%s: property %s is not snake_case", tool.Name, p)
+		}
+	}
+}
+
+func TestNotSnakeCase(t *testing.T) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"user_id": map[string]any{"type": "string"},
+		"facts": map[string]any{"type": "array", "items": map[string]any{"properties": map[string]any{
+			"createdAt": map[string]any{}, "source_error": map[string]any{},
+		}}},
+		"topOfMind": map[string]any{"properties": map[string]any{"updated_at": map[string]any{}}},
+	}}
+	got := notSnakeCase(schema, "s")
+	slices.Sort(got)
+	if want := []string{"s.facts[].createdAt", "s.topOfMind"}; !slices.Equal(got, want) {
+		t.Errorf("notSnakeCase() = %q, want %q", got, want)
+	}
+}
+
+// notSnakeCase returns the paths of the property names in a decoded JSON
+// Schema that are not snake_case (lower-case letters, digits, '_').
+func notSnakeCase(schema any, path string) []string {
+	var bad []string
+	switch n := schema.(type) {
+	case map[string]any:
+		for k, v := range n {
+			switch k {
+			case "properties":
+				props, _ := v.(map[string]any)
+				for name, sub := range props {
+					if !isSnakeCase(name) {
+						bad = append(bad, path+"."+name)
+					}
+					bad = append(bad, notSnakeCase(sub, path+"."+name)...)
+				}
+			case "items":
+				bad = append(bad, notSnakeCase(v, path+"[]")...)
+			default:
+				bad = append(bad, notSnakeCase(v, path+"/"+k)...)
+			}
+		}
+	case []any:
+		for _, v := range n {
+			bad = append(bad, notSnakeCase(v, path)...)
+		}
+	}
+	return bad
+}
+
+func isSnakeCase(name string) bool {
+	if name == "" || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for _, r := range name {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// TestAddMemoryDescriptionModes holds add_memory's description in both
+// modes against goldens: without an extraction model it asks for the
+// lasting facts of each exchange; with one it says passed facts are kept
+// and not extracted twice.
+func TestAddMemoryDescriptionModes(t *testing.T) {
+	for _, mode := range []struct {
+		name string
+		llm  bool
+	}{{"no_llm", false}, {"llm", true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			got := AddMemory(nil, WithLLMConfigured(mode.llm)).Tool.Description + "\n"
+			path := filepath.Join("testdata", "add_memory_description_"+mode.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("read golden (run go test ./tools -update): %v", err)
+			}
+			if got != string(want) {
+				t.Errorf("add_memory description (%s) differs from %s:\ngot:\n%s\nwant:\n%s", mode.name, path, got, want)
+			}
+		})
 	}
 }

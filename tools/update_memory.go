@@ -63,6 +63,9 @@ func UpdateMemory(m Manager) server.ServerTool {
 		}
 		text := fmt.Sprintf("Updated %s (%s) for %s; it now reads (%s, confidence %.2g): %s.",
 			f.ID, strings.Join(res.Changed, ", "), scopeText(res.Scope), f.Category, f.Confidence, f.Content)
+		if len(res.Redacted) > 0 {
+			text += " " + capitalize(redactedText(res.Redacted)) + "."
+		}
 		return mcp.NewToolResultStructured(res, text), nil
 	})
 }

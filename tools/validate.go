@@ -26,6 +26,8 @@ type validator struct {
 	nested map[string]string
 	// names lists the tool's arguments, for messages.
 	names []string
+	// integers are the arguments declared as integers.
+	integers map[string]bool
 }
 
 // newValidator compiles tool's input schema. It panics if the schema does
@@ -51,15 +53,19 @@ func newValidator(tool mcp.Tool) *validator {
 	if err != nil {
 		panic(fmt.Sprintf("tools: input schema of %s: %v", tool.Name, err))
 	}
-	v := &validator{schema: schema, nested: map[string]string{}}
+	v := &validator{schema: schema, nested: map[string]string{}, integers: map[string]bool{}}
 	var s mcp.ToolInputSchema
 	if err := json.Unmarshal(raw, &s); err != nil {
 		panic(fmt.Sprintf("tools: input schema of %s: %v", tool.Name, err))
 	}
 	v.names = s.PropertyOrder
 	for name, p := range s.Properties {
-		if m, ok := p.(map[string]any); ok && (m["type"] == "object" || m["type"] == "array") {
+		m, ok := p.(map[string]any)
+		switch {
+		case ok && (m["type"] == "object" || m["type"] == "array"):
 			v.nested[name] = m["type"].(string)
+		case ok && m["type"] == "integer":
+			v.integers[name] = true
 		}
 	}
 	return v
@@ -141,6 +147,10 @@ func (v *validator) describe(u jsonschema.OutputUnit) []string {
 		return []string{at + ": " + rat(k.Got) + " is too small; the minimum is " + rat(k.Want)}
 	case *kind.Maximum:
 		return []string{at + ": " + rat(k.Got) + " is too large; the maximum is " + rat(k.Want)}
+	case *kind.ExclusiveMinimum:
+		return []string{at + ": " + rat(k.Got) + " is too small; it must be above " + rat(k.Want)}
+	case *kind.ExclusiveMaximum:
+		return []string{at + ": " + rat(k.Got) + " is too large; it must be below " + rat(k.Want)}
 	case *kind.MinLength:
 		if k.Want == 1 {
 			return []string{at + ": must not be empty"}

@@ -1,7 +1,6 @@
 package httpauth
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,12 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+	"github.com/mnemo-mcp/mnemo/internal/testutil"
 )
 
 // stack is the composed server of the example, over a fake MCP handler
@@ -25,26 +24,8 @@ type stack struct {
 	tokens  *TokenFile
 	iss     *fakeIssuer
 	key     signingKey
-	log     *syncBuffer
+	log     *testutil.LockedBuffer
 	calls   int // requests the MCP handler saw
-}
-
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 const testBodyLimit = 1024
@@ -53,7 +34,7 @@ const testBodyLimit = 1024
 // rate limiter's clock stands still).
 func newStack(t testing.TB, ready func(context.Context) error, burst int) *stack {
 	t.Helper()
-	s := &stack{tokens: newTestTokenFile(t), iss: newFakeIssuer(t, false), log: &syncBuffer{}}
+	s := &stack{tokens: newTestTokenFile(t), iss: newFakeIssuer(t, false), log: &testutil.LockedBuffer{}}
 	s.key = s.iss.newKey(t, "k1", jose.RS256, true)
 	logger := slog.New(slog.NewJSONHandler(s.log, nil))
 	oauth := newTestOAuth(t, s.iss, func(c *OAuthConfig) { c.Logger = logger })

@@ -31,10 +31,12 @@ const generationLen = 32 // hex characters
 // turns were removed, or the scope deleted, since this Store read them:
 // the cache may hold forgotten text. Reading the scope again from the
 // start (ReadTurns with after 0) makes saves possible again.
-var ErrStale = errors.New("the scope's turns changed since they were read (forgotten by another call or process); not saving a cache of the old ones")
+// It is memory.ErrStale, so that the Service recognises it.
+var ErrStale = memory.ErrStale
 
-// errNoScope means the scope has no directory.
-var errNoScope = errors.New("the scope holds nothing (deleted?); not creating it for a cache")
+// errNoScope means the scope has no directory. For a cache save it is
+// stale too (the scope was deleted), so it wraps ErrStale.
+var errNoScope = fmt.Errorf("the scope holds nothing (deleted?); not creating it for a cache: %w", ErrStale)
 
 func newGeneration() []byte {
 	var b [generationLen / 2]byte

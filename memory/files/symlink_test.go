@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,58 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mnemo-mcp/mnemo/internal/testutil"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 	"github.com/mnemo-mcp/mnemo/memory/storetest"
 )
-
-// snapshotTree records every entry under dir (never following links):
-// kind, mode, size, modification time and content.
-func snapshotTree(tb testing.TB, dir string) map[string]string {
-	tb.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		desc := fmt.Sprintf("%v %d %d", fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
-		if fi.Mode().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			desc += " " + string(b)
-		}
-		out[p] = desc
-		return nil
-	})
-	if err != nil {
-		tb.Fatalf("snapshot %s: %v", dir, err)
-	}
-	return out
-}
-
-func diffTrees(before, after map[string]string) []string {
-	var d []string
-	for p, b := range before {
-		if a, ok := after[p]; !ok {
-			d = append(d, "removed "+p)
-		} else if a != b {
-			d = append(d, "changed "+p)
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			d = append(d, "added "+p)
-		}
-	}
-	slices.Sort(d)
-	return d
-}
 
 // storeOp is one store operation run against a planted link.
 type storeOp struct {
@@ -250,14 +202,14 @@ func TestPlantedSymlinks(t *testing.T) {
 				if err := os.Symlink(target, link); err != nil {
 					t.Fatal(err)
 				}
-				before := snapshotTree(t, out)
+				before := testutil.SnapshotTree(t, out)
 
 				s, err := files.Open(data, files.WithLogger(testLogger(t)), files.WithVersions(2))
 				if err == nil {
 					err = op.run(t.Context(), s)
 					s.Close()
 				}
-				if d := diffTrees(before, snapshotTree(t, out)); len(d) > 0 {
+				if d := testutil.DiffTrees(before, testutil.SnapshotTree(t, out)); len(d) > 0 {
 					t.Errorf("%s through link %s changed the outside directory: %v", op.name, tc.link, d)
 				}
 				// Listing scopes reads only the scope directories and the

@@ -72,7 +72,8 @@ type Client struct {
 	api         *goopenai.Client
 	apiKey      string
 	model       string
-	reasoning   bool // isReasoningModel(model)
+	names       settingNames // the settings error messages name
+	reasoning   bool         // isReasoningModel(model)
 	timeout     time.Duration
 	maxRetries  int
 	baseBackoff time.Duration
@@ -111,6 +112,7 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{
 		apiKey:      cfg.APIKey,
 		model:       cmp.Or(strings.TrimSpace(cfg.Model), DefaultModel),
+		names:       llmSettings,
 		timeout:     cmp.Or(cfg.Timeout, DefaultTimeout),
 		maxRetries:  cfg.MaxRetries,
 		baseBackoff: cmp.Or(cfg.BaseBackoff, DefaultBaseBackoff),
@@ -194,6 +196,9 @@ func (c *Client) Complete(ctx context.Context, req memory.CompletionRequest) (me
 		wait := c.backoff(retries, fe.retryAfter)
 		c.log.Warn("llm request failed; retrying",
 			"model", c.model, "attempt", attempt, "status", fe.status, "wait", wait, "error", fe.msg)
+		if req.Retrying != nil {
+			req.Retrying(fe.msg, attempt, wait)
+		}
 		if err := c.sleep(ctx, wait); err != nil {
 			return memory.Completion{}, fmt.Errorf("complete with %s: stopped before retrying (%s): %w", c.model, fe.msg, err)
 		}
@@ -217,7 +222,7 @@ func (c *Client) attempt(ctx context.Context, req memory.CompletionRequest, useJ
 		return resp, ctx.Err()
 	}
 	timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
-	f := classify(err, rec, timedOut, c.timeout, c.model)
+	f := classify(err, rec, timedOut, c.timeout, c.model, c.names)
 	f.msg = c.redactString(f.msg)
 	return resp, f
 }

@@ -53,6 +53,7 @@ func NewEmbedder(cfg EmbedConfig) (*Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.names = embeddingSettings
 	return &Embedder{c: c, dims: cfg.Dimensions, batch: cmp.Or(cfg.BatchSize, DefaultEmbedBatch)}, nil
 }
 
@@ -142,7 +143,7 @@ func (e *Embedder) attempt(ctx context.Context, texts []string) (goopenai.Embedd
 	if ctx.Err() != nil {
 		return resp, ctx.Err()
 	}
-	f := classify(err, rec, errors.Is(actx.Err(), context.DeadlineExceeded), c.timeout, c.model)
+	f := classify(err, rec, errors.Is(actx.Err(), context.DeadlineExceeded), c.timeout, c.model, c.names)
 	f.msg = c.redactString(f.msg)
 	return resp, f
 }
@@ -154,7 +155,7 @@ func (e *Embedder) vectors(resp goopenai.EmbeddingResponse, n int) ([][]float32,
 	for _, d := range resp.Data {
 		if d.Index < 0 || d.Index >= n || out[d.Index] != nil || len(d.Embedding) == 0 {
 			return nil, fmt.Errorf("embed with %s: the endpoint returned a malformed list of vectors: "+
-				"check that the embeddings base URL is an OpenAI-compatible embeddings API", e.c.model)
+				"check that MNEMO_EMBEDDING_BASE_URL is an OpenAI-compatible embeddings API", e.c.model)
 		}
 		out[d.Index] = d.Embedding
 	}

@@ -47,16 +47,29 @@ func (f *failure) Unwrap() error {
 // errReplyTooLarge stops reading a success body past maxReplyBytes.
 var errReplyTooLarge = errors.New("reply too large")
 
+// settingNames are the settings a failure message tells the user to
+// check, and the API the endpoint should serve.
+type settingNames struct {
+	baseURL, apiKey, model string
+	api                    string // "chat completions", "embeddings"
+	reply                  string // what a reply is: "chat completion", "embeddings"
+}
+
+var (
+	llmSettings       = settingNames{"MNEMO_LLM_BASE_URL", "MNEMO_LLM_API_KEY", "MNEMO_LLM_MODEL", "chat completions", "chat completion"}
+	embeddingSettings = settingNames{"MNEMO_EMBEDDING_BASE_URL", "MNEMO_EMBEDDING_API_KEY", "MNEMO_EMBEDDING_MODEL", "embeddings", "embeddings"}
+)
+
 // classify maps an error from go-openai to a *failure. rec holds what the
 // transport saw (status, Retry-After); timedOut is set when the per-attempt
-// deadline fired.
-func classify(err error, rec *exchange, timedOut bool, timeout time.Duration, model string) *failure {
-	f := classifyErr(err, rec, timedOut, timeout, model)
+// deadline fired; names are the settings the message points at.
+func classify(err error, rec *exchange, timedOut bool, timeout time.Duration, model string, names settingNames) *failure {
+	f := classifyErr(err, rec, timedOut, timeout, model, names)
 	f.retryAfter = rec.retryAfter
 	return f
 }
 
-func classifyErr(err error, rec *exchange, timedOut bool, timeout time.Duration, model string) *failure {
+func classifyErr(err error, rec *exchange, timedOut bool, timeout time.Duration, model string, names settingNames) *failure {
 	if timedOut {
 		return &failure{msg: fmt.Sprintf("no reply within %s: the endpoint is slow or overloaded; retry later", timeout),
 			status: rec.status, transient: true, retry: true}
@@ -72,13 +85,13 @@ func classifyErr(err error, rec *exchange, timedOut bool, timeout time.Duration,
 			d = apiDetail(apiErr)
 		}
 		d.text += " " + string(reqErr.Body)
-		return statusFailure(reqErr.HTTPStatusCode, d, model)
+		return statusFailure(reqErr.HTTPStatusCode, d, model, names)
 	case errors.As(err, &apiErr):
-		return statusFailure(apiErr.HTTPStatusCode, apiDetail(apiErr), model)
+		return statusFailure(apiErr.HTTPStatusCode, apiDetail(apiErr), model, names)
 	case errors.Is(err, errReplyTooLarge):
-		return &failure{msg: fmt.Sprintf("the reply exceeded %d MiB: check MNEMO_LLM_BASE_URL", maxReplyBytes>>20), status: rec.status}
+		return &failure{msg: fmt.Sprintf("the reply exceeded %d MiB: check %s", maxReplyBytes>>20, names.baseURL), status: rec.status}
 	case errors.Is(err, goopenai.ErrChatCompletionInvalidModel):
-		return &failure{msg: fmt.Sprintf("model %q does not support chat completions: check MNEMO_LLM_MODEL", model)}
+		return &failure{msg: fmt.Sprintf("model %q does not support %s: check %s", model, names.api, names.model)}
 	}
 
 	var syntaxErr *json.SyntaxError
@@ -88,21 +101,21 @@ func classifyErr(err error, rec *exchange, timedOut bool, timeout time.Duration,
 	var urlErr *url.Error
 	switch {
 	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
-		return &failure{msg: "the reply is not chat completion JSON: check that MNEMO_LLM_BASE_URL is an OpenAI-compatible API root (usually ending in /v1)",
+		return &failure{msg: fmt.Sprintf("the reply is not %s JSON: check that %s is an OpenAI-compatible API root (usually ending in /v1)", names.reply, names.baseURL),
 			status: rec.status}
 	case errors.As(err, &certErr):
-		return &failure{msg: "the endpoint's TLS certificate was not accepted: check MNEMO_LLM_BASE_URL"}
+		return &failure{msg: "the endpoint's TLS certificate was not accepted: check " + names.baseURL}
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return &failure{msg: "the connection to the endpoint timed out; retry later", transient: true, retry: true}
 	case rec.status >= 400:
 		// The error body could not be read; the status still tells what happened.
-		return statusFailure(rec.status, detail{}, model)
+		return statusFailure(rec.status, detail{}, model, names)
 	case errors.As(err, &urlErr), errors.As(err, &netErr),
 		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
-		return &failure{msg: "cannot reach the endpoint (" + connCause(err) + "): check MNEMO_LLM_BASE_URL and that the server is running",
+		return &failure{msg: "cannot reach the endpoint (" + connCause(err) + "): check " + names.baseURL + " and that the server is running",
 			transient: true, retry: true}
 	}
-	return &failure{msg: fmt.Sprintf("the request failed (%T): check MNEMO_LLM_BASE_URL and MNEMO_LLM_MODEL", err), status: rec.status}
+	return &failure{msg: fmt.Sprintf("the request failed (%T): check %s and %s", err, names.baseURL, names.model), status: rec.status}
 }
 
 // detail is what an error response said: a sanitized label for messages and
@@ -126,7 +139,7 @@ func apiDetail(e *goopenai.APIError) detail {
 
 // statusFailure turns an HTTP error status into a failure that says what to
 // fix, or a transient one for 408/425/429/5xx.
-func statusFailure(status int, d detail, model string) *failure {
+func statusFailure(status int, d detail, model string, names settingNames) *failure {
 	label := strconv.Itoa(status)
 	if d.code != "" {
 		label += " " + d.code
@@ -135,13 +148,13 @@ func statusFailure(status int, d detail, model string) *failure {
 	f := &failure{status: status}
 	switch {
 	case status == 401:
-		f.msg = fmt.Sprintf("the endpoint rejected the API key (%s): check MNEMO_LLM_API_KEY", label)
+		f.msg = fmt.Sprintf("the endpoint rejected the API key (%s): check %s", label, names.apiKey)
 	case status == 403:
-		f.msg = fmt.Sprintf("the endpoint denied access (%s): check that MNEMO_LLM_API_KEY may use model %q", label, model)
+		f.msg = fmt.Sprintf("the endpoint denied access (%s): check that %s may use model %q", label, names.apiKey, model)
 	case status == 404 && strings.Contains(text, "model"):
-		f.msg = fmt.Sprintf("model %q not found (%s): check MNEMO_LLM_MODEL", model, label)
+		f.msg = fmt.Sprintf("model %q not found (%s): check %s", model, label, names.model)
 	case status == 404:
-		f.msg = fmt.Sprintf("no chat completions API at the base URL (%s): check MNEMO_LLM_BASE_URL (usually ending in /v1) and MNEMO_LLM_MODEL", label)
+		f.msg = fmt.Sprintf("no %s API at the base URL (%s): check %s (usually ending in /v1) and %s", names.api, label, names.baseURL, names.model)
 	case status == 429 && (d.code == "insufficient_quota" || strings.Contains(text, "insufficient_quota") || strings.Contains(text, "exceeded your current quota")):
 		// Waiting seconds will not help; the pending work is retried later.
 		f.msg = fmt.Sprintf("the account's quota is exhausted (%s): check the provider's billing", label)
@@ -161,11 +174,11 @@ func statusFailure(status int, d detail, model string) *failure {
 		if d.param != "" {
 			param = ", parameter " + d.param
 		}
-		f.msg = fmt.Sprintf("the endpoint rejected the request (%s%s): check MNEMO_LLM_MODEL and that the endpoint is OpenAI-compatible", label, param)
+		f.msg = fmt.Sprintf("the endpoint rejected the request (%s%s): check %s and that the endpoint is OpenAI-compatible", label, param, names.model)
 		f.rejectsJSONMode = mentionsJSONMode(text) || d.param == "response_format"
 		f.jsonPromptRule = strings.Contains(text, "must contain the word")
 	default:
-		f.msg = fmt.Sprintf("the endpoint refused the request (%s): check MNEMO_LLM_BASE_URL", label)
+		f.msg = fmt.Sprintf("the endpoint refused the request (%s): check %s", label, names.baseURL)
 	}
 	return f
 }

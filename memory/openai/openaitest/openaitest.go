@@ -4,12 +4,16 @@
 // (error statuses, hang-ups, replies held until the request ends, delays),
 // and every request recorded.
 //
+// A test that needs more than the body of a request (its Authorization
+// header) answers with Func; a test that waits for requests uses Await.
+//
 // It is a test helper: only _test.go files import it.
 package openaitest
 
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -84,12 +88,16 @@ type Request struct {
 
 // Server is a fake OpenAI-compatible endpoint. Each chat completion takes
 // the next scripted reply (PushChat); once the script is used up it is
-// answered by ChatFunc or the Repeat reply, or fails the test. Embeddings
-// likewise (PushEmbed, EmbedFunc). Its fields are set before the first
-// request; the methods are safe for concurrent use.
+// answered by Func, ChatFunc or the Repeat reply, or fails the test.
+// Embeddings likewise (PushEmbed, Func, EmbedFunc). Its fields are set
+// before the first request; the methods are safe for concurrent use.
 type Server struct {
 	// URL is the base URL, ending in /v1; empty for an in-process server.
 	URL string
+	// Func answers every request past the script, when set: chat
+	// completions, embeddings and requests to any other path (a client
+	// whose base URL is wrong). It sees the whole request (Path, Auth).
+	Func func(Request) Reply
 	// ChatFunc answers chat completions past the script, when set.
 	ChatFunc func(ChatRequest) Reply
 	// EmbedFunc answers embeddings past the script, when set.
@@ -100,11 +108,12 @@ type Server struct {
 	first   chan struct{}
 	once    sync.Once
 
-	mu     sync.Mutex
-	chat   []Reply
-	embed  []Reply
-	repeat *Reply
-	got    []Request
+	mu      sync.Mutex
+	chat    []Reply
+	embed   []Reply
+	repeat  *Reply
+	got     []Request
+	arrived chan struct{} // closed and replaced when a request is recorded
 }
 
 // NewServer starts a fake endpoint on loopback, with chat replies
@@ -124,7 +133,7 @@ func NewServer(tb testing.TB, chat ...Reply) *Server {
 // fake time from advancing.
 func NewInProcess(tb testing.TB, chat ...Reply) *Server {
 	tb.Helper()
-	s := &Server{tb: tb, chat: chat, release: make(chan struct{}), first: make(chan struct{})}
+	s := &Server{tb: tb, chat: chat, release: make(chan struct{}), first: make(chan struct{}), arrived: make(chan struct{})}
 	tb.Cleanup(func() { close(s.release) })
 	return s
 }
@@ -168,6 +177,29 @@ func (s *Server) ChatRequests() []ChatRequest {
 	return out
 }
 
+// Await waits until done holds for the requests received so far and
+// returns them. The timeout only bounds a failure: the test fails when
+// done does not hold within it.
+func (s *Server) Await(tb testing.TB, timeout time.Duration, done func([]Request) bool) []Request {
+	tb.Helper()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		got, arrived := append([]Request(nil), s.got...), s.arrived
+		s.mu.Unlock()
+		if done(got) {
+			return got
+		}
+		select {
+		case <-arrived:
+		case <-timer.C:
+			tb.Fatalf("the awaited requests did not arrive within %v (%d received)", timeout, len(got))
+			return nil
+		}
+	}
+}
+
 // First is closed when the first request arrives.
 func (s *Server) First() <-chan struct{} { return s.first }
 
@@ -183,13 +215,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = &req.Chat
 	case r.Method == http.MethodPost && r.URL.Path == EmbeddingsPath:
 		body = &req.Embed
+	case s.Func != nil:
+		// Func answers any other path; the body is not read.
 	default:
 		s.tb.Errorf("request %s %s, want POST %s or %s", r.Method, r.URL.Path, ChatPath, EmbeddingsPath)
 		http.NotFound(w, r)
 		return
 	}
-	if err := json.NewDecoder(r.Body).Decode(body); err != nil {
-		s.tb.Errorf("decode %s request: %v", r.URL.Path, err)
+	if body != nil {
+		if err := json.NewDecoder(r.Body).Decode(body); errors.Is(err, io.ErrUnexpectedEOF) {
+			return // the client hung up mid-request (a test may kill it): nothing to answer
+		} else if err != nil {
+			s.tb.Errorf("decode %s request: %v", r.URL.Path, err)
+		}
 	}
 	rep, ok := s.next(req)
 	s.once.Do(func() { close(s.first) })
@@ -205,11 +243,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) next(req Request) (Reply, bool) {
 	s.mu.Lock()
 	s.got = append(s.got, req)
-	script := &s.chat
-	if req.Path == EmbeddingsPath {
+	close(s.arrived)
+	s.arrived = make(chan struct{})
+	var script *[]Reply
+	switch req.Path {
+	case ChatPath:
+		script = &s.chat
+	case EmbeddingsPath:
 		script = &s.embed
 	}
-	if len(*script) > 0 {
+	if script != nil && len(*script) > 0 {
 		rep := (*script)[0]
 		*script = (*script)[1:]
 		s.mu.Unlock()
@@ -218,6 +261,8 @@ func (s *Server) next(req Request) (Reply, bool) {
 	repeat := s.repeat
 	s.mu.Unlock()
 	switch {
+	case s.Func != nil:
+		return s.Func(req), true
 	case req.Path == ChatPath && s.ChatFunc != nil:
 		return s.ChatFunc(req.Chat), true
 	case req.Path == EmbeddingsPath && s.EmbedFunc != nil:

@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// mnemo bench --http: the same run over Streamable HTTP on loopback, with
+// a bearer token, so that its percentiles sit next to the stdio ones.
+
+// benchHTTP is a server process spoken to over Streamable HTTP.
+type benchHTTP struct {
+	cmd    *exec.Cmd
+	url    string
+	token  string
+	client *http.Client
+	nextID int
+	exited chan struct{}
+	done   bool
+}
+
+// startBenchHTTP makes a token in dir, spawns argv with --http
+// 127.0.0.1:0 and returns it once it has answered initialize, with the
+// time from spawn to that answer.
+func startBenchHTTP(ctx context.Context, argv []string, dir string, stderr io.Writer) (benchConn, time.Duration, error) {
+	env := append(os.Environ(), "MNEMO_DATA_DIR="+dir, "MNEMO_LOG_LEVEL=warn", "MNEMO_HTTP_RATE=100000", "MNEMO_HTTP_BURST=100000")
+	add := exec.CommandContext(ctx, argv[0], "token", "add", "--user", "bench")
+	add.Env = env
+	out, err := add.Output()
+	if err != nil {
+		return nil, 0, fmt.Errorf("mnemo token add: %w", err)
+	}
+	args := append(append([]string{}, argv[1:]...), "--http", "127.0.0.1:0")
+	cmd := exec.CommandContext(ctx, argv[0], args...)
+	cmd.Env = env
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, 0, fmt.Errorf("start %s: %w", filepath.Base(argv[0]), err)
+	}
+	s := &benchHTTP{cmd: cmd, token: strings.TrimSpace(string(out)), exited: make(chan struct{}),
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
+	found := make(chan string, 1)
+	go func() {
+		defer close(s.exited)
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "mnemo: listening on "); ok {
+				found <- u
+				continue
+			}
+			fmt.Fprintln(stderr, sc.Text())
+		}
+	}()
+	select {
+	case s.url = <-found:
+	case <-s.exited:
+		cmd.Wait()
+		return nil, 0, errors.New("the server exited before listening")
+	case <-time.After(time.Minute):
+		s.close()
+		return nil, 0, errors.New("the server did not listen within a minute")
+	}
+	if _, err := s.call("initialize", map[string]any{
+		"protocolVersion": "2025-06-18",
+		"capabilities":    map[string]any{},
+		"clientInfo":      map[string]any{"name": "mnemo-bench", "version": "1"},
+	}); err != nil {
+		s.close()
+		return nil, 0, fmt.Errorf("initialize: %w", err)
+	}
+	return s, time.Since(start), nil
+}
+
+// call posts one request and returns its result.
+func (s *benchHTTP) call(method string, params any) (json.RawMessage, error) {
+	s.nextID++
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.nextID, "method": method, "params": params})
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequest(http.MethodPost, s.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("status %d: %.200s", resp.StatusCode, data)
+	}
+	var msg struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(data, &msg); err != nil {
+		return nil, fmt.Errorf("answer is not JSON-RPC: %.80q", data)
+	}
+	if msg.Error != nil {
+		return nil, errors.New(msg.Error.Message)
+	}
+	return msg.Result, nil
+}
+
+func (s *benchHTTP) callTool(_ context.Context, name string, args map[string]any) (time.Duration, error) {
+	start := time.Now()
+	res, err := s.call("tools/call", map[string]any{"name": name, "arguments": args})
+	took := time.Since(start)
+	if err != nil {
+		return 0, err
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		return 0, err
+	}
+	if r.IsError {
+		return 0, fmt.Errorf("tool error: %.200s", res)
+	}
+	return took, nil
+}
+
+func (s *benchHTTP) peakKB() int {
+	return (&benchServer{cmd: s.cmd}).peakKB()
+}
+
+// close stops the server with SIGTERM, as a service manager does, and
+// waits for it.
+func (s *benchHTTP) close() error {
+	if s.done {
+		return nil
+	}
+	s.done = true
+	s.client.CloseIdleConnections()
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	<-s.exited
+	if err := s.cmd.Wait(); err != nil {
+		return fmt.Errorf("server exit: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mnemo-mcp/mnemo/cli/httpauth"
+	"github.com/mnemo-mcp/mnemo/cli/ui"
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// uiPath is where serve --http mounts the memory viewer.
+const uiPath = "/ui"
+
+// uiCookie holds the bearer token of a browser logged in to the viewer.
+// The token itself, not a session of this process, so that any instance
+// behind a load balancer answers and a revoked token stops working at
+// once: every request is verified again, as on /mcp.
+const uiCookie = "mnemo_ui_token"
+
+// uiLogin is the viewer's authentication under serve --http: a browser
+// sends no Authorization header on page loads, so a person logs in once
+// with a token (from mnemo token add, or an OAuth access token) on
+// /ui/login, kept in an HttpOnly, SameSite=Strict cookie scoped to /ui.
+type uiLogin struct {
+	verifiers []httpauth.Verifier
+	secure    bool   // the cookie is sent over HTTPS only
+	insecure  bool   // --insecure-no-auth: everyone is everyone
+	process   string // the CSRF session of an unauthenticated server
+	log       *slog.Logger
+}
+
+func newUILogin(verifiers []httpauth.Verifier, secure, insecure bool, log *slog.Logger) *uiLogin {
+	b := make([]byte, 24)
+	rand.Read(b)
+	return &uiLogin{verifiers: verifiers, secure: secure, insecure: insecure, process: hex.EncodeToString(b), log: log}
+}
+
+// verify returns the identity of token, trying each verifier.
+func (l *uiLogin) verify(r *http.Request, token string) (httpauth.Identity, error) {
+	for _, v := range l.verifiers {
+		id, err := v.Verify(r.Context(), token)
+		if errors.Is(err, httpauth.ErrUnrecognized) {
+			continue
+		}
+		return id, err
+	}
+	return httpauth.Identity{}, httpauth.ErrUnrecognized
+}
+
+// caller is the viewer's Options.Access: the cookie's token (or a bearer
+// header, for scripts), verified; the caller sees only their own scopes.
+func (l *uiLogin) caller(r *http.Request) (ui.Caller, error) {
+	if l.insecure {
+		return ui.Caller{Name: "local (no authentication)", Session: l.process}, nil
+	}
+	token, err := httpauth.ParseBearer(r.Header.Get("Authorization"))
+	if err != nil || token == "" {
+		c, cerr := r.Cookie(uiCookie)
+		if cerr != nil || c.Value == "" {
+			return ui.Caller{}, ui.ErrNoCaller
+		}
+		token = c.Value
+	}
+	id, err := l.verify(r, token)
+	if err != nil {
+		return ui.Caller{}, ui.ErrNoCaller
+	}
+	sum := sha256.Sum256([]byte("mnemo-ui session\x00" + token))
+	return ui.Caller{
+		Name:    id.User,
+		User:    id.User,
+		Session: hex.EncodeToString(sum[:]),
+		May: func(sc memory.Scope) bool {
+			return sc.UserID == id.User && (id.Agent == "" || sc.AgentName == id.Agent)
+		},
+	}, nil
+}
+
+var uiLoginPage = template.Must(template.New("login").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>mnemo — log in</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1b1b1b}
+input{font:inherit;width:100%;padding:.5rem;box-sizing:border-box}button{font:inherit;padding:.5rem 1rem;margin-top:.75rem}
+.err{color:#a00000}</style></head>
+<body><main><h1>mnemo memory viewer</h1>
+{{if .Failed}}<p class="err" role="alert">That token was not accepted: it is unknown, revoked or expired.</p>{{end}}
+<form method="post" action="{{.Action}}">
+<label for="token">Your access token</label>
+<input id="token" name="token" type="password" autocomplete="off" required autofocus>
+<button type="submit">Log in</button>
+</form>
+<p>Use the token <code>mnemo token add --user NAME</code> printed for you, or an access token of the server's OAuth issuer. You see only your own memory.</p>
+</main></body></html>`))
+
+// handleLogin serves /ui/login: the form, and its POST, which sets the
+// cookie when the token is accepted.
+func (l *uiLogin) handleLogin(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	switch r.Method {
+	case http.MethodGet:
+		uiLoginPage.Execute(w, map[string]any{"Action": uiPath + "/login"})
+	case http.MethodPost:
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		token := strings.TrimSpace(r.PostFormValue("token"))
+		if _, err := l.verify(r, token); token == "" || err != nil {
+			w.WriteHeader(http.StatusUnauthorized)
+			uiLoginPage.Execute(w, map[string]any{"Action": uiPath + "/login", "Failed": true})
+			return
+		}
+		http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: token, Path: uiPath, HttpOnly: true,
+			Secure: l.secure, SameSite: http.SameSiteStrictMode, MaxAge: int((12 * time.Hour).Seconds())})
+		http.Redirect(w, r, uiPath+"/", http.StatusSeeOther)
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+// handleLogout serves /ui/logout: it clears the cookie.
+func (l *uiLogin) handleLogout(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: "", Path: uiPath, HttpOnly: true, Secure: l.secure,
+		SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.Redirect(w, r, uiPath+"/login", http.StatusSeeOther)
+}
+
+// mountUI adds the viewer under /ui to mux, behind the same tokens or
+// OAuth issuer as /mcp. The Host and Origin checks are the server's
+// (CheckHostOrigin wraps mux), so the viewer's own are off.
+func mountUI(mux *http.ServeMux, svc *memory.Service, store memory.Store, cfg *Config, login *uiLogin, log *slog.Logger) error {
+	hint := "Log in at " + uiPath + "/login with your token (mnemo token add --user NAME prints one) or an OAuth access token."
+	h, err := ui.New(svc, store, ui.Options{
+		Prefix:      uiPath,
+		Access:      login.caller,
+		DefaultUser: cfg.Memory.UserID,
+		LoginHint:   hint,
+		Models:      uiModels(cfg),
+		Version:     version(),
+		Export:      uiExport(store),
+		Import:      uiImport(store, cfg.Memory),
+		Log:         log,
+	})
+	if err != nil {
+		return err
+	}
+	mux.HandleFunc(uiPath+"/login", login.handleLogin)
+	mux.HandleFunc(uiPath+"/logout", login.handleLogout)
+	mux.Handle(uiPath+"/", h)
+	mux.Handle(uiPath, http.RedirectHandler(uiPath+"/", http.StatusMovedPermanently))
+	return nil
+}

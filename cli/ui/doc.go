@@ -1,0 +1,53 @@
+// Package ui is the memory viewer: a small web application that shows a
+// person what mnemo remembers — the profile, facts, exchanges, mid-term
+// topic sessions with their heat, fact histories, pending work — and lets
+// them correct and forget it, preview what retrieve_memory would inject,
+// export and import.
+//
+// Every read and change goes through the memory.Service methods the MCP
+// tools use (Profile, List, Retrieve, SaveFact, UpdateFact, Forget,
+// FactHistory, MidTerm), so validation, ranking and the fact history are
+// the tools' own. The pages are rendered on the server with html/template;
+// the assets (one stylesheet, one script, no third-party code) are
+// embedded, so the viewer works offline.
+//
+// # Mounting
+//
+// New returns an http.Handler. It does not authenticate by itself: the
+// caller of New says who makes a request and which scopes they may see
+// through Options.Access, so the same handler serves "mnemo ui" (a
+// one-time token exchanged for a session cookie: TokenLogin) and, later,
+// the /ui pages of an HTTP server behind its own authentication:
+//
+//	h, err := ui.New(svc, store, ui.Options{
+//		Prefix: "/ui",
+//		Access: func(r *http.Request) (ui.Caller, error) {
+//			user, session, err := authenticate(r) // the server's own
+//			if err != nil {
+//				return ui.Caller{}, err
+//			}
+//			return ui.Caller{
+//				Name: user, User: user, Session: session,
+//				May:  func(sc memory.Scope) bool { return sc.UserID == user },
+//			}, nil
+//		},
+//		Hosts: []string{"memory.example.org"},
+//	})
+//	mux.Handle("/ui/", h)
+//
+// Caller.Session must be a secret that stays the same for one login (a
+// session cookie's value, a hash of the bearer token): the CSRF token of
+// every form is derived from it.
+//
+// # Safety
+//
+// Every response carries a strict Content-Security-Policy (script-src
+// 'self', no inline script or style), nosniff, no framing and no-store.
+// A request whose Host is not one of Options.Hosts, or whose Origin names
+// another host, is refused with 403 (DNS rebinding, cross-site reads);
+// without a caller it gets 401 and a page that says how to log in. Every
+// state change is a POST that must carry the session's CSRF token and a
+// same-host Origin (or Referer). Remembered text is untrusted: it is only
+// ever placed in HTML text and attribute contexts by html/template, never
+// in a script.
+package ui

@@ -1,0 +1,153 @@
+package memory
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// memory.json keeps DeerFlow's names (schema 1.0: createdAt, topOfMind,
+// …) on disk, in exports and in kept versions, so that DeerFlow files and
+// files written by earlier builds load unchanged. Tool results and the
+// command line's JSON are snake_case: they use the struct tags of Fact,
+// Section, UserSections, HistorySections and FactEvent. A Document
+// translates between the two when it is encoded or decoded, through the
+// disk* types below, which are the memory.json format.
+
+// diskDocument is Document as memory.json spells it; its fields are
+// Document's, in the same order (TestDiskDocumentFields).
+type diskDocument struct {
+	Version            string           `json:"version"`
+	LastUpdated        time.Time        `json:"lastUpdated,omitzero"`
+	User               diskUser         `json:"user"`
+	History            diskHistory      `json:"history"`
+	Facts              []diskFact       `json:"facts"`
+	Knowledge          []diskFact       `json:"knowledge,omitempty"`
+	AssistantKnowledge []diskFact       `json:"assistantKnowledge,omitempty"`
+	Watermarks         map[string]int64 `json:"watermarks,omitempty"`
+	Revision           int64            `json:"revision"`
+	TurnLogEpoch       int64            `json:"turnLogEpoch,omitempty"`
+	FactEvents         []diskFactEvent  `json:"factEvents,omitempty"`
+}
+
+// diskFact is Fact as memory.json spells it. Fact and diskFact convert
+// into each other: a field added to one and not the other fails to compile.
+type diskFact struct {
+	ID          string    `json:"id"`
+	Content     string    `json:"content"`
+	Category    string    `json:"category"`
+	Confidence  float64   `json:"confidence"`
+	CreatedAt   time.Time `json:"createdAt"`
+	Source      string    `json:"source"`
+	SourceError string    `json:"sourceError,omitempty"`
+}
+
+// diskSection is Section as memory.json spells it.
+type diskSection struct {
+	Summary   string    `json:"summary"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+}
+
+// diskUser is UserSections as memory.json spells it.
+type diskUser struct {
+	WorkContext     diskSection `json:"workContext"`
+	PersonalContext diskSection `json:"personalContext"`
+	TopOfMind       diskSection `json:"topOfMind"`
+}
+
+// diskHistory is HistorySections as memory.json spells it.
+type diskHistory struct {
+	RecentMonths       diskSection `json:"recentMonths"`
+	EarlierContext     diskSection `json:"earlierContext"`
+	LongTermBackground diskSection `json:"longTermBackground"`
+}
+
+// diskFactEvent is FactEvent as memory.json spells it.
+type diskFactEvent struct {
+	FactID  string    `json:"factId"`
+	Event   string    `json:"event"`
+	At      time.Time `json:"at"`
+	Source  string    `json:"source"`
+	Reason  string    `json:"reason,omitempty"`
+	Content string    `json:"content,omitempty"`
+}
+
+// MarshalJSON encodes the document in the memory.json format. It leaves
+// '<', '>' and '&' as they are: the caller's encoder escapes them or not.
+func (d Document) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d.disk()); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// UnmarshalJSON decodes a document in the memory.json format.
+func (d *Document) UnmarshalJSON(data []byte) error {
+	var dd diskDocument
+	if err := json.Unmarshal(data, &dd); err != nil {
+		return err
+	}
+	*d = Document{
+		Version:     dd.Version,
+		LastUpdated: dd.LastUpdated,
+		User: UserSections{
+			WorkContext:     Section(dd.User.WorkContext),
+			PersonalContext: Section(dd.User.PersonalContext),
+			TopOfMind:       Section(dd.User.TopOfMind),
+		},
+		History: HistorySections{
+			RecentMonths:       Section(dd.History.RecentMonths),
+			EarlierContext:     Section(dd.History.EarlierContext),
+			LongTermBackground: Section(dd.History.LongTermBackground),
+		},
+		Facts:              convertAll(dd.Facts, func(f diskFact) Fact { return Fact(f) }),
+		Knowledge:          convertAll(dd.Knowledge, func(f diskFact) Fact { return Fact(f) }),
+		AssistantKnowledge: convertAll(dd.AssistantKnowledge, func(f diskFact) Fact { return Fact(f) }),
+		Watermarks:         dd.Watermarks,
+		Revision:           dd.Revision,
+		TurnLogEpoch:       dd.TurnLogEpoch,
+		FactEvents:         convertAll(dd.FactEvents, func(e diskFactEvent) FactEvent { return FactEvent(e) }),
+	}
+	return nil
+}
+
+// disk returns d in the memory.json spelling.
+func (d *Document) disk() diskDocument {
+	return diskDocument{
+		Version:     d.Version,
+		LastUpdated: d.LastUpdated,
+		User: diskUser{
+			WorkContext:     diskSection(d.User.WorkContext),
+			PersonalContext: diskSection(d.User.PersonalContext),
+			TopOfMind:       diskSection(d.User.TopOfMind),
+		},
+		History: diskHistory{
+			RecentMonths:       diskSection(d.History.RecentMonths),
+			EarlierContext:     diskSection(d.History.EarlierContext),
+			LongTermBackground: diskSection(d.History.LongTermBackground),
+		},
+		Facts:              convertAll(d.Facts, func(f Fact) diskFact { return diskFact(f) }),
+		Knowledge:          convertAll(d.Knowledge, func(f Fact) diskFact { return diskFact(f) }),
+		AssistantKnowledge: convertAll(d.AssistantKnowledge, func(f Fact) diskFact { return diskFact(f) }),
+		Watermarks:         d.Watermarks,
+		Revision:           d.Revision,
+		TurnLogEpoch:       d.TurnLogEpoch,
+		FactEvents:         convertAll(d.FactEvents, func(e FactEvent) diskFactEvent { return diskFactEvent(e) }),
+	}
+}
+
+// convertAll converts every element of in, keeping nil apart from empty
+// ("facts": [] is not "facts": null).
+func convertAll[S, D any](in []S, conv func(S) D) []D {
+	if in == nil {
+		return nil
+	}
+	out := make([]D, len(in))
+	for i, v := range in {
+		out[i] = conv(v)
+	}
+	return out
+}

@@ -1,0 +1,109 @@
+package memory
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mnemo-mcp/mnemo/memory/redact"
+)
+
+// Secrets are redacted before anything is written (redact.Text is the
+// rule): the turns add_memory stores (user input, reply, meta_data), facts
+// saved and updated by hand, what a language model writes into facts,
+// profile sections and knowledge, and what mnemo import reads. A secret is
+// replaced by "[redacted: KIND]". Config.RedactSecrets turns it off.
+
+// Redaction counts the secrets of one kind that were redacted. It never
+// holds the secret.
+type Redaction struct {
+	Kind  string `json:"kind"`
+	Count int    `json:"count"`
+}
+
+// redactor redacts secrets when on, and counts them by kind.
+type redactor struct {
+	on    bool
+	found []Redaction
+}
+
+// text returns s with its secrets redacted.
+func (r *redactor) text(s string) string {
+	if !r.on {
+		return s
+	}
+	out, found := redact.Text(s)
+	r.count(found)
+	return out
+}
+
+// json returns compact JSON data with the secrets in its strings (keys
+// included) redacted; everything else is kept byte for byte.
+func (r *redactor) json(data json.RawMessage) json.RawMessage {
+	if !r.on || len(data) == 0 {
+		return data
+	}
+	var out []byte
+	last := 0
+	for i := 0; i < len(data); i++ {
+		if data[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(data) && data[j] != '"' {
+			if data[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(data) {
+			break
+		}
+		var s string
+		if json.Unmarshal(data[i:j+1], &s) == nil {
+			if red, found := redact.Text(s); len(found) > 0 {
+				q, err := json.Marshal(red)
+				if err == nil {
+					out = append(append(out, data[last:i]...), q...)
+					last = j + 1
+					r.count(found)
+				}
+			}
+		}
+		i = j
+	}
+	if out == nil {
+		return data
+	}
+	return append(out, data[last:]...)
+}
+
+func (r *redactor) count(found []redact.Finding) {
+	for _, f := range found {
+		i := 0
+		for i < len(r.found) && r.found[i].Kind != f.Kind {
+			i++
+		}
+		if i == len(r.found) {
+			r.found = append(r.found, Redaction{Kind: f.Kind})
+		}
+		r.found[i].Count++
+	}
+}
+
+// take returns the redactions counted since the last take.
+func (r *redactor) take() []Redaction {
+	found := r.found
+	r.found = nil
+	return found
+}
+
+// redactionNote words redactions for a note: "secrets redacted: 2 openai
+// api key".
+func redactionNote(found []Redaction) string {
+	parts := make([]string, len(found))
+	for i, f := range found {
+		parts[i] = fmt.Sprintf("%d %s", f.Count, f.Kind)
+	}
+	return "secrets redacted: " + strings.Join(parts, ", ")
+}

@@ -34,6 +34,9 @@ type Service struct {
 	mu     sync.Mutex
 	scopes map[string]*scopeState
 	cache  scopeCache // size, eviction and freshness of scopes (scopecache.go)
+	// base is the Store as given, for finding its optional capabilities;
+	// store wraps it (localWrites).
+	base Store
 
 	emb embedding // page vectors, when an embedder is configured
 
@@ -118,6 +121,7 @@ func NewService(cfg Config, store Store, tokens TokenCounter, opts ...Option) (*
 	s.emb.weight, s.emb.queryPrefix, s.emb.passagePrefix = cfg.EmbeddingFusionWeight, cfg.EmbeddingQueryPrefix, cfg.EmbeddingPassagePrefix
 	watcher, _ := store.(ScopeWatcher)
 	locker, _ := store.(ScopeLocker)
+	s.base = store
 	s.store = localWrites{Store: store, s: s}
 	for _, o := range opts {
 		o(s)

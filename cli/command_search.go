@@ -43,7 +43,7 @@ func runSearch(ctx context.Context, e *call) int {
 		return e.fail(exitError, "%v", err)
 	}
 	defer store.Close()
-	svc, err := openService(e.cfg, store, e.log, withModels, nil)
+	svc, err := openService(e.cfg, store, e.log, withModels, nil, loadProgress(e.stderr))
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}

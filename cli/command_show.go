@@ -76,7 +76,7 @@ func runShow(ctx context.Context, e *call) int {
 	if e.args.flag("sessions") {
 		// The sessions are built by the memory service, as a server
 		// would: from midterm.json, brought up to date with the turn log.
-		svc, err := openService(e.cfg, store, e.log, withoutModels, nil)
+		svc, err := openService(e.cfg, store, e.log, withoutModels, nil, loadProgress(e.stderr))
 		if err != nil {
 			return e.fail(exitError, "%v", err)
 		}

@@ -106,7 +106,7 @@ const (
 // encoding loads in the background once loadAfter is closed (at once when
 // it is nil), so that a command that counts no tokens never waits for it.
 // The caller closes the service, then the store.
-func openService(cfg *Config, store memory.Store, log *slog.Logger, models bool, loadAfter <-chan struct{}) (*memory.Service, error) {
+func openService(cfg *Config, store memory.Store, log *slog.Logger, models bool, loadAfter <-chan struct{}, extra ...memory.Option) (*memory.Service, error) {
 	tokens, err := tiktoken.NewLazy(cfg.TokenEncoding)
 	if err != nil {
 		return nil, fmt.Errorf("load token encoding %s: %w", cfg.TokenEncoding, err)
@@ -141,7 +141,7 @@ func openService(cfg *Config, store memory.Store, log *slog.Logger, models bool,
 		}
 		opts = append(opts, memory.WithEmbedder(emb))
 	}
-	svc, err := memory.NewService(cfg.Memory, store, tokens, opts...)
+	svc, err := memory.NewService(cfg.Memory, store, tokens, append(opts, extra...)...)
 	if err != nil {
 		return nil, err
 	}

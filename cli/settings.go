@@ -83,6 +83,8 @@ var settings = []setting{
 		"Weight of the fact's confidence in its score."),
 	intSetting(groupMemory, "short_term_capacity", func(c *Config) *int { return &c.Memory.ShortTermCapacity }, 1, 1000,
 		"Recent exchanges per thread returned as short-term context."),
+	durationSetting(groupMemory, "conversation_idle_gap", func(c *Config) *time.Duration { return &c.Memory.ConversationIdleGap }, time.Minute, 30*24*time.Hour,
+		"When retrieve_memory names no thread_id, the latest exchanges count as this conversation only while none is more than this apart from the next (or from now)."),
 	intSetting(groupMemory, "mid_term_capacity", func(c *Config) *int { return &c.Memory.MidTermCapacity }, 1, 1000000,
 		"Most mid-term topic sessions kept; over it the least used are evicted."),
 	intSetting(groupMemory, "long_term_knowledge_capacity", func(c *Config) *int { return &c.Memory.LongTermKnowledgeCapacity }, 1, 100000,

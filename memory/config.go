@@ -29,6 +29,11 @@ type Config struct {
 	// ShortTermCapacity is how many recent exchanges per thread are
 	// returned as recent context.
 	ShortTermCapacity int
+	// ConversationIdleGap bounds "this conversation" when a retrieval
+	// names no thread: the latest exchanges of the default thread count
+	// as the current conversation only while each follows the one before,
+	// and the last precedes now, by at most this gap.
+	ConversationIdleGap time.Duration
 	// MidTermCapacity bounds the number of mid-term topic sessions.
 	MidTermCapacity int
 	// LongTermKnowledgeCapacity bounds user and assistant knowledge lists.
@@ -114,6 +119,7 @@ func DefaultConfig() Config {
 		SimilarityWeight:           0.6,
 		ConfidenceWeight:           0.4,
 		ShortTermCapacity:          10,
+		ConversationIdleGap:        30 * time.Minute,
 		MidTermCapacity:            2000,
 		LongTermKnowledgeCapacity:  100,
 		RetrievalQueueCapacity:     7,
@@ -190,6 +196,9 @@ func (c Config) Validate() error {
 	}
 	if c.MidTermHeatTau < time.Minute || c.MidTermHeatTau > 365*24*time.Hour {
 		return fmt.Errorf("setting mid_term_heat_tau = %s is out of range [1m, 8760h]", c.MidTermHeatTau)
+	}
+	if c.ConversationIdleGap < time.Minute || c.ConversationIdleGap > 30*24*time.Hour {
+		return fmt.Errorf("setting conversation_idle_gap = %s is out of range [1m, 720h]", c.ConversationIdleGap)
 	}
 	for _, p := range []struct{ name, v string }{{"embedding_query_prefix", c.EmbeddingQueryPrefix}, {"embedding_passage_prefix", c.EmbeddingPassagePrefix}} {
 		if len(p.v) > MaxEmbeddingPrefixBytes {

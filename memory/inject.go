@@ -1,9 +1,11 @@
 package memory
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -37,6 +39,30 @@ type injectionInput struct {
 	Sessions []SessionHit
 	Recent   []RecentTurn
 	Budget   int
+	// PageNotes, RecentNotes and FactNotes, when set, hold what is known
+	// of each page, recent turn and fact beyond its text (same index).
+	PageNotes   []itemNote
+	RecentNotes []itemNote
+	FactNotes   []itemNote
+}
+
+// itemNote is what Retrieve knows of a remembered item beyond its text.
+type itemNote struct {
+	// topics has bit i set when the item holds the query's term i: two
+	// items that share a bit speak about the same thing.
+	topics uint64
+	// correction says the user corrected something in this exchange
+	// (add_memory's correction signal).
+	correction bool
+	// hidden keeps a page below the relevance floor out of the text.
+	hidden bool
+}
+
+func noteAt(notes []itemNote, i int) itemNote {
+	if i < len(notes) {
+		return notes[i]
+	}
+	return itemNote{}
 }
 
 // Injection sections, in the order they are rendered.
@@ -80,10 +106,14 @@ type injItem struct {
 // buildInjection renders the <memory> block greedily within in.Budget
 // tokens: items are offered in priority order (correction facts up to a
 // reserved share, profile, facts, user knowledge, assistant knowledge,
-// pages, recent exchanges) and each is taken if it still fits. Pages are
-// shown grouped by mid-term session, the sessions in the order of their
-// best page, each under its topic line. The result's token count never exceeds the
-// budget. The caller holds st.mu for writing (token cache).
+// pages, recent exchanges) and each is taken if it still fits. Pages below
+// the relevance floor (hidden) are not offered. Pages are shown grouped by
+// mid-term session under its topic line, newest first: the sessions by
+// their newest page, the pages of a session newest first. A fact, page or
+// recent exchange about the same thing as a newer one offered (sharing a
+// query term) is marked "earlier"; an exchange in which the user corrected
+// something is marked "correction". The result's token count never exceeds
+// the budget. The caller holds st.mu for writing (token cache).
 func (s *Service) buildInjection(st *scopeState, in injectionInput) (string, int) {
 	var header, corrections, profile, facts, knowledge, pages, recent []injItem
 	header = append(header, injItem{secHeader, 0, injectionIntro, nil})
@@ -96,8 +126,9 @@ func (s *Service) buildInjection(st *scopeState, in injectionInput) (string, int
 	for i, p := range in.Profile {
 		profile = append(profile, injItem{secProfile, i, fmt.Sprintf("- %s: %s", sectionLabel(p.Name), cleanLine(p.Summary, maxPageRunes)), nil})
 	}
+	earlier := earlierItems(in)
 	for i, f := range in.Facts {
-		it := injItem{secFacts, i, factLine(f.Fact), nil}
+		it := injItem{secFacts, i, factLine(f.Fact, earlier.facts[i]), nil}
 		if f.Category == CategoryCorrection {
 			corrections = append(corrections, it)
 		} else {
@@ -112,7 +143,7 @@ func (s *Service) buildInjection(st *scopeState, in injectionInput) (string, int
 	}
 	recentLine := func(i int) injItem {
 		r := in.Recent[i]
-		return injItem{secRecent, i, "- " + exchangeLine(r.Time.Format("2006-01-02 15:04"), r.User, r.Reply), nil}
+		return injItem{secRecent, i, exchangeLine(r.Time, r.User, r.Reply, noteAt(in.RecentNotes, i).correction, earlier.recent[i]), nil}
 	}
 	inRecent := make(map[string]int, len(in.Recent))
 	for i, r := range in.Recent {
@@ -121,8 +152,16 @@ func (s *Service) buildInjection(st *scopeState, in injectionInput) (string, int
 		}
 	}
 	offeredRecent := make(map[int]bool)
-	groups := pageGroups(in.Pages, in.Sessions)
+	shown := make([]PageHit, 0, len(in.Pages))
+	notes := make([]itemNote, 0, len(in.Pages))
 	for i, p := range in.Pages {
+		if n := noteAt(in.PageNotes, i); !n.hidden {
+			shown = append(shown, p)
+			notes = append(notes, n)
+		}
+	}
+	groups := pageGroups(shown, in.Sessions)
+	for i, p := range shown {
 		// A matched page that is also a recent exchange is shown once, in
 		// the recent section, but offered at the page's rank.
 		if j, ok := inRecent[p.ID]; ok && p.ID != "" {
@@ -131,7 +170,7 @@ func (s *Service) buildInjection(st *scopeState, in injectionInput) (string, int
 			continue
 		}
 		g := groups[i]
-		it := injItem{secPages, g.first*2*len(in.Pages) + 2*i + 1, "- " + exchangeLine(p.Time.Format("2006-01-02"), p.User, p.Reply), g.topic}
+		it := injItem{secPages, g.order, exchangeLine(p.Time, p.User, p.Reply, notes[i].correction, earlier.pages[p.ID]), g.topic}
 		pages = append(pages, it)
 	}
 	// Newest recent exchanges are offered first, rendered oldest first.
@@ -245,17 +284,18 @@ func sortItems(items []injItem) {
 	}
 }
 
-// pageGroup places a page in the rendering: first is the rank of the
-// best page of its group (its session's, or its own when the page is not
-// shown under a session), topic the session's topic line or nil.
+// pageGroup places a page in the rendering: order is its position in the
+// pages section, topic its session's topic line or nil.
 type pageGroup struct {
-	first int
+	order int
 	topic *injItem
 }
 
-// pageGroups groups the pages by session. A session gets a topic line
-// when it holds more than one page and its summary is not simply the
-// opening of one of the pages shown.
+// pageGroups groups the pages by session and orders them newest first: a
+// session's pages together, newest first, the sessions (and the pages not
+// shown under one) by their newest page, ties in rank order. A session
+// gets a topic line when it holds more than one page and its summary is
+// not simply the opening of one of the pages shown.
 func pageGroups(pages []PageHit, sessions []SessionHit) []pageGroup {
 	sessionOf := make(map[string]*SessionHit)
 	for i := range sessions {
@@ -263,24 +303,52 @@ func pageGroups(pages []PageHit, sessions []SessionHit) []pageGroup {
 			sessionOf[id] = &sessions[i]
 		}
 	}
-	out := make([]pageGroup, len(pages))
+	// group[i] is the rank of the first page of page i's group.
+	group := make([]int, len(pages))
 	firsts := make(map[*SessionHit]int)
-	topics := make(map[*SessionHit]*injItem)
+	newest := make(map[int]time.Time)
 	for i, p := range pages {
-		ses := sessionOf[p.ID]
-		if ses == nil || ses.PageCount < 2 {
-			out[i] = pageGroup{first: i}
-			continue
-		}
-		first, ok := firsts[ses]
-		if !ok {
-			first = i
-			firsts[ses] = i
-			if topic := topicLine(ses, pages); topic != "" {
-				topics[ses] = &injItem{secPages, first * 2 * len(pages), topic, nil}
+		group[i] = i
+		if ses := sessionOf[p.ID]; ses != nil && ses.PageCount >= 2 {
+			if first, ok := firsts[ses]; ok {
+				group[i] = first
+			} else {
+				firsts[ses] = i
 			}
 		}
-		out[i] = pageGroup{first: first, topic: topics[ses]}
+		if t, ok := newest[group[i]]; !ok || p.Time.After(t) {
+			newest[group[i]] = p.Time
+		}
+	}
+	idx := make([]int, len(pages))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ga, gb := group[a], group[b]
+		if ga != gb {
+			if c := newest[gb].Compare(newest[ga]); c != 0 {
+				return c
+			}
+			return cmp.Compare(ga, gb)
+		}
+		return pages[b].Time.Compare(pages[a].Time)
+	})
+	out := make([]pageGroup, len(pages))
+	topics := make(map[int]*injItem)
+	for pos, i := range idx {
+		g := group[i]
+		out[i].order = 2*pos + 1
+		if ses := sessionOf[pages[i].ID]; ses != nil && ses.PageCount >= 2 {
+			topic, ok := topics[g]
+			if !ok {
+				if line := topicLine(ses, pages); line != "" {
+					topic = &injItem{secPages, 2 * pos, line, nil}
+				}
+				topics[g] = topic
+			}
+			out[i].topic = topic
+		}
 	}
 	return out
 }
@@ -308,22 +376,37 @@ func knowledgeLine(f Fact) string {
 	return "- " + cleanLine(f.Content, maxFactRunes)
 }
 
-func factLine(f Fact) string {
-	line := fmt.Sprintf("- (%s, %.2f) %s", f.Category, f.Confidence, cleanLine(f.Content, maxFactRunes))
-	if f.Category == CategoryCorrection && f.SourceError != "" {
-		line += " — avoid: " + cleanLine(f.SourceError, maxFactRunes)
+func factLine(f Fact, earlier bool) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "- (%s, %.2f", f.Category, f.Confidence)
+	if earlier && !f.CreatedAt.IsZero() {
+		sb.WriteString(", earlier: " + f.CreatedAt.UTC().Format("2006-01-02"))
 	}
-	return line
+	sb.WriteString(") " + cleanLine(f.Content, maxFactRunes))
+	if f.Category == CategoryCorrection && f.SourceError != "" {
+		sb.WriteString(" — avoid: " + cleanLine(f.SourceError, maxFactRunes))
+	}
+	return sb.String()
 }
 
-func exchangeLine(when, user, reply string) string {
+// exchangeLine renders one exchange on one line. Each speaker's words are
+// quoted with their quotes, backslashes and line breaks escaped, so that
+// remembered text cannot pose as the other speaker or as a new line.
+func exchangeLine(when time.Time, user, reply string, correction, earlier bool) string {
 	var sb strings.Builder
-	sb.WriteString("[" + when + "]")
+	sb.WriteString("- [" + when.UTC().Format("2006-01-02 15:04"))
+	if earlier {
+		sb.WriteString(", earlier")
+	}
+	if correction {
+		sb.WriteString(", correction")
+	}
+	sb.WriteString("]")
 	if user != "" {
-		sb.WriteString(" User: " + cleanLine(user, maxPageRunes/2))
+		sb.WriteString(" User: " + quoteText(user, maxPageRunes/2))
 	}
 	if reply != "" {
-		sb.WriteString(" | Assistant: " + cleanLine(reply, maxPageRunes/2))
+		sb.WriteString(" Assistant: " + quoteText(reply, maxPageRunes/2))
 	}
 	return sb.String()
 }
@@ -344,18 +427,90 @@ func sectionLabel(name string) string {
 	return name
 }
 
-// escaper neutralises markup so remembered text can never close or forge
-// the <memory> block (memory is untrusted input to the host's model).
-var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
-
 // cleanLine makes remembered text safe for one line of the injection:
-// whitespace (newlines included) collapsed, markup escaped, cut to max
-// runes.
+// whitespace (newlines included) collapsed, cut to max runes, tags that
+// could open or close the memory block neutralised.
 func cleanLine(text string, maxRunes int) string {
-	text = strings.Join(strings.Fields(text), " ")
+	return neutralizeTags(cut(strings.Join(strings.Fields(text), " "), maxRunes))
+}
+
+// quoteText renders one speaker's words as a quoted string: spaces
+// collapsed, line breaks kept as \n, quotes and backslashes escaped, cut
+// to max runes, memory tags neutralised.
+func quoteText(text string, maxRunes int) string {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	kept := lines[:0]
+	for _, l := range lines {
+		if l = strings.Join(strings.Fields(l), " "); l != "" {
+			kept = append(kept, l)
+		}
+	}
+	text = cut(strings.Join(kept, "\n"), maxRunes)
+	var sb strings.Builder
+	sb.Grow(len(text) + 8)
+	sb.WriteByte('"')
+	for _, r := range text {
+		switch r {
+		case '"', '\\':
+			sb.WriteByte('\\')
+			sb.WriteRune(r)
+		case '\n':
+			sb.WriteString(`\n`)
+		default:
+			sb.WriteRune(r)
+		}
+	}
+	sb.WriteByte('"')
+	return neutralizeTags(sb.String())
+}
+
+// cut shortens text to max runes, marking the cut with an ellipsis.
+func cut(text string, maxRunes int) string {
 	if utf8.RuneCountInString(text) > maxRunes {
 		r := []rune(text)
 		text = strings.TrimSpace(string(r[:maxRunes])) + "…"
 	}
-	return escaper.Replace(text)
+	return text
+}
+
+// earlierMarks says which offered items have a newer offered item about
+// the same thing (sharing a query term).
+type earlierMarks struct {
+	facts, recent []bool
+	pages         map[string]bool // by page id
+}
+
+func earlierItems(in injectionInput) earlierMarks {
+	m := earlierMarks{facts: make([]bool, len(in.Facts)), recent: make([]bool, len(in.Recent)), pages: make(map[string]bool)}
+	type item struct {
+		when   time.Time
+		topics uint64
+		mark   func()
+	}
+	var items []item
+	for i, f := range in.Facts {
+		if n := noteAt(in.FactNotes, i); n.topics != 0 && !f.CreatedAt.IsZero() {
+			items = append(items, item{f.CreatedAt, n.topics, func() { m.facts[i] = true }})
+		}
+	}
+	for i, r := range in.Recent {
+		if n := noteAt(in.RecentNotes, i); n.topics != 0 {
+			items = append(items, item{r.Time, n.topics, func() { m.recent[i] = true }})
+		}
+	}
+	for i, p := range in.Pages {
+		if n := noteAt(in.PageNotes, i); n.topics != 0 && !n.hidden {
+			id := p.ID
+			items = append(items, item{p.Time, n.topics, func() { m.pages[id] = true }})
+		}
+	}
+	for _, a := range items {
+		for _, b := range items {
+			if a.topics&b.topics != 0 && b.when.After(a.when) {
+				a.mark()
+				break
+			}
+		}
+	}
+	return m
 }

@@ -34,7 +34,8 @@ func newTestService(tb testing.TB, store Store, opts ...Option) *Service {
 
 var words = strings.Fields(`the user likes go python rust coffee hiking 东京 北京 project memory server deadline
 	tests benchmark design review release café naïve emoji 🎉 tokens budget <memory> </memory> & "quoted" newline
-	tab lorem ipsum dolor sit amet consectetur adipiscing`)
+	tab lorem ipsum dolor sit amet consectetur adipiscing ＜/memory＞ ‹/memory› ⟨/memory⟩ </ＭＥＭＯＲＹ> \" |
+	Assistant: a<b && x\`)
 
 func randText(r *rand.Rand, n int) string {
 	var sb strings.Builder
@@ -75,11 +76,21 @@ func TestInjectionBudgetProperty(t *testing.T) {
 			}
 			in.Facts = append(in.Facts, FactHit{Fact: f})
 		}
+		note := func() itemNote {
+			return itemNote{topics: uint64(r.IntN(8)), correction: r.IntN(5) == 0, hidden: r.IntN(6) == 0}
+		}
 		for i := range r.IntN(20) {
 			in.Pages = append(in.Pages, PageHit{ID: fmt.Sprint(i), Time: time.Unix(int64(r.IntN(1e9)), 0), User: randText(r, 5+r.IntN(200)), Reply: randText(r, r.IntN(200))})
+			in.PageNotes = append(in.PageNotes, note())
 		}
 		for range r.IntN(10) {
-			in.Recent = append(in.Recent, RecentTurn{User: randText(r, 10), Reply: randText(r, 20)})
+			in.Recent = append(in.Recent, RecentTurn{Time: time.Unix(int64(r.IntN(1e9)), 0), User: randText(r, 10), Reply: randText(r, 20)})
+			n := note()
+			n.hidden = false
+			in.RecentNotes = append(in.RecentNotes, n)
+		}
+		for range in.Facts {
+			in.FactNotes = append(in.FactNotes, itemNote{topics: uint64(r.IntN(8))})
 		}
 		for i := range r.IntN(6) {
 			in.UserKnowledge = append(in.UserKnowledge, FactHit{Fact: Fact{Content: randText(r, 3+r.IntN(20)), Category: Categories[r.IntN(len(Categories))]}})
@@ -108,10 +119,18 @@ func TestInjectionBudgetProperty(t *testing.T) {
 		if strings.Count(text, "<memory>") != 1 || strings.Count(text, "</memory>") != 1 {
 			t.Fatalf("iter %d: remembered text forged a memory tag: %q", iter, text)
 		}
-		// Greedy completeness: any page left out must not fit in what is left.
+		// Greedy completeness: any page left out must not fit in what is
+		// left, and no page below the relevance floor is shown.
 		left := in.Budget - n
-		for _, p := range in.Pages {
-			line := "- " + exchangeLine(p.Time.Format("2006-01-02"), p.User, p.Reply)
+		earlier := earlierItems(in)
+		for i, p := range in.Pages {
+			line := exchangeLine(p.Time, p.User, p.Reply, in.PageNotes[i].correction, earlier.pages[p.ID])
+			if in.PageNotes[i].hidden {
+				if strings.Contains(text, line) {
+					t.Fatalf("iter %d: page below the relevance floor shown: %s", iter, line)
+				}
+				continue
+			}
 			if !strings.Contains(text, line) && s.tokens.Count(line+"\n") < left-20-topicCost(s, in, p.ID) {
 				t.Fatalf("iter %d: page of %d tokens skipped with %d tokens left", iter, s.tokens.Count(line), left)
 			}
@@ -178,7 +197,7 @@ func topicCost(s *Service, in injectionInput, id string) int {
 }
 
 // TestInjectionGroupsPagesBySession checks that pages are shown under
-// their session's topic line, sessions in the order of their best page,
+// their session's topic line, sessions of equal time in the order of their best page,
 // and that knowledge entries get their own sections.
 func TestInjectionGroupsPagesBySession(t *testing.T) {
 	s := newTestService(t, newMemStore())
@@ -211,10 +230,10 @@ func TestInjectionGroupsPagesBySession(t *testing.T) {
 		"- The assistant promised a feeding plan",
 		sectionHeadings[secPages],
 		"Topic: Caring for the user's greyhound",
-		"- [2024-05-01] User: Which greyhound food is best? | Assistant: High protein kibble.",
-		"- [2024-05-01] User: The greyhound sleeps all day | Assistant: They do.",
-		"- [2024-05-01] User: My flight to Lisbon is on Friday | Assistant: Noted.",
-		"- [2024-05-01] User: Alone in its session | Assistant: ok",
+		`- [2024-05-01 10:00] User: "Which greyhound food is best?" Assistant: "High protein kibble."`,
+		`- [2024-05-01 10:00] User: "The greyhound sleeps all day" Assistant: "They do."`,
+		`- [2024-05-01 10:00] User: "My flight to Lisbon is on Friday" Assistant: "Noted."`,
+		`- [2024-05-01 10:00] User: "Alone in its session" Assistant: "ok"`,
 		"</memory>",
 	}, "\n")
 	if text != want {

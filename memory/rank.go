@@ -3,6 +3,7 @@ package memory
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
@@ -77,11 +78,12 @@ func rankPages(st *scopeState, query string, qv []float32, vw float64, k int) []
 // lexicalPages ranks up to pool pages by words. The caller holds st.mu for
 // writing.
 func lexicalPages(st *scopeState, query string, pool int) []lexical.Hit {
-	hits := st.pages.Search(query, pool, nil)
+	qterms := queryTerms(query)
+	hits := st.pages.SearchTerms(qterms, pool, nil)
 	if len(hits) == 0 {
 		return nil
 	}
-	hits = feedback(st, query, hits, pool)
+	hits = feedback(st, qterms, hits, pool)
 	st.updateLinks()
 	base := make(map[int32]float64, len(hits)*2)
 	for _, h := range hits {
@@ -111,17 +113,54 @@ func lexicalPages(st *scopeState, query string, pool int) []lexical.Hit {
 	return out[:min(pool, len(out))]
 }
 
+// askingWords are words about the asking rather than the thing asked
+// ("what did I mention recently about…", "what kind of…"): stemmed as
+// Tokenize stems them, they are left out of a query that has other words.
+// Measured on the LoCoMo development split: R@10 +0.006, multi-hop +0.017.
+var askingWords = func() map[string]bool {
+	m := make(map[string]bool)
+	for _, t := range lexical.Tokenize(`mention mentioned recently lately kind type sort many much remember
+		remind recall know tell told say said talk talked discuss discussed share shared ever currently
+		considered likely thing things anything something again please 时候 多少 如何 是否`) {
+		m[t] = true
+	}
+	return m
+}()
+
+// askingRunes are Chinese question characters (什么, 怎么, 哪里, 吗, 呢):
+// a CJK bigram holding one is about the asking.
+const askingRunes = "什么怎哪吗呢"
+
+// queryTerms analyses query into the terms searched for: Tokenize's, less
+// the askingWords and bigrams with askingRunes unless nothing else is left; a repeated term counts
+// once per occurrence.
+func queryTerms(query string) []lexical.Term {
+	toks := lexical.Tokenize(query)
+	out := make([]lexical.Term, 0, len(toks))
+	for _, t := range toks {
+		if !askingWords[t] && !strings.ContainsAny(t, askingRunes) {
+			out = append(out, lexical.Term{Text: t, Weight: 1})
+		}
+	}
+	if len(out) == 0 {
+		for _, t := range toks {
+			out = append(out, lexical.Term{Text: t, Weight: 1})
+		}
+	}
+	return out
+}
+
 // feedback expands the query with the most telling terms of the best
 // pages, weighted by their scores and IDF (RM3 pseudo-relevance feedback),
-// and searches again. hits are the first search's, best first.
-func feedback(st *scopeState, query string, hits []lexical.Hit, pool int) []lexical.Hit {
-	qterms := lexical.Tokenize(query)
+// and searches again. qterms are the query's terms (queryTerms), hits the
+// first search's, best first.
+func feedback(st *scopeState, qterms []lexical.Term, hits []lexical.Hit, pool int) []lexical.Hit {
 	if len(qterms) == 0 {
 		return hits
 	}
 	weights := make(map[string]float64)
 	for _, t := range qterms {
-		weights[t] += (1 - feedbackShare) / float64(len(qterms))
+		weights[t.Text] += (1 - feedbackShare) / float64(len(qterms))
 	}
 	fb := make(map[string]float64)
 	total := 0.0

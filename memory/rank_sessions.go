@@ -27,7 +27,8 @@ type rankedSession struct {
 // page of the query), and every page then gets sessionEvidence of its
 // session's score, so that pages of a session that answers the query well
 // come forward. A page not in a session (still in its thread's short-term
-// window) counts as a session of its own. It returns the k best pages,
+// window) counts as a session of its own. The query's time windows and
+// term coverage then re-rank the pages (refine). It returns the k best pages,
 // best first, and the sessions of those pages, best first. The caller
 // holds st.mu for writing.
 func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query string, qv []float32, k int) ([]lexical.Hit, []rankedSession) {
@@ -58,7 +59,7 @@ func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query st
 		out[i] = lexical.Hit{ID: h.ID, Score: h.Score + sessionEvidence*sesScore*top}
 	}
 	sortHits(out)
-	out = out[:min(k, len(out))]
+	out = s.refine(st, query, out, k)
 
 	var ranked []rankedSession
 	seen := make(map[int]bool)

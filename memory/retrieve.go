@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory/lexical"
 )
 
 // RetrieveRequest is one retrieve_memory call.
@@ -120,8 +122,45 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 		res.Pages = append(res.Pages, PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: round4(h.Score), MetaData: t.MetaData, PrevID: prev, NextID: next})
 	}
 	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, req.Query, res.Pages, ranked)
-	res.Recent = s.recent(st, thread)
-	res.Facts = s.rankFacts(st, req.Query, thread)
+	conv := s.conversation(st, thread, req.ThreadID != "")
+	recentPos := s.recent(conv)
+	res.Recent = make([]RecentTurn, 0, len(recentPos))
+	for _, p := range recentPos {
+		t := st.turns[p]
+		res.Recent = append(res.Recent, RecentTurn{ID: t.ID, Time: t.Time, User: t.User, Reply: t.Reply})
+	}
+	res.Facts = s.rankFacts(st, req.Query, conv)
+	qterms := queryTerms(req.Query)
+	if len(qterms) > maxTopicTerms {
+		qterms = qterms[:maxTopicTerms]
+	}
+	floor := relevant(st, qterms, hits)
+	pageNotes := make([]itemNote, len(hits))
+	for i, h := range hits {
+		pageNotes[i] = turnNote(st, h.ID, qterms)
+		pageNotes[i].hidden = !floor[i]
+	}
+	// A correction about what a shown page speaks of is shown too, even
+	// below the floor: it says which of the two holds.
+	var shownTopics uint64
+	for _, n := range pageNotes {
+		if !n.hidden {
+			shownTopics |= n.topics
+		}
+	}
+	for i := range pageNotes {
+		if n := &pageNotes[i]; n.hidden && n.correction && n.topics&shownTopics != 0 {
+			n.hidden = false
+		}
+	}
+	recentNotes := make([]itemNote, len(recentPos))
+	for i, p := range recentPos {
+		recentNotes[i] = turnNote(st, p, qterms)
+	}
+	factNotes := make([]itemNote, len(res.Facts))
+	for i, f := range res.Facts {
+		factNotes[i].topics = textTopics(f.Content, qterms)
+	}
 	res.Profile = profileSections(st.doc)
 	res.Pending = s.pendingInfo(st, thread)
 	res.Injection, res.InjectionTokens = s.buildInjection(st, injectionInput{
@@ -135,36 +174,87 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 		AssistantKnowledge: res.AssistantKnowledge,
 		Recent:             res.Recent,
 		Budget:             maxTokens,
+		PageNotes:          pageNotes,
+		RecentNotes:        recentNotes,
+		FactNotes:          factNotes,
 	})
 	return res, nil
 }
 
-// recent returns the thread's last short_term_capacity exchanges, oldest
-// first. The caller holds st.mu.
-func (s *Service) recent(st *scopeState, thread string) []RecentTurn {
+// conversation returns the positions of the turns that make up the
+// current conversation, oldest first: the thread's turns when the caller
+// named it (named), else only the latest turns of the default thread that
+// follow one another, and the last of them precedes now, by at most
+// conversation_idle_gap. Turns from an earlier sitting are never the
+// current conversation. The caller holds st.mu.
+func (s *Service) conversation(st *scopeState, thread string, named bool) []int {
 	positions := st.threads[thread]
+	if named || len(positions) == 0 {
+		return positions
+	}
+	gap := s.cfg.ConversationIdleGap
+	last := st.turns[positions[len(positions)-1]].Time
+	if s.now().Sub(last) > gap {
+		return nil
+	}
+	i := len(positions) - 1
+	for i > 0 && st.turns[positions[i]].Time.Sub(st.turns[positions[i-1]].Time).Abs() <= gap {
+		i--
+	}
+	return positions[i:]
+}
+
+// recent returns the positions of the last short_term_capacity exchanges
+// of the current conversation (positions, oldest first), oldest first.
+func (s *Service) recent(positions []int) []int {
 	if n := s.cfg.ShortTermCapacity; len(positions) > n {
 		positions = positions[len(positions)-n:]
 	}
-	out := make([]RecentTurn, 0, len(positions))
-	for _, p := range positions {
-		t := st.turns[p]
-		out = append(out, RecentTurn{ID: t.ID, Time: t.Time, User: t.User, Reply: t.Reply})
-	}
-	return out
+	return positions
 }
 
-// rankFacts scores every fact by similarity to the query plus the thread's
-// last max_context_turns turns (weight similarity_weight) and by confidence
-// (weight confidence_weight), best first. Similarity is normalised to
-// [0, 1] by the best match. The caller holds st.mu.
-func (s *Service) rankFacts(st *scopeState, query, thread string) []FactHit {
+// maxTopicTerms bounds the query terms an itemNote's topics record.
+const maxTopicTerms = 64
+
+// turnNote is what the injection needs to know of the turn at position p:
+// the query terms (qterms, at most maxTopicTerms) it holds and its
+// correction signal. The caller holds st.mu.
+func turnNote(st *scopeState, p int, qterms []lexical.Term) itemNote {
+	n := itemNote{correction: st.turns[p].Signals.Correction}
+	for j, m := range termMatch(st, p, qterms, 1) {
+		if m > 0 {
+			n.topics |= 1 << j
+		}
+	}
+	return n
+}
+
+// textTopics returns the bits of the query terms (qterms, at most
+// maxTopicTerms) that text holds, or a word of the same prefix.
+func textTopics(text string, qterms []lexical.Term) uint64 {
+	var topics uint64
+	for _, t := range lexical.Tokenize(text) {
+		for j, q := range qterms {
+			if t == q.Text || samePrefix(t, q.Text) {
+				topics |= 1 << j
+			}
+		}
+	}
+	return topics
+}
+
+// rankFacts scores every fact by similarity to the query plus the last
+// max_context_turns turns of the current conversation (positions, oldest
+// first; weight similarity_weight) and by confidence (weight
+// confidence_weight), best first. Similarity is normalised to [0, 1] by
+// the best match. The caller holds st.mu.
+func (s *Service) rankFacts(st *scopeState, query string, positions []int) []FactHit {
 	facts := st.doc.Facts
 	if len(facts) == 0 {
 		return nil
 	}
 	ctxText := query
-	if positions := st.threads[thread]; s.cfg.MaxContextTurns > 0 && len(positions) > 0 {
+	if s.cfg.MaxContextTurns > 0 && len(positions) > 0 {
 		if len(positions) > s.cfg.MaxContextTurns {
 			positions = positions[len(positions)-s.cfg.MaxContextTurns:]
 		}

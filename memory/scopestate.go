@@ -63,6 +63,9 @@ type scopeState struct {
 	// were forgotten or rewritten) and must never be saved again.
 	saveMu  sync.Mutex
 	retired bool
+
+	// progress is the Service's progress report (WithProgress), or nil.
+	progress func(stage string, done, total int)
 }
 
 // state returns the scope's in-memory state, creating it empty.
@@ -76,6 +79,7 @@ func (s *Service) state(scope Scope) *scopeState {
 			pages:      lexical.New(lexical.Options{}),
 			threads:    make(map[string][]int),
 			tokenCache: make(map[string]int),
+			progress:   s.progress,
 		}
 		s.scopes[scope.Key()] = st
 	}
@@ -213,6 +217,9 @@ func (st *scopeState) addTurns(turns []Turn, indexed int) {
 		texts = make([]string, 0, min(len(turns), batch))
 	)
 	st.turns = slices.Grow(st.turns, len(turns))
+	total := len(turns) - max(0, indexed-len(st.turns))
+	report := st.progress != nil && total >= progressStep
+	done := 0
 	for i := range turns {
 		// The state points into turns rather than copying each turn to
 		// a heap object of its own: one allocation for a whole log.
@@ -237,10 +244,23 @@ func (st *scopeState) addTurns(turns []Turn, indexed int) {
 		if len(ids) == batch {
 			st.pages.AddBatch(ids, texts)
 			ids, texts = ids[:0], texts[:0]
+			done += batch
+			if report {
+				st.progress(stageIndex, done, total)
+			}
 		}
 	}
 	st.pages.AddBatch(ids, texts)
+	if report {
+		st.progress(stageIndex, total, total)
+	}
 }
+
+// Stages of a long load, as WithProgress reports them.
+const (
+	stageIndex    = "indexing exchanges"
+	stageSessions = "placing exchanges in topic sessions"
+)
 
 func (st *scopeState) setDocument(doc *Document) {
 	if !st.docReady {

@@ -14,13 +14,15 @@ import (
 // per-scope indexes and answers retrieval and profile requests. It is safe
 // for concurrent use.
 type Service struct {
-	cfg    Config
-	store  Store
-	tokens TokenCounter
-	now    func() time.Time
-	newID  func() string
-	log    *slog.Logger
-	llm    LLM
+	// progress, when set, is told how far long loads have come.
+	progress func(stage string, done, total int)
+	cfg      Config
+	store    Store
+	tokens   TokenCounter
+	now      func() time.Time
+	newID    func() string
+	log      *slog.Logger
+	llm      LLM
 
 	newFactID func() string
 	queue     *queue
@@ -96,6 +98,19 @@ func WithFactIDs(newID func() string) Option { return func(s *Service) { s.newFa
 // WithLogger sets the logger; the default discards nothing and writes to
 // slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
+
+// WithProgress has the Service tell fn how far a long load has come:
+// indexing a large turn log, or placing its exchanges in mid-term
+// sessions again when midterm.json is missing. stage says which; done of
+// total are done. fn is called from the loading goroutine, at most every
+// progressStep items; short loads do not call it.
+func WithProgress(fn func(stage string, done, total int)) Option {
+	return func(s *Service) { s.progress = fn }
+}
+
+// progressStep is how many items a load does between progress calls, and
+// the fewest a load must have to report at all.
+const progressStep = 2000
 
 // NewService builds a Service over store, counting tokens with tokens.
 func NewService(cfg Config, store Store, tokens TokenCounter, opts ...Option) (*Service, error) {

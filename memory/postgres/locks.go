@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,6 +13,10 @@ import (
 )
 
 var _ memory.ScopeLocker = (*Store)(nil)
+
+// unlockTimeout bounds the unlock of an updater lock; past it the session
+// is closed, which releases the lock as well.
+const unlockTimeout = 5 * time.Second
 
 // updaterLockKey is the advisory lock key of a scope's updater lock: a
 // 64-bit hash of the scope with a prefix of its own, so that it does not
@@ -41,7 +46,8 @@ func (s *Store) TryLockScope(ctx context.Context, scope memory.Scope) (unlock fu
 		return nil, false, s.err("updater lock of "+scope.Key(), err)
 	}
 	bg := context.WithoutCancel(ctx)
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", updaterLockKey(scope)).Scan(&ok); err != nil || !ok {
+	key := updaterLockKey(scope)
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&ok); err != nil || !ok {
 		conn.Close(bg)
 		return nil, false, s.err("updater lock of "+scope.Key(), err)
 	}
@@ -59,7 +65,12 @@ func (s *Store) TryLockScope(ctx context.Context, scope memory.Scope) (unlock fu
 			s.lockMu.Lock()
 			delete(s.lockConns, conn)
 			s.lockMu.Unlock()
-			// Closing the session releases its advisory locks.
+			// Unlocked before the session ends, so that the lock is
+			// free when unlock returns (a closed session releases its
+			// locks too, but the server does so after the close).
+			uctx, cancel := context.WithTimeout(bg, unlockTimeout)
+			_, _ = conn.Exec(uctx, "SELECT pg_advisory_unlock($1)", key)
+			cancel()
 			conn.Close(bg)
 		})
 	}, true, nil

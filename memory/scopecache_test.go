@@ -182,4 +182,3 @@ func TestEvictionKeepsPendingWork(t *testing.T) {
 		}
 	})
 }
-

@@ -151,6 +151,31 @@ func runFactsEdit(ctx context.Context, c *call) int {
 	return exitOK
 }
 
+// runFactsRestore is "mnemo facts restore".
+func runFactsRestore(ctx context.Context, c *call) int {
+	if len(c.args.positional) != 1 {
+		return c.fail(exitUsage, "name the fact: mnemo facts restore ID")
+	}
+	scope, err := c.scope()
+	if err != nil {
+		return c.fail(exitUsage, "%v", err)
+	}
+	svc, closeMem, code, ok := c.openMemory(ctx)
+	if !ok {
+		return code
+	}
+	defer closeMem(ctx)
+	res, err := svc.RestoreFact(ctx, memory.RestoreFactRequest{UserID: scope.UserID, AgentName: scope.AgentName, ID: c.args.positional[0], Source: memory.SourceCLI})
+	if err != nil {
+		return c.memoryFail(err, scope, "id:", "ID:")
+	}
+	if c.args.flag("json") {
+		return writeJSON(c, res)
+	}
+	fmt.Fprintf(c.stdout, "restored fact %s in %s: %s (%s, %.2f)\n", res.Fact.ID, res.Scope.Key(), res.Fact.Content, res.Fact.Category, res.Fact.Confidence)
+	return exitOK
+}
+
 // runFactsList is "mnemo facts list".
 func runFactsList(ctx context.Context, c *call) int {
 	scope, err := c.scope()

@@ -105,6 +105,8 @@ var settings = []setting{
 		"Weight of recency, exp(-time since last visit / mid_term_heat_tau), in a mid-term session's heat."),
 	durationSetting(groupMemory, "mid_term_heat_tau", func(c *Config) *time.Duration { return &c.Memory.MidTermHeatTau }, time.Minute, 365*24*time.Hour,
 		"Time constant of the recency decay in a mid-term session's heat."),
+	durationSetting(groupMemory, "fact_stale_after", func(c *Config) *time.Duration { return &c.Memory.FactStaleAfter }, 24*time.Hour, 10*365*24*time.Hour,
+		"How long a fact may go unconfirmed before its confidence decays (halving every half of this); below 0.3 it is retired, restorable."),
 	boolSetting(groupMemory, "redact_secrets", func(c *Config) *bool { return &c.Memory.RedactSecrets },
 		"Replace secrets by [redacted: KIND] before anything is stored: API keys of the common providers (OpenAI, Anthropic, Google, Stripe, GitHub, GitLab, Slack, Hugging Face, npm), AWS and Azure credentials, bearer tokens, JWTs, private key blocks, passwords in URLs and in password assignments. Applies to turns, saved and updated facts, what the LLM writes and imports."),
 	enumSetting(groupMemory, "token_encoding", func(c *Config) *string { return &c.TokenEncoding }, []string{"cl100k_base", "o200k_base"},
@@ -131,6 +133,8 @@ var settings = []setting{
 		"Most memories (user/agent scopes) updated in parallel; one scope is never updated twice at once."),
 	durationSetting(groupLLM, "flush_timeout", func(c *Config) *time.Duration { return &c.Memory.FlushTimeout }, time.Second, memory.MaxFlushTimeout,
 		"Longest time flush_memory waits for pending updates before it answers with what finished and what is still running (it goes on in the background); kept under the clients' request time-outs (60s in the official SDKs)."),
+	intSetting(groupLLM, "daily_token_budget", func(c *Config) *int { return &c.Memory.DailyTokenBudget }, 0, 1<<30,
+		"Model tokens (prompt plus completion) one memory may spend per day (UTC); once spent, extraction waits until the next day and turns stay pending. 0 means unlimited."),
 	durationSetting(groupLLM, "llm_timeout", func(c *Config) *time.Duration { return &c.LLM.Timeout }, time.Second, 10*time.Minute,
 		"Timeout of one request to the endpoint."),
 

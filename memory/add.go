@@ -73,6 +73,9 @@ type PendingInfo struct {
 	OtherThreads int `json:"other_threads,omitempty"`
 	// LLM is "not configured" or the state of the configured model.
 	LLM string `json:"llm"`
+	// Deferred, when set, says that extraction waits for the daily token
+	// budget to renew (daily_token_budget).
+	Deferred string `json:"deferred,omitempty"`
 }
 
 // Add validates, filters and durably stores one exchange (or several, for a
@@ -265,7 +268,11 @@ func (s *Service) pendingInfo(st *scopeState, thread string) PendingInfo {
 			llm = "configured, but the last update failed and is retried in the background with backoff — " + strings.Join(parts, "; ")
 		}
 	}
-	return PendingInfo{Turns: c.total, Threads: byThread, OtherThreads: other, LLM: llm}
+	p := PendingInfo{Turns: c.total, Threads: byThread, OtherThreads: other, LLM: llm}
+	if s.llm != nil && s.cfg.DailyTokenBudget > 0 && c.total > 0 {
+		p.Deferred = s.usageOf(st.scope, st.doc).Deferred
+	}
+	return p
 }
 
 // duplicateOf returns the ids of the thread's last turns when they are

@@ -81,6 +81,15 @@ type Config struct {
 	// RedactSecrets replaces API keys, tokens, private keys and passwords
 	// by "[redacted: KIND]" before anything is written (redact_secrets).
 	RedactSecrets bool
+	// DailyTokenBudget bounds the model tokens (prompt plus completion)
+	// spent per scope and day (UTC) on extraction; once spent, updates are
+	// deferred to the next day and turns stay pending. 0 means unlimited
+	// (daily_token_budget).
+	DailyTokenBudget int
+	// FactStaleAfter is how long a fact may go unconfirmed before its
+	// confidence starts to decay (fact_stale_after); see Maintain. 0 means
+	// DefaultFactStaleAfter.
+	FactStaleAfter time.Duration
 }
 
 // Bounds of Config.ScopeCacheMB. The estimate follows the live heap of
@@ -92,6 +101,9 @@ const (
 	MinScopeCacheMB     = 1
 	MaxScopeCacheMB     = 1 << 20
 )
+
+// DefaultFactStaleAfter is the default of fact_stale_after.
+const DefaultFactStaleAfter = 180 * 24 * time.Hour
 
 // MaxFlushTimeout bounds flush_timeout under the request time-out of
 // common MCP clients (60 s in the official SDKs): a flush answers before
@@ -139,6 +151,7 @@ func DefaultConfig() Config {
 		MaxMetaDataBytes:           16 << 10,
 		MaxQueryBytes:              8 << 10,
 		RedactSecrets:              true,
+		FactStaleAfter:             DefaultFactStaleAfter,
 	}
 }
 
@@ -167,6 +180,7 @@ func (c Config) Validate() error {
 		{"scope_cache_mb", c.ScopeCacheMB, MinScopeCacheMB, MaxScopeCacheMB},
 		{"max_meta_data_bytes", c.MaxMetaDataBytes, 2, 1 << 20},
 		{"max_query_bytes", c.MaxQueryBytes, 16, 1 << 20},
+		{"daily_token_budget", c.DailyTokenBudget, 0, 1 << 30},
 	}
 	for _, s := range ints {
 		if s.v < s.min || s.v > s.max {
@@ -204,6 +218,9 @@ func (c Config) Validate() error {
 		if len(p.v) > MaxEmbeddingPrefixBytes {
 			return fmt.Errorf("setting %s is %d bytes long, more than %d", p.name, len(p.v), MaxEmbeddingPrefixBytes)
 		}
+	}
+	if c.FactStaleAfter != 0 && (c.FactStaleAfter < 24*time.Hour || c.FactStaleAfter > 10*365*24*time.Hour) {
+		return fmt.Errorf("setting fact_stale_after = %s is out of range [24h, 87600h]", c.FactStaleAfter)
 	}
 	if c.FlushTimeout < time.Second || c.FlushTimeout > MaxFlushTimeout {
 		return fmt.Errorf("setting flush_timeout = %s is out of range [1s, %s]", c.FlushTimeout, MaxFlushTimeout)

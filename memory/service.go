@@ -27,6 +27,8 @@ type Service struct {
 	newFactID func() string
 	queue     *queue
 	stats     llmStats
+	usage     usageLedger // per-scope usage not yet saved (usage.go)
+	relevant  relevance   // corrections retrieved, by scope (maintain.go)
 	// bgCtx carries background updates; Close cancels it after the grace.
 	bgCtx    context.Context
 	bgCancel context.CancelFunc

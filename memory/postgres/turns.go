@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -100,18 +99,6 @@ func encodeTurns(turns []memory.Turn) (ids, threads []string, bodies [][]byte, e
 	return ids, threads, bodies, nil
 }
 
-// encodeTurn renders t as the file store's log does: compact JSON (meta
-// data compacted), '<', '>' and '&' kept.
-func encodeTurn(t *memory.Turn) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(t); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
 // readTurnsSQL reads a scope's turns after a Seq through the primary key.
 const readTurnsSQL = `SELECT seq, body FROM mnemo_turns
 	WHERE scope_id = (SELECT id FROM mnemo_scopes WHERE user_id = $1 AND agent_name = $2) AND seq > $3
@@ -170,7 +157,7 @@ func decodeTurns(seqs []int64, bodies [][]byte) ([]memory.Turn, error) {
 	out := make([]memory.Turn, len(seqs))
 	decode := func(lo, hi int) error {
 		for i := lo; i < hi; i++ {
-			if err := json.Unmarshal(bodies[i], &out[i]); err != nil {
+			if err := decodeTurn(bodies[i], &out[i]); err != nil {
 				return fmt.Errorf("turn %d: %w: %w", seqs[i], memory.ErrCorrupt, err)
 			}
 			out[i].Seq = seqs[i]

@@ -167,7 +167,34 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres store %s: %w", masked, err)
 	}
+	s.warm(ctx)
 	return s, nil
+}
+
+// warmConns is how many connections Open makes ready: the first read of
+// a scope runs that many queries at once (document, turn log, page index
+// snapshot, mid-term sessions).
+const warmConns = 4
+
+// warm opens up to warmConns connections at once, so that the first read
+// of a scope does not wait for PostgreSQL to start a backend per query.
+// A connection that fails is left to the next use to report.
+func (s *Store) warm(ctx context.Context) {
+	n := min(warmConns, int(s.pool.Config().MaxConns))
+	conns := make(chan *pgxpool.Conn, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if c, err := s.pool.Acquire(ctx); err == nil {
+				conns <- c
+			}
+		})
+	}
+	wg.Wait()
+	close(conns)
+	for c := range conns {
+		c.Release()
+	}
 }
 
 // Close closes the connections, after waiting for those in use to be

@@ -23,8 +23,8 @@ var (
 
 // openMemory opens the store and the memory service for a command that
 // changes or reads memory without the LLM; close closes both.
-func (c *call) openMemory() (svc *memory.Service, close func(context.Context), code int, ok bool) {
-	store, err := openStore(c.cfg, c.log)
+func (c *call) openMemory(ctx context.Context) (svc *memory.Service, close func(context.Context), code int, ok bool) {
+	store, err := openStore(ctx, c.cfg, c.log)
 	if err != nil {
 		return nil, nil, c.fail(exitError, "%v", err), false
 	}
@@ -73,7 +73,7 @@ func runFactsAdd(ctx context.Context, c *call) int {
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
 	}
-	svc, closeMem, code, ok := c.openMemory()
+	svc, closeMem, code, ok := c.openMemory(ctx)
 	if !ok {
 		return code
 	}
@@ -131,7 +131,7 @@ func runFactsEdit(ctx context.Context, c *call) int {
 	if req.Content == nil && req.Category == nil && req.Confidence == nil {
 		return c.fail(exitUsage, "say what to change: --content TEXT, --category C or --confidence X")
 	}
-	svc, closeMem, code, ok := c.openMemory()
+	svc, closeMem, code, ok := c.openMemory(ctx)
 	if !ok {
 		return code
 	}
@@ -148,6 +148,31 @@ func runFactsEdit(ctx context.Context, c *call) int {
 		return exitOK
 	}
 	fmt.Fprintf(c.stdout, "changed %s of fact %s in %s: %s (%s, %.2f)\n", strings.Join(res.Changed, ", "), res.Fact.ID, res.Scope.Key(), res.Fact.Content, res.Fact.Category, res.Fact.Confidence)
+	return exitOK
+}
+
+// runFactsRestore is "mnemo facts restore".
+func runFactsRestore(ctx context.Context, c *call) int {
+	if len(c.args.positional) != 1 {
+		return c.fail(exitUsage, "name the fact: mnemo facts restore ID")
+	}
+	scope, err := c.scope()
+	if err != nil {
+		return c.fail(exitUsage, "%v", err)
+	}
+	svc, closeMem, code, ok := c.openMemory(ctx)
+	if !ok {
+		return code
+	}
+	defer closeMem(ctx)
+	res, err := svc.RestoreFact(ctx, memory.RestoreFactRequest{UserID: scope.UserID, AgentName: scope.AgentName, ID: c.args.positional[0], Source: memory.SourceCLI})
+	if err != nil {
+		return c.memoryFail(err, scope, "id:", "ID:")
+	}
+	if c.args.flag("json") {
+		return writeJSON(c, res)
+	}
+	fmt.Fprintf(c.stdout, "restored fact %s in %s: %s (%s, %.2f)\n", res.Fact.ID, res.Scope.Key(), res.Fact.Content, res.Fact.Category, res.Fact.Confidence)
 	return exitOK
 }
 
@@ -177,7 +202,7 @@ func runFactsList(ctx context.Context, c *call) int {
 		fmt.Fprintf(c.stdout, "no facts for %s: %s\n", scope.Key(), noMemoryIn(c.cfg.DataDir))
 		return exitOK
 	}
-	svc, closeMem, code, ok := c.openMemory()
+	svc, closeMem, code, ok := c.openMemory(ctx)
 	if !ok {
 		return code
 	}

@@ -65,7 +65,7 @@ func TestFactsCommands(t *testing.T) {
 		{[]string{"facts", "edit", "--user", "ana", id}, "say what to change"},
 		{[]string{"facts", "edit", "--user", "ana", "--content", "x", "fact_nope"}, "'mnemo facts list --user ana' lists the fact ids"},
 		{[]string{"facts", "list", "--user", "ana", "--limit", "9999"}, "--limit"},
-		{[]string{"facts"}, "needs one of: add, edit, list"},
+		{[]string{"facts"}, "needs one of: add, edit, restore, list"},
 		{[]string{"facts", "remove"}, "needs one of"},
 	} {
 		code, out, errOut := runCmd(t, dir, tc.args...)

@@ -41,7 +41,7 @@ func runUI(ctx context.Context, c *call) int {
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
 	}
-	store, err := openStore(c.cfg, c.log)
+	store, err := openStore(ctx, c.cfg, c.log)
 	if err != nil {
 		return c.fail(exitError, "%v", err)
 	}
@@ -49,7 +49,7 @@ func runUI(ctx context.Context, c *call) int {
 	// With the models, as search: the same ranking as retrieve_memory
 	// (embeddings) and the updater's state. The viewer never starts the
 	// pending updates; the server does that.
-	svc, err := openService(c.cfg, store, c.log, withModels, nil)
+	svc, err := openService(c.cfg, store, c.log, withModels, nil, loadProgress(c.stderr))
 	if err != nil {
 		return c.fail(exitError, "%v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/term"
@@ -190,4 +191,25 @@ func cliMessage(err error, scope memory.Scope) string {
 		"fact_ids:", "--fact:", "turn_ids:", "--turn:", "thread_id:", "--thread:",
 		"user_input:", "--input:", "agent_response:", "--reply:",
 	).Replace(msg)
+}
+
+// loadProgress is a memory.WithProgress option that shows how far a long
+// load (indexing a large turn log, rebuilding the mid-term sessions) has
+// come on w, when w is a terminal; nothing otherwise.
+func loadProgress(w io.Writer) memory.Option {
+	var mu sync.Mutex
+	lines := map[string]*progress{}
+	return memory.WithProgress(func(stage string, done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		p := lines[stage]
+		if p == nil {
+			p = newProgress(w, stage, total)
+			lines[stage] = p
+		}
+		p.set(done)
+		if done >= total {
+			p.done()
+		}
+	})
 }

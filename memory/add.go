@@ -73,6 +73,9 @@ type PendingInfo struct {
 	OtherThreads int `json:"other_threads,omitempty"`
 	// LLM is "not configured" or the state of the configured model.
 	LLM string `json:"llm"`
+	// Deferred, when set, says that extraction waits for the daily token
+	// budget to renew (daily_token_budget).
+	Deferred string `json:"deferred,omitempty"`
 }
 
 // Add validates, filters and durably stores one exchange (or several, for a
@@ -137,7 +140,9 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (*AddResult, error) {
 	if len(turns) > 0 {
 		// Catch up with the log first (another process may have stored
 		// the same exchange): the turn log, not this process's memory,
-		// tells a retry from a new exchange.
+		// tells a retry from a new exchange, so it is read even when no
+		// change was announced.
+		s.invalidate(scope)
 		if st, err = s.loadedState(ctx, scope); err != nil {
 			return nil, err
 		}
@@ -154,8 +159,7 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (*AddResult, error) {
 			return s.addFacts(ctx, res, req.Facts, red)
 		}
 	} else {
-		st = s.state(scope)
-		st.mu.Lock()
+		st = s.liveState(scope)
 	}
 	if len(turns) > 0 {
 		stored, err := s.store.AppendTurns(ctx, scope, turns)
@@ -264,7 +268,11 @@ func (s *Service) pendingInfo(st *scopeState, thread string) PendingInfo {
 			llm = "configured, but the last update failed and is retried in the background with backoff — " + strings.Join(parts, "; ")
 		}
 	}
-	return PendingInfo{Turns: c.total, Threads: byThread, OtherThreads: other, LLM: llm}
+	p := PendingInfo{Turns: c.total, Threads: byThread, OtherThreads: other, LLM: llm}
+	if s.llm != nil && s.cfg.DailyTokenBudget > 0 && c.total > 0 {
+		p.Deferred = s.usageOf(st.scope, st.doc).Deferred
+	}
+	return p
 }
 
 // duplicateOf returns the ids of the thread's last turns when they are

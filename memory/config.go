@@ -59,6 +59,11 @@ type Config struct {
 	UpdateConcurrency int
 	// FlushTimeout bounds how long flush_memory waits for updates.
 	FlushTimeout time.Duration
+	// ScopeCacheMB bounds, in MiB, the estimated size of the scope states
+	// (turns, indexes, sessions, vectors) a Service keeps in memory; the
+	// least recently used are dropped beyond it and read again from the
+	// store on their next use.
+	ScopeCacheMB int
 	// EmbeddingFusionWeight is the vector ranking's share when it is fused
 	// with the lexical ranking (0 ranks by words only, 0.5 weighs both
 	// alike); it matters only with an Embedder.
@@ -76,7 +81,29 @@ type Config struct {
 	// RedactSecrets replaces API keys, tokens, private keys and passwords
 	// by "[redacted: KIND]" before anything is written (redact_secrets).
 	RedactSecrets bool
+	// DailyTokenBudget bounds the model tokens (prompt plus completion)
+	// spent per scope and day (UTC) on extraction; once spent, updates are
+	// deferred to the next day and turns stay pending. 0 means unlimited
+	// (daily_token_budget).
+	DailyTokenBudget int
+	// FactStaleAfter is how long a fact may go unconfirmed before its
+	// confidence starts to decay (fact_stale_after); see Maintain. 0 means
+	// DefaultFactStaleAfter.
+	FactStaleAfter time.Duration
 }
+
+// Bounds of Config.ScopeCacheMB. The estimate follows the live heap of
+// the states (BenchmarkManyUsers); resident memory is about 1.4 times it
+// (garbage not yet collected) plus some 30 MB (runtime, token encoding),
+// so the default keeps a server with many users under about 300 MB.
+const (
+	DefaultScopeCacheMB = 150
+	MinScopeCacheMB     = 1
+	MaxScopeCacheMB     = 1 << 20
+)
+
+// DefaultFactStaleAfter is the default of fact_stale_after.
+const DefaultFactStaleAfter = 180 * 24 * time.Hour
 
 // MaxFlushTimeout bounds flush_timeout under the request time-out of
 // common MCP clients (60 s in the official SDKs): a flush answers before
@@ -117,12 +144,14 @@ func DefaultConfig() Config {
 		MaxRemoveShare:             0.25,
 		UpdateConcurrency:          2,
 		FlushTimeout:               20 * time.Second,
+		ScopeCacheMB:               DefaultScopeCacheMB,
 		EmbeddingFusionWeight:      DefaultEmbeddingFusionWeight,
 		MaxMessageBytes:            64 << 10,
 		MaxMessages:                200,
 		MaxMetaDataBytes:           16 << 10,
 		MaxQueryBytes:              8 << 10,
 		RedactSecrets:              true,
+		FactStaleAfter:             DefaultFactStaleAfter,
 	}
 }
 
@@ -148,8 +177,10 @@ func (c Config) Validate() error {
 		{"max_message_bytes", c.MaxMessageBytes, 1 << 10, 16 << 20},
 		{"max_messages", c.MaxMessages, 1, 10000},
 		{"update_concurrency", c.UpdateConcurrency, 1, 32},
+		{"scope_cache_mb", c.ScopeCacheMB, MinScopeCacheMB, MaxScopeCacheMB},
 		{"max_meta_data_bytes", c.MaxMetaDataBytes, 2, 1 << 20},
 		{"max_query_bytes", c.MaxQueryBytes, 16, 1 << 20},
+		{"daily_token_budget", c.DailyTokenBudget, 0, 1 << 30},
 	}
 	for _, s := range ints {
 		if s.v < s.min || s.v > s.max {
@@ -187,6 +218,9 @@ func (c Config) Validate() error {
 		if len(p.v) > MaxEmbeddingPrefixBytes {
 			return fmt.Errorf("setting %s is %d bytes long, more than %d", p.name, len(p.v), MaxEmbeddingPrefixBytes)
 		}
+	}
+	if c.FactStaleAfter != 0 && (c.FactStaleAfter < 24*time.Hour || c.FactStaleAfter > 10*365*24*time.Hour) {
+		return fmt.Errorf("setting fact_stale_after = %s is out of range [24h, 87600h]", c.FactStaleAfter)
 	}
 	if c.FlushTimeout < time.Second || c.FlushTimeout > MaxFlushTimeout {
 		return fmt.Errorf("setting flush_timeout = %s is out of range [1s, %s]", c.FlushTimeout, MaxFlushTimeout)

@@ -28,18 +28,26 @@ type diskDocument struct {
 	Revision           int64            `json:"revision"`
 	TurnLogEpoch       int64            `json:"turnLogEpoch,omitempty"`
 	FactEvents         []diskFactEvent  `json:"factEvents,omitempty"`
+	PastFacts          []diskFact       `json:"pastFacts,omitempty"`
+	RetiredFacts       []diskFact       `json:"retiredFacts,omitempty"`
+	MaintainedAt       time.Time        `json:"maintainedAt,omitzero"`
+	Usage              []diskUsageDay   `json:"usage,omitempty"`
 }
 
 // diskFact is Fact as memory.json spells it. Fact and diskFact convert
 // into each other: a field added to one and not the other fails to compile.
 type diskFact struct {
-	ID          string    `json:"id"`
-	Content     string    `json:"content"`
-	Category    string    `json:"category"`
-	Confidence  float64   `json:"confidence"`
-	CreatedAt   time.Time `json:"createdAt"`
-	Source      string    `json:"source"`
-	SourceError string    `json:"sourceError,omitempty"`
+	ID            string    `json:"id"`
+	Content       string    `json:"content"`
+	Category      string    `json:"category"`
+	Confidence    float64   `json:"confidence"`
+	CreatedAt     time.Time `json:"createdAt"`
+	Source        string    `json:"source"`
+	SourceError   string    `json:"sourceError,omitempty"`
+	Sources       []string  `json:"sources,omitempty"`
+	ValidFrom     time.Time `json:"validFrom,omitzero"`
+	ValidTo       time.Time `json:"validTo,omitzero"`
+	LastConfirmed time.Time `json:"lastConfirmed,omitzero"`
 }
 
 // diskSection is Section as memory.json spells it.
@@ -64,12 +72,29 @@ type diskHistory struct {
 
 // diskFactEvent is FactEvent as memory.json spells it.
 type diskFactEvent struct {
-	FactID  string    `json:"factId"`
-	Event   string    `json:"event"`
-	At      time.Time `json:"at"`
-	Source  string    `json:"source"`
-	Reason  string    `json:"reason,omitempty"`
-	Content string    `json:"content,omitempty"`
+	FactID     string    `json:"factId"`
+	Event      string    `json:"event"`
+	At         time.Time `json:"at"`
+	Source     string    `json:"source"`
+	Reason     string    `json:"reason,omitempty"`
+	Content    string    `json:"content,omitempty"`
+	Into       string    `json:"into,omitempty"`
+	Confidence float64   `json:"confidence,omitempty"`
+	ValidFrom  time.Time `json:"validFrom,omitzero"`
+	ValidTo    time.Time `json:"validTo,omitzero"`
+}
+
+// diskUsageDay is UsageDay as memory.json spells it.
+type diskUsageDay struct {
+	Day               string `json:"day"`
+	LLMCalls          int    `json:"llmCalls,omitempty"`
+	PromptTokens      int    `json:"promptTokens,omitempty"`
+	CompletionTokens  int    `json:"completionTokens,omitempty"`
+	LLMFailures       int    `json:"llmFailures,omitempty"`
+	EmbeddingCalls    int    `json:"embeddingCalls,omitempty"`
+	EmbeddingTokens   int    `json:"embeddingTokens,omitempty"`
+	EmbeddingFailures int    `json:"embeddingFailures,omitempty"`
+	Deferred          int    `json:"deferred,omitempty"`
 }
 
 // MarshalJSON encodes the document in the memory.json format. It leaves
@@ -110,6 +135,10 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 		Revision:           dd.Revision,
 		TurnLogEpoch:       dd.TurnLogEpoch,
 		FactEvents:         convertAll(dd.FactEvents, func(e diskFactEvent) FactEvent { return FactEvent(e) }),
+		PastFacts:          convertAll(dd.PastFacts, func(f diskFact) Fact { return Fact(f) }),
+		RetiredFacts:       convertAll(dd.RetiredFacts, func(f diskFact) Fact { return Fact(f) }),
+		MaintainedAt:       dd.MaintainedAt,
+		Usage:              convertAll(dd.Usage, func(u diskUsageDay) UsageDay { return UsageDay(u) }),
 	}
 	return nil
 }
@@ -136,6 +165,10 @@ func (d *Document) disk() diskDocument {
 		Revision:           d.Revision,
 		TurnLogEpoch:       d.TurnLogEpoch,
 		FactEvents:         convertAll(d.FactEvents, func(e FactEvent) diskFactEvent { return diskFactEvent(e) }),
+		PastFacts:          convertAll(d.PastFacts, func(f Fact) diskFact { return diskFact(f) }),
+		RetiredFacts:       convertAll(d.RetiredFacts, func(f Fact) diskFact { return diskFact(f) }),
+		MaintainedAt:       d.MaintainedAt,
+		Usage:              convertAll(d.Usage, func(u UsageDay) diskUsageDay { return diskUsageDay(u) }),
 	}
 }
 

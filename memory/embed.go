@@ -238,6 +238,7 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 		err := s.waitForQueries(ctx)
 		if err == nil {
 			vecs, err = e.embedder.Embed(ctx, texts)
+			s.recordEmbedding(st.scope, texts, err)
 		}
 		if err == nil && len(vecs) != len(texts) {
 			err = errVectorCount

@@ -42,7 +42,7 @@ type breaker struct {
 // queryVector embeds a retrieval query, with a small cache; nil when no
 // embedder is configured, the fusion gives vectors no weight, the breaker
 // is open or the endpoint fails (the ranking is then lexical only).
-func (s *Service) queryVector(ctx context.Context, query string) []float32 {
+func (s *Service) queryVector(ctx context.Context, scope Scope, query string) []float32 {
 	e := &s.emb
 	if e.embedder == nil || e.weight == 0 {
 		return nil
@@ -67,7 +67,9 @@ func (s *Service) queryVector(ctx context.Context, query string) []float32 {
 
 	qctx, cancel := context.WithTimeout(ctx, queryEmbedTimeout)
 	defer cancel()
-	vecs, err := e.embedder.Embed(qctx, []string{e.queryPrefix + truncateRunes(query, maxEmbedRunes)})
+	qtext := []string{e.queryPrefix + truncateRunes(query, maxEmbedRunes)}
+	vecs, err := e.embedder.Embed(qctx, qtext)
+	s.recordEmbedding(scope, qtext, err)
 	if err == nil && len(vecs) != 1 {
 		err = errVectorCount
 	}

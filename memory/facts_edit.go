@@ -46,7 +46,9 @@ type SaveFactResult struct {
 	Scope Scope `json:"scope"`
 	Fact  Fact  `json:"fact"`
 	// Duplicate is true when a fact with the same content was already
-	// stored; Fact is that fact and nothing changed.
+	// stored (Fact is that fact and nothing changed), or one that says
+	// nearly the same (Fact is that fact, the new wording merged into it
+	// and its confidence raised; Notes say so).
 	Duplicate bool `json:"duplicate"`
 	// Evicted are ids of facts dropped to stay within max_facts.
 	Evicted []string `json:"evicted,omitempty"`
@@ -91,6 +93,14 @@ func (s *Service) SaveFact(ctx context.Context, req SaveFactRequest) (*SaveFactR
 			NewID:          s.newFactID,
 			CreatedReason:  manualReason(source, "saved"),
 		})
+		if len(rep.FactsAdded) == 0 && len(rep.FactsConfirmed) > 0 {
+			// A near-duplicate: merged into the stored fact, which it
+			// confirms (consolidate.go).
+			i := slices.IndexFunc(d.Facts, func(f Fact) bool { return f.ID == rep.FactsConfirmed[0] })
+			res.Fact, res.Duplicate = d.Facts[i], true
+			res.Notes = append(rep.Ignored, fmt.Sprintf("nearly the same as fact %s: merged into it, which now counts as confirmed (confidence %v)", res.Fact.ID, res.Fact.Confidence))
+			return nil
+		}
 		if len(rep.FactsAdded) == 0 {
 			why := strings.Join(rep.Ignored, "; ")
 			if strings.Contains(why, "over the limit") {

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -18,14 +19,20 @@ type FlushRequest struct {
 
 // FlushResult reports what a flush did and what is still pending, and why.
 type FlushResult struct {
-	Scope           Scope       `json:"scope"`
-	ThreadID        string      `json:"thread_id,omitempty"`
-	TurnsProcessed  int         `json:"turns_processed"`
-	FactsAdded      []string    `json:"facts_added"`
-	FactsRemoved    []string    `json:"facts_removed"`
-	SectionsUpdated []string    `json:"sections_updated"`
-	Ignored         []string    `json:"ignored,omitempty"`
-	Pending         PendingInfo `json:"pending"`
+	Scope          Scope    `json:"scope"`
+	ThreadID       string   `json:"thread_id,omitempty"`
+	TurnsProcessed int      `json:"turns_processed"`
+	FactsAdded     []string `json:"facts_added"`
+	FactsRemoved   []string `json:"facts_removed"`
+	// FactsConfirmed are facts stated again by the conversations: their
+	// confidence rose.
+	FactsConfirmed []string `json:"facts_confirmed,omitempty"`
+	// Maintenance is what the maintenance pass at the end of the flush
+	// merged, decayed and retired (consolidation and staleness).
+	Maintenance     *MaintainReport `json:"maintenance,omitempty"`
+	SectionsUpdated []string        `json:"sections_updated"`
+	Ignored         []string        `json:"ignored,omitempty"`
+	Pending         PendingInfo     `json:"pending"`
 	// Running lists the threads whose update was still running (or not
 	// yet started) when the wait ended; it goes on in the background.
 	Running []string `json:"running,omitempty"`
@@ -125,11 +132,15 @@ func (s *Service) Flush(ctx context.Context, req FlushRequest) (*FlushResult, er
 			res.TurnsProcessed += ev.rep.TurnsProcessed
 			res.FactsAdded = append(res.FactsAdded, ev.rep.FactsAdded...)
 			res.FactsRemoved = append(res.FactsRemoved, ev.rep.FactsRemoved...)
+			res.FactsConfirmed = append(res.FactsConfirmed, ev.rep.FactsConfirmed...)
 			res.SectionsUpdated = appendNew(res.SectionsUpdated, ev.rep.SectionsUpdated...)
 			res.Ignored = append(res.Ignored, ev.rep.Ignored...)
 		}
 		if ev.err != nil {
 			reasons[ev.thread] = shortReason(ev.err)
+			if errors.Is(ev.err, ErrBudgetSpent) {
+				reasons[ev.thread] = "deferred: the daily token budget is spent (daily_token_budget); it resumes tomorrow (UTC)"
+			}
 			if n, ok := s.queue.lastFailure(scope, ev.thread); ok && n.seq > lastNote {
 				reasons[ev.thread] = n.String()
 			}
@@ -207,6 +218,12 @@ type flushEvent struct {
 
 // finishFlush fills in what is still pending and why.
 func (s *Service) finishFlush(ctx context.Context, res *FlushResult, scope Scope, thread string, reasons map[string]string) (*FlushResult, error) {
+	// The periodic pass: consolidation and staleness, also without a model.
+	if m, err := s.maintainScope(ctx, scope); err != nil {
+		s.log.Warn("memory maintenance failed; it runs again at the next update or flush", "scope", scope.Key(), "err", err)
+	} else if m.Changed() {
+		res.Maintenance = &m
+	}
 	st, err := s.loadedState(ctx, scope)
 	if err != nil {
 		return nil, err

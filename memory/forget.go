@@ -262,6 +262,24 @@ func dropFacts(d *Document, match func(Fact) bool, ev FactEvent) ([]Fact, []stri
 	d.Facts = drop(d.Facts)
 	d.Knowledge = drop(d.Knowledge)
 	d.AssistantKnowledge = drop(d.AssistantKnowledge)
+	d.PastFacts = drop(d.PastFacts)
+	d.RetiredFacts = drop(d.RetiredFacts)
+	// Facts merged into a forgotten one said nearly the same: they go too.
+	for more := true; more; {
+		more = false
+		for _, e := range d.FactEvents {
+			if e.Event == FactMerged && gone[e.Into] && !gone[e.FactID] {
+				id := e.FactID
+				before := len(removed)
+				match = func(f Fact) bool { return f.ID == id }
+				d.RetiredFacts = drop(d.RetiredFacts)
+				d.PastFacts = drop(d.PastFacts)
+				d.Facts = drop(d.Facts)
+				gone[id] = true
+				more = more || len(removed) > before
+			}
+		}
+	}
 	for i := range d.FactEvents {
 		if e := &d.FactEvents[i]; gone[e.FactID] && e.Content != "" {
 			texts = append(texts, e.Content)
@@ -280,7 +298,7 @@ func dropFacts(d *Document, match func(Fact) bool, ev FactEvent) ([]Fact, []stri
 // any of texts, when the store can (VersionScrubber), and counts them in
 // res.
 func (s *Service) scrubVersions(ctx context.Context, scope Scope, texts []string, res *ForgetResult) error {
-	vs, ok := s.store.(VersionScrubber)
+	vs, ok := s.base.(VersionScrubber)
 	if !ok || len(texts) == 0 {
 		return nil
 	}
@@ -364,7 +382,7 @@ func (s *Service) forgetDerived(ctx context.Context, scope Scope, removed []Turn
 	var candidates []Fact
 	for _, list := range [][]Fact{doc.Facts, doc.Knowledge, doc.AssistantKnowledge} {
 		for _, f := range list {
-			if touched[f.Source] {
+			if slices.ContainsFunc(f.AllSources(), func(src string) bool { return touched[src] }) {
 				candidates = append(candidates, f)
 			}
 		}
@@ -392,7 +410,7 @@ func (s *Service) forgetDerived(ctx context.Context, scope Scope, removed []Turn
 	var texts []string
 	if len(emptied) > 0 {
 		_, err = s.store.UpdateDocument(ctx, scope, func(d *Document) error {
-			dropped, texts = dropFacts(d, func(f Fact) bool { return emptied[f.Source] }, FactEvent{
+			dropped, texts = dropFacts(d, onlyFrom(emptied), FactEvent{
 				Event: FactRemoved, At: s.now().UTC(), Source: source,
 				Reason: manualReason(source, "forgotten with the turns of its thread"),
 			})
@@ -407,7 +425,7 @@ func (s *Service) forgetDerived(ctx context.Context, scope Scope, removed []Turn
 	}
 	res.DerivedFactsRemoved = append(res.DerivedFactsRemoved, dropped...)
 	for _, f := range candidates {
-		if !emptied[f.Source] {
+		if !onlyFrom(emptied)(f) {
 			res.DerivedFactsKept = append(res.DerivedFactsKept, f)
 		}
 	}
@@ -448,4 +466,13 @@ func (s *Service) sectionsMayMention(ctx context.Context, scope Scope, before *D
 		}
 	}
 	return names, nil
+}
+
+// onlyFrom matches the facts whose every source is one of threads: a fact
+// also stated in another conversation is kept.
+func onlyFrom(threads map[string]bool) func(Fact) bool {
+	return func(f Fact) bool {
+		srcs := f.AllSources()
+		return len(srcs) > 0 && !slices.ContainsFunc(srcs, func(src string) bool { return !threads[src] })
+	}
 }

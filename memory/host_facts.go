@@ -136,6 +136,13 @@ func (s *Service) applyHostFacts(ctx context.Context, scope Scope, thread string
 				changed = true
 				continue
 			}
+			if len(rep.FactsConfirmed) == 1 {
+				// A near-duplicate: merged into the stored fact, which it
+				// confirms (consolidate.go).
+				out[i].Status, out[i].FactID = HostFactMerged, rep.FactsConfirmed[0]
+				changed = true
+				continue
+			}
 			out[i].Reason = hostRefusal(rep.Ignored)
 			if len(rep.FactsEvicted) > 0 {
 				changed = true

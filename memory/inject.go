@@ -28,6 +28,9 @@ type injectionInput struct {
 	StyleHint    string
 	Profile      []ProfileSection
 	Facts        []FactHit
+	// PastFacts are replaced facts, shown with their interval after the
+	// current ones (timeline.go).
+	PastFacts []FactHit
 	// UserKnowledge and AssistantKnowledge are long-term knowledge
 	// entries (MemoryOS).
 	UserKnowledge      []FactHit
@@ -135,6 +138,7 @@ func (s *Service) buildInjection(st *scopeState, in injectionInput) (string, int
 			facts = append(facts, it)
 		}
 	}
+	facts = append(facts, pastFactItems(in.PastFacts, len(in.Facts))...)
 	for i, f := range in.UserKnowledge {
 		knowledge = append(knowledge, injItem{secKnowledge, i, knowledgeLine(f.Fact), nil})
 	}

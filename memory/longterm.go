@@ -97,10 +97,10 @@ func (s *Service) summarizeSessions(ctx context.Context, scope Scope) error {
 			return err
 		}
 		reply, err := s.llm.Complete(ctx, CompletionRequest{Prompt: prompt, JSON: true})
+		s.recordLLM(scope, reply, err)
 		if err != nil {
 			return fmt.Errorf("ask llm for session summary: %w", err)
 		}
-		s.stats.addCall(reply.PromptTokens, reply.CompletionTokens)
 		summary, keywords, perr := parseSessionSummary(reply.Text)
 		// The model's words follow the text rule like every other text
 		// that enters memory.
@@ -181,10 +181,10 @@ func (s *Service) promoteHot(ctx context.Context, scope Scope) (bool, error) {
 		return false, err
 	}
 	reply, err := s.llm.Complete(ctx, CompletionRequest{Prompt: prompt, JSON: true})
+	s.recordLLM(scope, reply, err)
 	if err != nil {
 		return false, fmt.Errorf("ask llm to analyse session %s: %w", id, err)
 	}
-	s.stats.addCall(reply.PromptTokens, reply.CompletionTokens)
 	upd, err := parseAnalysis(reply.Text)
 	if err != nil {
 		return false, err

@@ -405,7 +405,7 @@ func TestApplyUpdateRecordsHistory(t *testing.T) {
 		got = append(got, e.FactID+" "+e.Event+" "+e.Source+": "+e.Reason)
 	}
 	want := []string{
-		"fact_00000001 removed t1: the model removed it while reading thread t1 (contradicted or outdated)",
+		"fact_00000001 replaced t1: the model removed it while reading thread t1 (contradicted or outdated); kept as past",
 		"fact_00000002 updated t1: upload scrub: sentences about uploaded files removed",
 		"fact_0000000a created t1: extracted from thread t1",
 	}

@@ -82,15 +82,30 @@ func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 	}
 	clear(st.touched)
 	sort.Strings(threads)
+	total, placed := 0, 0
+	if st.progress != nil {
+		for _, thread := range threads {
+			positions := st.threads[thread]
+			out := positions[:len(positions)-capacity]
+			total += len(out) - sort.Search(len(out), func(i int) bool { return st.turns[out[i]].Seq > m.moved[thread] })
+		}
+	}
+	report := total >= progressStep
 	for _, thread := range threads {
 		positions := st.threads[thread]
 		out := positions[:len(positions)-capacity]
 		i := sort.Search(len(out), func(i int) bool { return st.turns[out[i]].Seq > m.moved[thread] })
 		for _, p := range out[i:] {
+			if placed++; report && placed%progressStep == 0 {
+				st.progress(stageSessions, placed, total)
+			}
 			s.placePage(st, p)
 			m.moved[thread] = st.turns[p].Seq
 		}
 		m.dirty = true
+	}
+	if report {
+		st.progress(stageSessions, total, total)
 	}
 	m.evict(s.cfg.MidTermCapacity)
 	if m.dirty && time.Since(m.saved) >= midTermSaveEvery {

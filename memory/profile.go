@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -35,6 +36,14 @@ type ProfileResult struct {
 	Empty           bool             `json:"empty"`
 	Injection       string           `json:"injection"`
 	InjectionTokens int              `json:"injection_tokens"`
+	// Usage is the model and embedding usage of the scope by day, with
+	// the daily token budget.
+	Usage ScopeUsage `json:"usage"`
+	// PastFacts are facts a later conversation replaced, with their
+	// validity interval, newest last; RetiredFacts those retired for not
+	// being confirmed, or merged into another (restorable).
+	PastFacts    []Fact `json:"past_facts,omitempty"`
+	RetiredFacts []Fact `json:"retired_facts,omitempty"`
 }
 
 // Profile returns what is known about the user of a scope.
@@ -50,13 +59,16 @@ func (s *Service) Profile(ctx context.Context, req ProfileRequest) (*ProfileResu
 	defer st.mu.Unlock()
 	d := st.doc
 	res := &ProfileResult{
-		Scope:       scope,
-		Version:     d.Version,
-		User:        d.User,
-		History:     d.History,
-		Facts:       append([]Fact{}, d.Facts...),
-		StoredTurns: len(st.turns),
-		Pending:     s.pendingInfo(st, ""),
+		Scope:        scope,
+		Version:      d.Version,
+		User:         d.User,
+		History:      d.History,
+		Facts:        append([]Fact{}, d.Facts...),
+		StoredTurns:  len(st.turns),
+		Pending:      s.pendingInfo(st, ""),
+		Usage:        s.usageOf(scope, d),
+		PastFacts:    slices.Clone(d.PastFacts),
+		RetiredFacts: slices.Clone(d.RetiredFacts),
 	}
 	if !d.LastUpdated.IsZero() {
 		res.LastUpdated = d.LastUpdated.Format("2006-01-02T15:04:05Z07:00")

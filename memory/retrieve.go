@@ -66,8 +66,11 @@ type ProfileSection struct {
 // RetrieveResult is what retrieve_memory returns. Pages come first: they
 // are the ranked answer.
 type RetrieveResult struct {
-	Pages           []PageHit        `json:"pages"`
-	Facts           []FactHit        `json:"facts,omitempty"`
+	Pages []PageHit `json:"pages"`
+	Facts []FactHit `json:"facts,omitempty"`
+	// PastFacts are replaced facts that match a query about the past
+	// ("before", "used to", …), with their validity interval.
+	PastFacts       []FactHit        `json:"past_facts,omitempty"`
 	Profile         []ProfileSection `json:"profile,omitempty"`
 	Recent          []RecentTurn     `json:"recent,omitempty"`
 	Injection       string           `json:"injection"`
@@ -107,7 +110,7 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 
 	// Embedding the query is a network call: made before the scope is
 	// locked.
-	qv := s.queryVector(ctx, req.Query)
+	qv := s.queryVector(ctx, scope, req.Query)
 	st, err := s.loadedState(ctx, scope)
 	if err != nil {
 		return nil, err
@@ -130,6 +133,7 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 		res.Recent = append(res.Recent, RecentTurn{ID: t.ID, Time: t.Time, User: t.User, Reply: t.Reply})
 	}
 	res.Facts = s.rankFacts(st, req.Query, conv)
+	res.PastFacts = pastFacts(st.doc, req.Query)
 	qterms := queryTerms(req.Query)
 	if len(qterms) > maxTopicTerms {
 		qterms = qterms[:maxTopicTerms]
@@ -168,6 +172,7 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 		StyleHint:          req.StyleHint,
 		Profile:            res.Profile,
 		Facts:              res.Facts,
+		PastFacts:          res.PastFacts,
 		Pages:              res.Pages,
 		Sessions:           res.Sessions,
 		UserKnowledge:      res.UserKnowledge,
@@ -279,6 +284,11 @@ func (s *Service) rankFacts(st *scopeState, query string, positions []int) []Fac
 			sim = sims[i] / best
 		}
 		hits[i] = FactHit{Fact: f, Score: round4(s.cfg.SimilarityWeight*sim + s.cfg.ConfidenceWeight*f.Confidence)}
+		if f.Category == CategoryCorrection && sims[i] > 0 {
+			// A correction that matches what is asked is still relevant:
+			// it does not decay (maintain.go).
+			s.relevant.note(st.scope, f.ID, s.now().UTC())
+		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
 	if len(hits) > maxFactHits {

@@ -14,17 +14,21 @@ import (
 // per-scope indexes and answers retrieval and profile requests. It is safe
 // for concurrent use.
 type Service struct {
-	cfg    Config
-	store  Store
-	tokens TokenCounter
-	now    func() time.Time
-	newID  func() string
-	log    *slog.Logger
-	llm    LLM
+	// progress, when set, is told how far long loads have come.
+	progress func(stage string, done, total int)
+	cfg      Config
+	store    Store
+	tokens   TokenCounter
+	now      func() time.Time
+	newID    func() string
+	log      *slog.Logger
+	llm      LLM
 
 	newFactID func() string
 	queue     *queue
 	stats     llmStats
+	usage     usageLedger // per-scope usage not yet saved (usage.go)
+	relevant  relevance   // corrections retrieved, by scope (maintain.go)
 	// bgCtx carries background updates; Close cancels it after the grace.
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
@@ -33,6 +37,10 @@ type Service struct {
 
 	mu     sync.Mutex
 	scopes map[string]*scopeState
+	cache  scopeCache // size, eviction and freshness of scopes (scopecache.go)
+	// base is the Store as given, for finding its optional capabilities;
+	// store wraps it (localWrites).
+	base Store
 
 	emb embedding // page vectors, when an embedder is configured
 
@@ -41,6 +49,8 @@ type Service struct {
 	pageStore PageIndexStore
 	// bg counts background work (snapshot saves) that Close waits for.
 	bg sync.WaitGroup
+	// watching counts the watch of the store, which ends with bgCtx.
+	watching sync.WaitGroup
 }
 
 // llmStats counts model usage, for reports and benchmarks.
@@ -91,6 +101,19 @@ func WithFactIDs(newID func() string) Option { return func(s *Service) { s.newFa
 // slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
 
+// WithProgress has the Service tell fn how far a long load has come:
+// indexing a large turn log, or placing its exchanges in mid-term
+// sessions again when midterm.json is missing. stage says which; done of
+// total are done. fn is called from the loading goroutine, at most every
+// progressStep items; short loads do not call it.
+func WithProgress(fn func(stage string, done, total int)) Option {
+	return func(s *Service) { s.progress = fn }
+}
+
+// progressStep is how many items a load does between progress calls, and
+// the fewest a load must have to report at all.
+const progressStep = 2000
+
 // NewService builds a Service over store, counting tokens with tokens.
 func NewService(cfg Config, store Store, tokens TokenCounter, opts ...Option) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
@@ -107,16 +130,29 @@ func NewService(cfg Config, store Store, tokens TokenCounter, opts ...Option) (*
 
 		newFactID: NewFactID,
 	}
+	s.cache.budget = int64(cfg.ScopeCacheMB) << 20
 	// The store's optional capabilities (ports.go).
 	s.midTermStore, _ = store.(MidTermStore)
 	s.pageStore, _ = store.(PageIndexStore)
 	s.emb.store, _ = store.(VectorStore)
 	s.emb.weight, s.emb.queryPrefix, s.emb.passagePrefix = cfg.EmbeddingFusionWeight, cfg.EmbeddingQueryPrefix, cfg.EmbeddingPassagePrefix
+	watcher, _ := store.(ScopeWatcher)
+	locker, _ := store.(ScopeLocker)
+	s.base = store
+	s.store = localWrites{Store: store, s: s}
 	for _, o := range opts {
 		o(s)
 	}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
-	s.queue = newQueue(queueWork{ctx: s.bgCtx, update: s.updateThread, tiers: s.runTiers, log: s.log}, time.Duration(cfg.DebounceSeconds)*time.Second, cfg.UpdateConcurrency)
+	work := queueWork{ctx: s.bgCtx, update: s.updateWork, tiers: s.runTiers, log: s.log}
+	if locker != nil {
+		work.lock = locker.TryLockScope
+	}
+	s.queue = newQueue(work, time.Duration(cfg.DebounceSeconds)*time.Second, cfg.UpdateConcurrency)
+	if watcher != nil {
+		s.watching.Add(1)
+		go s.watch(watcher)
+	}
 	return s, nil
 }
 
@@ -161,6 +197,7 @@ func (s *Service) Close(ctx context.Context) {
 	s.flushPageSnapshots(ctx)
 	s.bgCancel()
 	s.bg.Wait()
+	s.watching.Wait()
 }
 
 // Config returns the configuration the service runs with.

@@ -21,6 +21,7 @@ package memory
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -147,6 +148,49 @@ type Fact struct {
 	Source string `json:"source"`
 	// SourceError is what went wrong, kept only on correction facts.
 	SourceError string `json:"source_error,omitempty"`
+	// Sources are the other threads (or "manual", "cli") that stated the
+	// fact again, or stated a near-duplicate merged into it, oldest first;
+	// Source stays the first. Absent in files of earlier builds.
+	Sources []string `json:"sources,omitempty"`
+	// ValidFrom is when the fact became true as far as memory knows: when
+	// the conversation it came from happened. Zero in files of earlier
+	// builds, where CreatedAt stands for it (Since).
+	ValidFrom time.Time `json:"valid_from,omitzero"`
+	// ValidTo is when a replaced fact stopped being true; set only on the
+	// facts of Document.PastFacts.
+	ValidTo time.Time `json:"valid_to,omitzero"`
+	// LastConfirmed is when a later conversation last stated the fact
+	// again (or, for a correction, when it was last retrieved); zero until
+	// then. Staleness counts from it, else from CreatedAt.
+	LastConfirmed time.Time `json:"last_confirmed,omitzero"`
+}
+
+// Since is when the fact became true: ValidFrom, else CreatedAt.
+func (f *Fact) Since() time.Time {
+	if !f.ValidFrom.IsZero() {
+		return f.ValidFrom
+	}
+	return f.CreatedAt
+}
+
+// Confirmed is when the fact was last stated or confirmed: LastConfirmed,
+// else CreatedAt.
+func (f *Fact) Confirmed() time.Time {
+	if f.LastConfirmed.After(f.CreatedAt) {
+		return f.LastConfirmed
+	}
+	return f.CreatedAt
+}
+
+// AllSources lists Source and Sources without repeats, oldest first.
+func (f *Fact) AllSources() []string {
+	out := make([]string, 0, 1+len(f.Sources))
+	for _, s := range append([]string{f.Source}, f.Sources...) {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Section is one summary paragraph of the profile or history.
@@ -202,6 +246,20 @@ type Document struct {
 	// FactEvents is how the facts came to be, oldest first, bounded to the
 	// newest MaxFactEvents.
 	FactEvents []FactEvent `json:"factEvents,omitempty"`
+	// PastFacts are facts that a later conversation replaced, with their
+	// validity interval (ValidTo set), newest last, bounded to
+	// MaxPastFacts: what was true before, for questions about the past.
+	PastFacts []Fact `json:"pastFacts,omitempty"`
+	// RetiredFacts are facts retired for not being confirmed for a long
+	// time (or merged away), newest last, bounded to MaxRetiredFacts;
+	// RestoreFact brings one back.
+	RetiredFacts []Fact `json:"retiredFacts,omitempty"`
+	// MaintainedAt is when the last maintenance pass (consolidation and
+	// staleness, Maintain) ran; decay is counted from it.
+	MaintainedAt time.Time `json:"maintainedAt,omitzero"`
+	// Usage counts the model and embedding calls made for this scope, by
+	// day (UTC), the newest UsageDays days.
+	Usage []UsageDay `json:"usage,omitempty"`
 }
 
 // Fact event kinds.
@@ -209,6 +267,23 @@ const (
 	FactCreated = "created"
 	FactUpdated = "updated"
 	FactRemoved = "removed"
+	// FactMerged: the fact (FactID) was merged into another (Into), a
+	// near-duplicate; it is kept in RetiredFacts.
+	FactMerged = "merged"
+	// FactConfirmed: a later conversation stated the fact (or a
+	// near-duplicate of it) again; its confidence rose.
+	FactConfirmed = "confirmed"
+	// FactDecayed: the fact was not confirmed for fact_stale_after and
+	// its confidence fell.
+	FactDecayed = "decayed"
+	// FactRetired: the fact's confidence fell below the floor; it is kept
+	// in RetiredFacts and can be restored.
+	FactRetired = "retired"
+	// FactReplaced: a later conversation replaced the fact; it is kept in
+	// PastFacts with its validity interval.
+	FactReplaced = "replaced"
+	// FactRestored: a retired, merged or replaced fact was brought back.
+	FactRestored = "restored"
 )
 
 // Fact event sources other than a thread id.
@@ -233,6 +308,15 @@ type FactEvent struct {
 	Source  string `json:"source"`
 	Reason  string `json:"reason,omitempty"`
 	Content string `json:"content,omitempty"`
+	// Into is the fact a merged fact was merged into (FactMerged).
+	Into string `json:"into,omitempty"`
+	// Confidence is the fact's confidence after a FactConfirmed,
+	// FactDecayed or FactRetired event.
+	Confidence float64 `json:"confidence,omitempty"`
+	// ValidFrom and ValidTo are the validity interval of a replaced fact
+	// (FactReplaced).
+	ValidFrom time.Time `json:"valid_from,omitzero"`
+	ValidTo   time.Time `json:"valid_to,omitzero"`
 }
 
 // AddFactEvent appends e to the document's fact history, dropping the
@@ -257,6 +341,14 @@ func (d *Document) Clone() *Document {
 	c.Knowledge = append([]Fact(nil), d.Knowledge...)
 	c.AssistantKnowledge = append([]Fact(nil), d.AssistantKnowledge...)
 	c.FactEvents = append([]FactEvent(nil), d.FactEvents...)
+	c.PastFacts = append([]Fact(nil), d.PastFacts...)
+	c.RetiredFacts = append([]Fact(nil), d.RetiredFacts...)
+	c.Usage = append([]UsageDay(nil), d.Usage...)
+	for _, list := range [][]Fact{c.Facts, c.Knowledge, c.AssistantKnowledge, c.PastFacts, c.RetiredFacts} {
+		for i := range list {
+			list[i].Sources = slices.Clone(list[i].Sources)
+		}
+	}
 	if d.Watermarks != nil {
 		c.Watermarks = make(map[string]int64, len(d.Watermarks))
 		for k, v := range d.Watermarks {

@@ -39,6 +39,9 @@ type ApplyOptions struct {
 	// MaxKnowledge bounds each knowledge list (long_term_knowledge_capacity);
 	// 0 means no bound. See addKnowledge for what is evicted.
 	MaxKnowledge int
+	// ValidFrom is when the new facts became true (the time of the
+	// conversation they come from); zero means their creation time.
+	ValidFrom time.Time
 }
 
 // ApplyReport says what ApplyUpdate changed and what it left out.
@@ -52,6 +55,10 @@ type ApplyReport struct {
 	// and were dropped by policy: over MaxFacts, about an uploaded file, or
 	// a duplicate of another fact. Ignored says which.
 	FactsEvicted []string
+	// FactsConfirmed are the ids of facts that were there before and that
+	// a new fact repeated or nearly repeated: it was merged into them, and
+	// their confidence rose (consolidate.go).
+	FactsConfirmed []string
 	// SectionsUpdated are the names of the sections rewritten.
 	SectionsUpdated []string
 	// Ignored are human-readable reasons for what was left out or dropped.
@@ -263,7 +270,13 @@ func (a *applier) remove(ids []string) {
 	if len(gone) > 0 {
 		for _, f := range a.doc.Facts {
 			if gone[f.ID] {
-				a.event(f, FactRemoved, "the model removed it while reading thread "+a.opt.Source+" (contradicted or outdated)")
+				// A removed fact was true until now: it is kept, with its
+				// interval, for questions about the past (timeline.go).
+				f.ValidFrom, f.ValidTo = f.Since(), a.now
+				a.doc.PastFacts = archive(a.doc.PastFacts, f, MaxPastFacts)
+				a.doc.AddFactEvent(FactEvent{FactID: f.ID, Event: FactReplaced, At: a.now, Source: a.opt.Source,
+					Reason:  "the model removed it while reading thread " + a.opt.Source + " (contradicted or outdated); kept as past",
+					Content: f.Content, ValidFrom: f.ValidFrom, ValidTo: f.ValidTo})
 			}
 		}
 		a.doc.Facts = slices.DeleteFunc(a.doc.Facts, func(f Fact) bool { return gone[f.ID] })
@@ -272,8 +285,10 @@ func (a *applier) remove(ids []string) {
 
 func (a *applier) add(facts []NewFact) {
 	keys := make(map[string]bool, len(a.doc.Facts)+len(facts))
-	for _, f := range a.doc.Facts {
+	terms := make([]factTerms, len(a.doc.Facts), len(a.doc.Facts)+len(facts))
+	for i, f := range a.doc.Facts {
 		keys[foldFactContent(f.Content)] = true
+		terms[i] = termsOf(f.Content)
 	}
 	for _, nf := range facts {
 		content := strings.TrimSpace(a.text("new fact", nf.Content))
@@ -311,6 +326,24 @@ func (a *applier) add(facts []NewFact) {
 			continue
 		case keys[key]:
 			a.ignore("%s: already known", what)
+			if i := slices.IndexFunc(a.doc.Facts, func(f Fact) bool { return foldFactContent(f.Content) == key }); i >= 0 {
+				a.confirm(i, terms[i], Fact{Content: content, Category: cat, Confidence: nf.Confidence, Source: a.opt.Source}, termsOf(content))
+			}
+			continue
+		}
+		nt := termsOf(content)
+		if i := a.nearest(Fact{Category: cat}, nt, terms); i >= 0 {
+			o := Fact{Content: content, Category: cat, Confidence: nf.Confidence, CreatedAt: a.now, Source: a.opt.Source, ValidFrom: a.opt.ValidFrom}
+			if a.isNew[a.doc.Facts[i].ID] {
+				a.ignore("%s: near-duplicate of another new fact, merged into it", what)
+				if absorb(&a.doc.Facts[i], terms[i], o, nt) {
+					terms[i] = nt
+				}
+			} else {
+				a.confirm(i, terms[i], o, nt)
+				terms[i] = termsOf(a.doc.Facts[i].Content)
+			}
+			keys[foldFactContent(a.doc.Facts[i].Content)] = true
 			continue
 		}
 		id := a.newID()
@@ -319,6 +352,9 @@ func (a *applier) add(facts []NewFact) {
 			continue
 		}
 		f := Fact{ID: id, Content: content, Category: cat, Confidence: nf.Confidence, CreatedAt: a.now, Source: a.opt.Source}
+		if !a.opt.ValidFrom.IsZero() && !a.opt.ValidFrom.Equal(a.now) {
+			f.ValidFrom = a.opt.ValidFrom
+		}
 		if se := strings.TrimSpace(a.text(what+" sourceError", nf.SourceError)); se != "" {
 			if cat == CategoryCorrection {
 				f.SourceError = scrubUploads(se)
@@ -329,6 +365,7 @@ func (a *applier) add(facts []NewFact) {
 		keys[key] = true
 		a.isNew[id] = true
 		a.doc.Facts = append(a.doc.Facts, f)
+		terms = append(terms, nt)
 	}
 }
 
@@ -428,4 +465,43 @@ func (a *applier) enforceMax() {
 	}
 	clear(facts[len(kept):])
 	a.doc.Facts = kept
+}
+
+// nearest returns the index of the fact of a.doc.Facts that is the most
+// similar near-duplicate of a new fact of category f.Category with terms
+// nt, or -1 (consolidate.go).
+func (a *applier) nearest(f Fact, nt factTerms, terms []factTerms) int {
+	best, at := 0.0, -1
+	for i, o := range a.doc.Facts {
+		if !mergeable(f.Category, o.Category) {
+			continue
+		}
+		if sim := factSimilarity(nt, terms[i]); sim >= mergeSimilarity && sim > best {
+			best, at = sim, i
+		}
+	}
+	return at
+}
+
+// confirm merges the arriving fact o into the stored fact at index i, which
+// it repeats or nearly repeats: a later conversation confirmed it.
+func (a *applier) confirm(i int, ft factTerms, o Fact, ot factTerms) {
+	f := &a.doc.Facts[i]
+	if a.isNew[f.ID] {
+		return
+	}
+	before := f.Content
+	absorb(f, ft, o, ot)
+	confirm(f, o.Confidence, a.now, a.opt.Source)
+	reason := fmt.Sprintf("stated again by %s", a.opt.Source)
+	if o.Content != before {
+		reason += " as " + quoteForNote(o.Content)
+	}
+	if f.Content != before {
+		reason += "; the more specific wording is kept"
+	}
+	a.doc.AddFactEvent(FactEvent{FactID: f.ID, Event: FactConfirmed, At: a.now, Source: a.opt.Source, Reason: reason, Content: f.Content, Confidence: f.Confidence})
+	if !slices.Contains(a.rep.FactsConfirmed, f.ID) {
+		a.rep.FactsConfirmed = append(a.rep.FactsConfirmed, f.ID)
+	}
 }

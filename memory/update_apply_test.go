@@ -134,7 +134,7 @@ func TestApplyUpdate(t *testing.T) {
 					t.Errorf("FactsAdded = %q, want %q", r.FactsAdded, want)
 				}
 				want := Fact{ID: "fact_0000000a", Content: "a", Category: CategoryGoal, Confidence: 0.9, CreatedAt: applyNow, Source: "unknown"}
-				if d.Facts[2] != want {
+				if !reflect.DeepEqual(d.Facts[2], want) {
 					t.Errorf("new fact = %+v, want %+v", d.Facts[2], want)
 				}
 			},

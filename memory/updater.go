@@ -37,6 +37,7 @@ func (r *threadReport) merge(o ApplyReport, turns int) {
 	r.TurnsProcessed += turns
 	r.FactsAdded = append(r.FactsAdded, o.FactsAdded...)
 	r.FactsRemoved = append(r.FactsRemoved, o.FactsRemoved...)
+	r.FactsConfirmed = append(r.FactsConfirmed, o.FactsConfirmed...)
 	r.SectionsUpdated = append(r.SectionsUpdated, o.SectionsUpdated...)
 	r.Ignored = append(r.Ignored, o.Ignored...)
 }
@@ -50,6 +51,9 @@ func (s *Service) updateThread(ctx context.Context, scope Scope, thread string) 
 	if s.llm == nil {
 		return nil, ErrNoLLM
 	}
+	// The caller holds the updater lock: read what every process
+	// appended, announced or not, so one run covers all of it.
+	s.invalidate(scope)
 	rep := &threadReport{}
 	for ctx.Err() == nil {
 		batch, doc, err := s.pendingBatch(ctx, scope, thread)
@@ -119,14 +123,17 @@ func (s *Service) updateBatch(ctx context.Context, scope Scope, thread string, b
 	if err != nil {
 		return ApplyReport{}, fmt.Errorf("render update prompt: %w", err)
 	}
+	if err := s.checkBudget(scope, doc); err != nil {
+		return ApplyReport{}, err
+	}
 	reply, err := s.llm.Complete(ctx, CompletionRequest{Prompt: prompt, JSON: true,
 		Retrying: func(reason string, failed int, wait time.Duration) {
 			s.queue.note(scope, thread, failureNote{reason: reason, failed: failed, next: time.Now().Add(wait), endpoint: true})
 		}})
+	s.recordLLM(scope, reply, err)
 	if err != nil {
 		return ApplyReport{}, fmt.Errorf("ask llm for memory update: %w", err)
 	}
-	s.stats.addCall(reply.PromptTokens, reply.CompletionTokens)
 	upd, err := ParseUpdate(reply.Text)
 	if err != nil {
 		return ApplyReport{}, fmt.Errorf("parse llm reply: %w", err)
@@ -149,6 +156,7 @@ func (s *Service) updateBatch(ctx context.Context, scope Scope, thread string, b
 		}
 	}
 	var report ApplyReport
+	var usage []UsageDay
 	_, err = s.store.UpdateDocument(context.WithoutCancel(ctx), scope, func(d *Document) error {
 		if d.TurnLogEpoch != doc.TurnLogEpoch || d.Revision < doc.Revision {
 			return errTurnsForgotten
@@ -164,7 +172,10 @@ func (s *Service) updateBatch(ctx context.Context, scope Scope, thread string, b
 			MaxRemoveShare:      s.cfg.MaxRemoveShare,
 			NewID:               s.newFactID,
 			RedactSecrets:       s.cfg.RedactSecrets,
+			ValidFrom:           batch[len(batch)-1].Time.UTC(),
 		})
+		s.maintain(d, scope)
+		usage = s.saveUsage(scope, d)
 		if d.Watermarks == nil {
 			d.Watermarks = make(map[string]int64)
 		}
@@ -174,6 +185,7 @@ func (s *Service) updateBatch(ctx context.Context, scope Scope, thread string, b
 	if err != nil {
 		return ApplyReport{}, fmt.Errorf("save memory update: %w", err)
 	}
+	s.usage.commit(scope, usage)
 	s.notifyChange(scope)
 	report.Ignored = append(upd.Notes, report.Ignored...)
 	if len(report.Ignored) > 0 {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -119,7 +120,7 @@ func testImportScope(t *testing.T, s memory.Store) {
 	}
 	got := MustLoadDocument(t, s, scope)
 	if got.Revision != 42 || !got.LastUpdated.Equal(when) || got.Watermarks["x"] != 7 || len(got.Facts) != 1 ||
-		got.Facts[0] != doc.Facts[0] || len(got.FactEvents) != 1 || got.User.WorkContext.Summary != "works on mnemo" {
+		!reflect.DeepEqual(got.Facts[0], doc.Facts[0]) || len(got.FactEvents) != 1 || got.User.WorkContext.Summary != "works on mnemo" {
 		t.Errorf("imported document = %+v, want %+v", got, doc)
 	}
 	if next := MustAppendTurns(t, s, scope, NewTurn("x", 9)); next[0].Seq != 10 {

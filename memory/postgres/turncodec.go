@@ -61,9 +61,9 @@ func encodeTurn(t *memory.Turn) ([]byte, error) {
 		}
 		meta = buf.Bytes()
 	}
-	n := 1 + 1 + 2*(1+2*binary.MaxVarintLen64) + 6*binary.MaxVarintLen64 +
-		len(t.ID) + len(t.ThreadID) + len(t.User) + len(t.Reply) + len(meta) + len(t.IdempotencyKey)
-	b := make([]byte, 0, n)
+	// Room for the fixed part (two UTC times, six short lengths) and the
+	// text; a zoned time may grow it once.
+	b := make([]byte, 0, 64+len(t.ID)+len(t.ThreadID)+len(t.User)+len(t.Reply)+len(meta)+len(t.IdempotencyKey))
 	var flags byte
 	if t.Signals.Correction {
 		flags |= flagCorrection

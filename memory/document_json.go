@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -235,4 +236,30 @@ func CheckImportOrder(doc *Document, turns []Turn) error {
 		prev = t.Seq
 	}
 	return nil
+}
+
+// NextRevision is what every Store.UpdateDocument saves: a copy of cur
+// changed by fn, one revision up, stamped now, with the schema version
+// set (and one this build can load) and a facts list that is never null.
+// fn's error, or ctx's once fn returned, is returned as is.
+func NextRevision(ctx context.Context, cur *Document, fn func(*Document) error, now time.Time) (*Document, error) {
+	next := cur.Clone()
+	if err := fn(next); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	next.Revision = cur.Revision + 1
+	next.LastUpdated = now.UTC()
+	if next.Version == "" {
+		next.Version = SchemaVersion
+	}
+	if err := CheckDocumentVersion(next.Version); err != nil {
+		return nil, fmt.Errorf("refusing to save a document this build could not load: %w", err)
+	}
+	if next.Facts == nil {
+		next.Facts = []Fact{}
+	}
+	return next, nil
 }

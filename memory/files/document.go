@@ -97,23 +97,9 @@ func (s *Store) updateLocked(ctx context.Context, st *scopeState, fn func(*memor
 	if c := st.cachedDoc(); c != nil && c.doc == cur {
 		curRaw = c.raw
 	}
-	next := cur.Clone()
-	if err := fn(next); err != nil {
+	next, err := memory.NextRevision(ctx, cur, fn, s.now())
+	if err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	next.Revision = cur.Revision + 1
-	next.LastUpdated = s.now().UTC()
-	if next.Version == "" {
-		next.Version = memory.SchemaVersion
-	}
-	if err := memory.CheckDocumentVersion(next.Version); err != nil {
-		return nil, fmt.Errorf("refusing to save a document this build could not load: %w", err)
-	}
-	if next.Facts == nil {
-		next.Facts = []memory.Fact{}
 	}
 	raw, err := encodeDocument(next)
 	if err != nil {

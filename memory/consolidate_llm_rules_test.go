@@ -2,10 +2,13 @@ package memory
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mnemo-mcp/mnemo/prompts"
 )
 
 func TestParseConsolidation(t *testing.T) {
@@ -179,4 +182,49 @@ func TestConsolidationClustersBounded(t *testing.T) {
 	if got := consolidationClusters(d, t0.Add(1000*time.Hour), MaxConsolidateClusters, MaxConsolidateClusterFacts); len(got) != 0 {
 		t.Errorf("clusters of facts unchanged since the last pass = %d, want none", len(got))
 	}
+}
+
+// TestConsolidationPassLoCoMo measures what the pass would send on the
+// LoCoMo memory after the automatic merge: groups, facts and prompt
+// tokens per memory, within the bounds.
+func TestConsolidationPassLoCoMo(t *testing.T) {
+	counter := mustCounter(t)
+	var memories, groups, facts, maxTokens, totalFacts int
+	for ci, list := range locomoSpeakerFacts(t) {
+		at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+		d := NewDocument()
+		for i, c := range list {
+			d.Facts = append(d.Facts, Fact{ID: fmt.Sprintf("fact_%02d%06x", ci, i), Content: c, Category: CategoryContext, Confidence: 0.8,
+				CreatedAt: at.Add(time.Duration(i) * time.Hour)})
+		}
+		Consolidate(d, at, SourceMaintenance)
+		totalFacts += len(d.Facts)
+		clusters := consolidationClusters(d, time.Time{}, MaxConsolidateClusters, MaxConsolidateClusterFacts)
+		if len(clusters) > MaxConsolidateClusters {
+			t.Fatalf("%d groups, over the bound", len(clusters))
+		}
+		data := prompts.ConsolidateData{}
+		for _, c := range clusters {
+			if len(c) < 2 || len(c) > MaxConsolidateClusterFacts {
+				t.Fatalf("group of %d facts", len(c))
+			}
+			var pc prompts.ConsolidateCluster
+			for _, i := range c {
+				pc.Facts = append(pc.Facts, prompts.ConsolidateFact{ID: d.Facts[i].ID, Content: d.Facts[i].Content, Category: d.Facts[i].Category, Confidence: d.Facts[i].Confidence})
+			}
+			data.Clusters = append(data.Clusters, pc)
+			facts += len(c)
+		}
+		memories++
+		groups += len(clusters)
+		if len(clusters) > 0 {
+			p, err := prompts.Consolidate(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			maxTokens = max(maxTokens, counter.Count(p))
+		}
+	}
+	t.Logf("LoCoMo: %d memories, %d facts after the automatic merge; the pass would send %d groups holding %d facts, at most %d prompt tokens per memory",
+		memories, totalFacts, groups, facts, maxTokens)
 }

@@ -354,7 +354,7 @@ func prepare(cmd *command, args []string, getenv func(string) string, stdin io.R
 	case err != nil:
 		return nil, c.fail(exitUsage, "%v", err), false
 	}
-	if cmd.dataDir && cfg.DataDir == "" {
+	if cmd.dataDir && cfg.DataDir == "" && cfg.Storage == "" {
 		return nil, c.fail(exitUsage, "%v", errNoDataDir), false
 	}
 	c.cfg = cfg

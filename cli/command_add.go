@@ -83,7 +83,7 @@ func runAdd(ctx context.Context, c *call) int {
 		return c.fail(exitUsage, "%v", err)
 	}
 
-	store, err := openStore(c.cfg, c.log)
+	store, err := openStore(ctx, c.cfg, c.log)
 	if err != nil {
 		return c.fail(exitError, "%v", err)
 	}

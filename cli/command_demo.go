@@ -86,6 +86,9 @@ func runDemo(ctx context.Context, c *call) int {
 // demo is runDemo's work.
 func demo(ctx context.Context, cfg *Config, stdout io.Writer, log *slog.Logger) (err error) {
 	p := &printer{w: stdout}
+	// The demo never writes its scripted conversation into a shared
+	// database: it runs on a data directory.
+	cfg.Storage = ""
 	dirNote := "(from " + cfg.origin["data_dir"] + ")"
 	if !strings.HasPrefix(cfg.origin["data_dir"], "flag") {
 		tmp, err := os.MkdirTemp("", "mnemo-demo-")
@@ -96,7 +99,7 @@ func demo(ctx context.Context, cfg *Config, stdout io.Writer, log *slog.Logger) 
 		cfg.DataDir = tmp
 		dirNote = "(temporary, removed at the end; pass --data-dir DIR to keep it)"
 	}
-	store, err := openStore(cfg, log)
+	store, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

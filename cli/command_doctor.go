@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -21,6 +22,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 	"github.com/mnemo-mcp/mnemo/memory/openai"
+	"github.com/mnemo-mcp/mnemo/memory/postgres"
 	"github.com/mnemo-mcp/mnemo/memory/redact"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 )
@@ -76,10 +78,7 @@ func runDoctor(ctx context.Context, c *call) int {
 		if s == nil {
 			continue
 		}
-		value := s.get(cfg)
-		if s.secret {
-			value = "(set, not shown)"
-		}
+		value := s.shown(cfg)
 		d.info("%s = %s (from %s)", name, value, cfg.origin[name])
 	}
 	if _, set := cfg.origin["data_dir"]; !set && cfg.DataDir != "" {
@@ -89,10 +88,11 @@ func runDoctor(ctx context.Context, c *call) int {
 		d.info("no LLM endpoint: turns are stored and searchable, but nothing is extracted into long-term memory until MNEMO_LLM_BASE_URL or MNEMO_LLM_API_KEY is set")
 	}
 
-	d.section("Data directory")
-	if cfg.DataDir == "" {
-		d.fail("set --data-dir or MNEMO_DATA_DIR", "%v", errNoDataDir)
+	if cfg.Storage != "" {
+		d.section("Storage (PostgreSQL)")
+		d.checkPostgres(ctx, cfg)
 	} else {
+		d.section("Data directory")
 		if problem, fix := cfg.dataDirProblem(); problem != "" {
 			d.fail(fix, "%s", problem)
 		}
@@ -121,6 +121,52 @@ func runDoctor(ctx context.Context, c *call) int {
 	d.section("Usage")
 	d.usage(ctx, c)
 	return d.finish()
+}
+
+// checkPostgres reports the database of the storage setting: whether it
+// answers, its schema version against this build's, and the privileges
+// the user lacks. Only the masked URL is printed.
+func (d *doctor) checkPostgres(ctx context.Context, cfg *Config) {
+	d.secrets = append(d.secrets, postgresPassword(cfg.Storage))
+	cctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	defer cancel()
+	r, err := postgres.Check(cctx, cfg.Storage)
+	if err != nil {
+		fix := "check the storage URL (host, port, user, password, database) and that PostgreSQL is running"
+		if hint := storageHint(err); hint != "" {
+			fix = strings.Trim(hint, " ()")
+		}
+		d.fail(fix, "cannot reach the database: %v", err)
+		return
+	}
+	d.ok("%s answers: PostgreSQL %s, user %s, database %s", r.URL, r.Server, r.User, r.Database)
+	switch {
+	case r.Schema > r.Want:
+		d.fail("upgrade mnemo (every instance on this database)", "schema version %d is newer than this mnemo's %d", r.Schema, r.Want)
+	case r.Schema == r.Want:
+		d.ok("schema version %d (current)", r.Schema)
+	case r.Schema == 0:
+		d.info("no mnemo tables yet: they are created at the first start (schema version %d)", r.Want)
+	default:
+		d.info("schema version %d: migrated to %d at the next start", r.Schema, r.Want)
+	}
+	if len(r.Missing) > 0 {
+		d.fail("GRANT the privileges to user "+r.User, "user %s lacks: %s", r.User, strings.Join(r.Missing, "; "))
+	} else {
+		d.ok("user %s may create and use mnemo's tables", r.User)
+	}
+}
+
+// postgresPassword is the password in a storage URL, to keep out of any
+// line doctor prints.
+func postgresPassword(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			return p
+		}
+		return u.Query().Get("password")
+	}
+	return ""
 }
 
 // finish prints the verdict and returns the exit code.
@@ -196,7 +242,7 @@ func (d *doctor) checkDataDir(ctx context.Context, cfg *Config) {
 	}
 	d.ok("writable (created, synced and removed a probe file)")
 
-	store, err := openStore(cfg, slog.New(slog.DiscardHandler))
+	store, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		d.fail("check the directory's permissions", "cannot open the store: %v", err)
 		return
@@ -374,11 +420,11 @@ func (d *doctor) usage(ctx context.Context, c *call) {
 	if b := cfg.Memory.DailyTokenBudget; b > 0 {
 		budget = fmt.Sprintf("%d model tokens a day per scope", b)
 	}
-	if cfg.DataDir == "" || dataDirMissing(cfg) {
+	if cfg.Storage == "" && (cfg.DataDir == "" || dataDirMissing(cfg)) {
 		d.info("%s: nothing counted, no memory is stored yet; daily token budget %s", scope.Key(), budget)
 		return
 	}
-	store, err := openStore(cfg, slog.New(slog.DiscardHandler))
+	store, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		d.info("%s: usage not read: %v", scope.Key(), err)
 		return

@@ -47,7 +47,7 @@ func runExport(ctx context.Context, e *call) int {
 	if dataDirMissing(e.cfg) {
 		return e.fail(exitError, "%s; nothing to export", noMemoryIn(e.cfg.DataDir))
 	}
-	store, err := openStore(e.cfg, e.log)
+	store, err := openStore(ctx, e.cfg, e.log)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}
@@ -62,7 +62,7 @@ func runExport(ctx context.Context, e *call) int {
 		scopes = scopesOf(stored, want)
 	}
 	if len(scopes) == 0 {
-		return e.fail(exitError, "no memory is stored for %s in %s; nothing to export", want.Key(), e.cfg.DataDir)
+		return e.fail(exitError, "no memory is stored for %s in %s; nothing to export", want.Key(), storageName(e.cfg))
 	}
 	file, err := exportScopes(ctx, store, scopes, time.Now())
 	if err != nil {

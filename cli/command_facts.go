@@ -23,8 +23,8 @@ var (
 
 // openMemory opens the store and the memory service for a command that
 // changes or reads memory without the LLM; close closes both.
-func (c *call) openMemory() (svc *memory.Service, close func(context.Context), code int, ok bool) {
-	store, err := openStore(c.cfg, c.log)
+func (c *call) openMemory(ctx context.Context) (svc *memory.Service, close func(context.Context), code int, ok bool) {
+	store, err := openStore(ctx, c.cfg, c.log)
 	if err != nil {
 		return nil, nil, c.fail(exitError, "%v", err), false
 	}
@@ -73,7 +73,7 @@ func runFactsAdd(ctx context.Context, c *call) int {
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
 	}
-	svc, closeMem, code, ok := c.openMemory()
+	svc, closeMem, code, ok := c.openMemory(ctx)
 	if !ok {
 		return code
 	}
@@ -131,7 +131,7 @@ func runFactsEdit(ctx context.Context, c *call) int {
 	if req.Content == nil && req.Category == nil && req.Confidence == nil {
 		return c.fail(exitUsage, "say what to change: --content TEXT, --category C or --confidence X")
 	}
-	svc, closeMem, code, ok := c.openMemory()
+	svc, closeMem, code, ok := c.openMemory(ctx)
 	if !ok {
 		return code
 	}
@@ -160,7 +160,7 @@ func runFactsRestore(ctx context.Context, c *call) int {
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
 	}
-	svc, closeMem, code, ok := c.openMemory()
+	svc, closeMem, code, ok := c.openMemory(ctx)
 	if !ok {
 		return code
 	}
@@ -202,7 +202,7 @@ func runFactsList(ctx context.Context, c *call) int {
 		fmt.Fprintf(c.stdout, "no facts for %s: %s\n", scope.Key(), noMemoryIn(c.cfg.DataDir))
 		return exitOK
 	}
-	svc, closeMem, code, ok := c.openMemory()
+	svc, closeMem, code, ok := c.openMemory(ctx)
 	if !ok {
 		return code
 	}

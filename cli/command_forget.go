@@ -34,7 +34,7 @@ func runForget(ctx context.Context, c *call) int {
 		fmt.Fprintf(c.stdout, "nothing is stored for %s: %s\n", scope.Key(), noMemoryIn(c.cfg.DataDir))
 		return exitOK
 	}
-	store, err := openStore(c.cfg, c.log)
+	store, err := openStore(ctx, c.cfg, c.log)
 	if err != nil {
 		return c.fail(exitError, "%v", err)
 	}

@@ -111,7 +111,7 @@ func runImport(ctx context.Context, e *call) int {
 		opt.note("%s", redactedNote(redacted))
 	}
 
-	store, err := openStore(e.cfg, e.log)
+	store, err := openStore(ctx, e.cfg, e.log)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}

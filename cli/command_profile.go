@@ -36,7 +36,7 @@ func runProfile(ctx context.Context, c *call) int {
 	if err != nil {
 		return c.fail(exitUsage, "%v", err)
 	}
-	store, err := openStore(c.cfg, c.log)
+	store, err := openStore(ctx, c.cfg, c.log)
 	if err != nil {
 		return c.fail(exitError, "%v", err)
 	}

@@ -36,7 +36,7 @@ func runRollback(ctx context.Context, c *call) int {
 		fmt.Fprintf(c.stdout, "memory of %s: %s\n", scope.Key(), noMemoryIn(c.cfg.DataDir))
 		return exitOK
 	}
-	store, err := openStore(c.cfg, c.log)
+	store, err := openStore(ctx, c.cfg, c.log)
 	if err != nil {
 		return c.fail(exitError, "%v", err)
 	}

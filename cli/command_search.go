@@ -38,7 +38,7 @@ func runSearch(ctx context.Context, e *call) int {
 		fmt.Fprintf(e.stdout, "0 pages for %q in %s: %s\n", query, scope.Key(), noMemoryIn(e.cfg.DataDir))
 		return exitOK
 	}
-	store, err := openStore(e.cfg, e.log)
+	store, err := openStore(ctx, e.cfg, e.log)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}

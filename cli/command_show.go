@@ -71,7 +71,7 @@ func runShow(ctx context.Context, e *call) int {
 		fmt.Fprintf(stdout, "No memory is stored for %s: %s.\n", scope.Key(), noMemoryIn(e.cfg.DataDir))
 		return exitOK
 	}
-	store, err := openStore(e.cfg, e.log)
+	store, err := openStore(ctx, e.cfg, e.log)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}
@@ -105,7 +105,7 @@ func runShow(ctx context.Context, e *call) int {
 	}
 	empty := out.Revision == 0 && out.StoredTurns == 0
 	if empty && out.Usage == nil {
-		fmt.Fprintf(stdout, "No memory is stored for %s in %s.\n", scope.Key(), e.cfg.DataDir)
+		fmt.Fprintf(stdout, "No memory is stored for %s in %s.\n", scope.Key(), storageName(e.cfg))
 		if scopes, err := store.Scopes(ctx); err == nil && len(scopes) > 0 {
 			keys := make([]string, len(scopes))
 			for i, sc := range scopes {

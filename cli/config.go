@@ -24,8 +24,11 @@ import (
 // Config is everything mnemo reads at startup: the memory pipeline's
 // settings plus what only main needs.
 type Config struct {
-	Memory   memory.Config
-	DataDir  string
+	Memory  memory.Config
+	DataDir string
+	// Storage is the PostgreSQL URL of the storage setting; empty means
+	// the data directory's file store.
+	Storage  string
 	LogLevel slog.Level
 	// TokenEncoding names the tiktoken encoding that counts injection
 	// tokens (the counter memory is given).

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/internal/testutil"
+	"github.com/mnemo-mcp/mnemo/memory/postgres/pgtest"
 )
 
 // The end-to-end tests build the real binary once per test binary and talk
@@ -32,7 +33,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	// pgtest starts a PostgreSQL for the tests of the storage setting
+	// (or uses MNEMO_TEST_POSTGRES_URL); without one they skip.
+	code := pgtest.Main(m)
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

@@ -2,15 +2,20 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 	"os"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 	"github.com/mnemo-mcp/mnemo/memory/openai"
+	"github.com/mnemo-mcp/mnemo/memory/postgres"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 )
 
@@ -18,6 +23,9 @@ import (
 // exist. Then nothing is stored, and a command that only reads or deletes
 // says so without opening the store, which would create the directory.
 func dataDirMissing(cfg *Config) bool {
+	if cfg.Storage != "" {
+		return false
+	}
 	_, err := os.Stat(cfg.DataDir)
 	return errors.Is(err, fs.ErrNotExist)
 }
@@ -29,13 +37,60 @@ func noMemoryIn(dir string) string {
 }
 
 // openStore opens the configured storage, the same way for the server and
-// every command: the data directory through the file store, with its locks.
-func openStore(cfg *Config, log *slog.Logger) (memory.Store, error) {
+// every command: the PostgreSQL database of the storage setting when it is
+// set, else the data directory through the file store, with its locks.
+func openStore(ctx context.Context, cfg *Config, log *slog.Logger) (memory.Store, error) {
+	if cfg.Storage != "" {
+		return openPostgres(ctx, cfg, log)
+	}
 	s, err := files.Open(cfg.DataDir, files.WithLogger(log), files.WithVersions(cfg.MemoryVersions))
 	if err != nil {
 		return nil, fmt.Errorf("open data dir %s: %w", cfg.DataDir, err)
 	}
 	return s, nil
+}
+
+// storageName names where memory is kept, for messages: the data
+// directory, or the database URL with its password masked.
+func storageName(cfg *Config) string {
+	if cfg.Storage != "" {
+		return postgres.MaskURL(cfg.Storage)
+	}
+	return cfg.DataDir
+}
+
+// storageOpenTimeout bounds connecting to the database and migrating it at
+// start.
+const storageOpenTimeout = 30 * time.Second
+
+// openPostgres opens the database of the storage setting. Its errors name
+// the setting and where it came from, say what to do, and show the URL
+// with its password masked (postgres.Open never includes it).
+func openPostgres(ctx context.Context, cfg *Config, log *slog.Logger) (memory.Store, error) {
+	ctx, cancel := context.WithTimeout(ctx, storageOpenTimeout)
+	defer cancel()
+	s, err := postgres.Open(ctx, cfg.Storage, postgres.WithLogger(log), postgres.WithVersions(cfg.MemoryVersions))
+	if err == nil {
+		return s, nil
+	}
+	from := cmp.Or(cfg.origin["storage"], "the configuration")
+	return nil, fmt.Errorf("setting storage from %s: %w%s", from, err, storageHint(err))
+}
+
+// storageHint says what to check for a database that cannot be opened.
+func storageHint(err error) string {
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.Is(err, postgres.ErrSchemaTooNew):
+		return " (upgrade mnemo, or point storage at another database)"
+	case errors.As(err, &pgErr) && pgErr.Code == "28P01", errors.As(err, &pgErr) && pgErr.Code == "28000":
+		return " (check the user name and password in the storage URL)"
+	case errors.As(err, &pgErr) && pgErr.Code == "3D000":
+		return " (create the database first: createdb, or CREATE DATABASE)"
+	case errors.Is(err, postgres.ErrUnavailable):
+		return " (check that PostgreSQL is running and that the host and port in the storage URL are right)"
+	}
+	return ""
 }
 
 // Whether openService attaches the configured LLM and embeddings

@@ -53,7 +53,7 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 			close(built)
 		}
 	}()
-	store, err := openStore(cfg, log)
+	store, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 	stdio := server.NewStdioServer(mcpServer)
 	stdio.SetErrorLogger(slog.NewLogLogger(log.Handler(), slog.LevelError))
 	log.Info("serving MCP on stdio",
-		"version", version(), "data_dir", cfg.DataDir, "user_id", cfg.Memory.UserID,
+		"version", version(), "storage", storageName(cfg), "user_id", cfg.Memory.UserID,
 		"token_encoding", cfg.TokenEncoding, "llm", llmState(cfg))
 
 	if problem, fix := cfg.dataDirProblem(); problem != "" {

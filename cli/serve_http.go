@@ -170,7 +170,7 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 		resource = hc.PublicURL
 	}
 
-	store, err := openStore(cfg, log)
+	store, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

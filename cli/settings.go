@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/postgres"
 	"github.com/mnemo-mcp/mnemo/memory/redact"
 )
 
@@ -28,7 +29,10 @@ type setting struct {
 	envFallbacks []string
 	// secret values are never printed and have no flag (a command line is
 	// visible to every user of the machine).
-	secret  bool
+	secret bool
+	// mask, when set, is how the value is shown (a URL with its password
+	// masked).
+	mask    func(string) string
 	numeric bool // the config file must give a JSON number, else a string
 	boolean bool // the config file may give true or false
 	set     func(c *Config, raw string) error
@@ -55,6 +59,9 @@ var settings = []setting{
 	withDefaultDoc(textSetting(groupStorage, "data_dir", "DIR", func(c *Config) *string { return &c.DataDir }, nil,
 		"Directory that holds all memory (users/<user>/[agents/<agent>/]turns.jsonl and memory.json). Use an absolute path; a leading ~/ is expanded."),
 		"$XDG_DATA_HOME/mnemo or ~/.local/share/mnemo (Linux), ~/Library/Application Support/mnemo (macOS), %LocalAppData%\\mnemo (Windows)"),
+	maskedSetting(textSetting(groupStorage, "storage", "URL", func(c *Config) *string { return &c.Storage }, checkStorage,
+		"Where memory is kept: empty for the data directory, or a PostgreSQL 15+ URL (postgres://user:password@host:5432/db?sslmode=…) for one memory shared by several mnemo instances. The password is never printed; prefer MNEMO_STORAGE or the config file to a flag."),
+		postgres.MaskURL),
 	textSetting(groupStorage, "user_id", "ID", func(c *Config) *string { return &c.Memory.UserID }, checkID("user_id"),
 		"User whose memory is used when a tool call names none: letters, digits, '.', '_', '-' (1-128)."),
 	intSetting(groupStorage, "memory_versions", func(c *Config) *int { return &c.MemoryVersions }, 0, 100,
@@ -120,6 +127,8 @@ var settings = []setting{
 		"API key of the endpoint. Environment or config file only, never a flag; never printed or logged."), "OPENAI_API_KEY")),
 	textSetting(groupLLM, "llm_model", "NAME", func(c *Config) *string { return &c.LLM.Model }, checkNonEmpty,
 		"Model that updates memory."),
+	intSetting(groupMemory, "scope_cache_mb", func(c *Config) *int { return &c.Memory.ScopeCacheMB }, memory.MinScopeCacheMB, memory.MaxScopeCacheMB,
+		"Memory (MiB, estimated) for the users' and agents' loaded memories; beyond it the least recently used are dropped and read again from storage when next used."),
 	intSetting(groupLLM, "update_concurrency", func(c *Config) *int { return &c.Memory.UpdateConcurrency }, 1, 32,
 		"Most memories (user/agent scopes) updated in parallel; one scope is never updated twice at once."),
 	durationSetting(groupLLM, "flush_timeout", func(c *Config) *time.Duration { return &c.Memory.FlushTimeout }, time.Second, memory.MaxFlushTimeout,
@@ -365,6 +374,23 @@ func withDefaultDoc(s setting, doc string) setting {
 	return s
 }
 
+func maskedSetting(s setting, mask func(string) string) setting {
+	s.mask = mask
+	return s
+}
+
+// shown is the value of s in c as it may be printed.
+func (s *setting) shown(c *Config) string {
+	v := s.get(c)
+	switch {
+	case s.secret:
+		return "(set, not shown)"
+	case s.mask != nil:
+		return s.mask(v)
+	}
+	return v
+}
+
 func secretSetting(s setting) setting {
 	s.secret = true
 	return s
@@ -379,6 +405,15 @@ func checkNonEmpty(v string) error {
 		return errors.New("must not be empty")
 	}
 	return nil
+}
+
+// checkStorage accepts an empty storage (the data directory) or a
+// PostgreSQL URL.
+func checkStorage(v string) error {
+	if v == "" || strings.HasPrefix(v, "postgres://") || strings.HasPrefix(v, "postgresql://") {
+		return nil
+	}
+	return fmt.Errorf("%q is not a PostgreSQL URL like postgres://user:password@host:5432/mnemo; leave it empty for the data directory", redact.URL(v))
 }
 
 func checkURL(v string) error {

@@ -140,7 +140,9 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (*AddResult, error) {
 	if len(turns) > 0 {
 		// Catch up with the log first (another process may have stored
 		// the same exchange): the turn log, not this process's memory,
-		// tells a retry from a new exchange.
+		// tells a retry from a new exchange, so it is read even when no
+		// change was announced.
+		s.invalidate(scope)
 		if st, err = s.loadedState(ctx, scope); err != nil {
 			return nil, err
 		}
@@ -157,8 +159,7 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (*AddResult, error) {
 			return s.addFacts(ctx, res, req.Facts, red)
 		}
 	} else {
-		st = s.state(scope)
-		st.mu.Lock()
+		st = s.liveState(scope)
 	}
 	if len(turns) > 0 {
 		stored, err := s.store.AppendTurns(ctx, scope, turns)

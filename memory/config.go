@@ -59,6 +59,11 @@ type Config struct {
 	UpdateConcurrency int
 	// FlushTimeout bounds how long flush_memory waits for updates.
 	FlushTimeout time.Duration
+	// ScopeCacheMB bounds, in MiB, the estimated size of the scope states
+	// (turns, indexes, sessions, vectors) a Service keeps in memory; the
+	// least recently used are dropped beyond it and read again from the
+	// store on their next use.
+	ScopeCacheMB int
 	// EmbeddingFusionWeight is the vector ranking's share when it is fused
 	// with the lexical ranking (0 ranks by words only, 0.5 weighs both
 	// alike); it matters only with an Embedder.
@@ -86,6 +91,16 @@ type Config struct {
 	// DefaultFactStaleAfter.
 	FactStaleAfter time.Duration
 }
+
+// Bounds of Config.ScopeCacheMB. The estimate follows the live heap of
+// the states (BenchmarkManyUsers); resident memory is about 1.4 times it
+// (garbage not yet collected) plus some 30 MB (runtime, token encoding),
+// so the default keeps a server with many users under about 300 MB.
+const (
+	DefaultScopeCacheMB = 150
+	MinScopeCacheMB     = 1
+	MaxScopeCacheMB     = 1 << 20
+)
 
 // DefaultFactStaleAfter is the default of fact_stale_after.
 const DefaultFactStaleAfter = 180 * 24 * time.Hour
@@ -129,6 +144,7 @@ func DefaultConfig() Config {
 		MaxRemoveShare:             0.25,
 		UpdateConcurrency:          2,
 		FlushTimeout:               20 * time.Second,
+		ScopeCacheMB:               DefaultScopeCacheMB,
 		EmbeddingFusionWeight:      DefaultEmbeddingFusionWeight,
 		MaxMessageBytes:            64 << 10,
 		MaxMessages:                200,
@@ -161,6 +177,7 @@ func (c Config) Validate() error {
 		{"max_message_bytes", c.MaxMessageBytes, 1 << 10, 16 << 20},
 		{"max_messages", c.MaxMessages, 1, 10000},
 		{"update_concurrency", c.UpdateConcurrency, 1, 32},
+		{"scope_cache_mb", c.ScopeCacheMB, MinScopeCacheMB, MaxScopeCacheMB},
 		{"max_meta_data_bytes", c.MaxMetaDataBytes, 2, 1 << 20},
 		{"max_query_bytes", c.MaxQueryBytes, 16, 1 << 20},
 		{"daily_token_budget", c.DailyTokenBudget, 0, 1 << 30},

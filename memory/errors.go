@@ -16,6 +16,11 @@ var (
 	ErrNoLLM = errors.New("no llm configured")
 	// ErrCorrupt marks stored data that cannot be parsed.
 	ErrCorrupt = errors.New("corrupt data")
+	// ErrUnavailable marks a failure to reach the storage (a database
+	// that is down, restarting or out of connections) that may pass: the
+	// call changed nothing and can be tried again; the store reconnects
+	// by itself. Stores wrap it; tools tell the model to try again.
+	ErrUnavailable = errors.New("storage unavailable")
 	// ErrStale is wrapped by a store's refusal to save a cache (page
 	// index snapshot, mid-term state, vectors) of a scope whose turns were
 	// removed, or which was deleted, since the store read it: the cache

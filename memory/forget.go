@@ -298,7 +298,7 @@ func dropFacts(d *Document, match func(Fact) bool, ev FactEvent) ([]Fact, []stri
 // any of texts, when the store can (VersionScrubber), and counts them in
 // res.
 func (s *Service) scrubVersions(ctx context.Context, scope Scope, texts []string, res *ForgetResult) error {
-	vs, ok := s.store.(VersionScrubber)
+	vs, ok := s.base.(VersionScrubber)
 	if !ok || len(texts) == 0 {
 		return nil
 	}

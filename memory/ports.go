@@ -21,7 +21,7 @@ import (
 // are passed explicitly (WithEmbedder, WithLLM, NewService).
 
 // Store keeps turn logs and memory documents durably. One implementation
-// per backend: memory/files today (memory/postgres is planned); each
+// per backend: memory/files (the default) and memory/postgres; each
 // passes the contract tests of memory/storetest. Every method is safe for
 // concurrent use by several goroutines and by several processes sharing
 // the same storage.
@@ -219,4 +219,34 @@ type VersionScrubber interface {
 	// it removed. Empty texts are ignored; no versions is not an error.
 	// The current document is not touched.
 	ScrubVersions(ctx context.Context, scope Scope, texts []string) (int, error)
+}
+
+// ScopeWatcher is implemented by stores shared by several processes that
+// can announce changes (memory/postgres, with LISTEN/NOTIFY). The Service
+// watches on its own context: a scope nobody changed since it was last
+// read is then served without asking the store again, and a changed one
+// is read again on its next use.
+type ScopeWatcher interface {
+	// Watch calls changed with each scope whose turn log or document
+	// changed, by any process, until ctx ends; it then returns ctx's
+	// error. The zero Scope means that any scope may have changed (the
+	// watch started or reconnected and may have missed announcements).
+	// Announcements are hints: they may be late, merged or lost while
+	// the watch is down; the revision check stays correct without them.
+	Watch(ctx context.Context, changed func(Scope)) error
+}
+
+// ScopeLocker is implemented by stores that can hold a lock per scope
+// across every process sharing the storage, for as long as an update
+// takes (memory/postgres: a session advisory lock on a connection of its
+// own). The Service holds it around each run of the updater, so that at
+// most one process asks the model about a scope at a time; the others
+// leave the work to it.
+type ScopeLocker interface {
+	// TryLockScope takes the scope's updater lock if no process holds it
+	// and returns what releases it, or ok false when another holds it.
+	// An error (the storage is unreachable) takes nothing. A lock whose
+	// connection is lost is released by the storage; the watermark check
+	// of UpdateDocument keeps a second updater from applying turns twice.
+	TryLockScope(ctx context.Context, scope Scope) (unlock func(), ok bool, err error)
 }

@@ -40,6 +40,47 @@ type queueWork struct {
 	// successful update and on request (queue.tiers).
 	tiers func(ctx context.Context, scope Scope) error
 	log   *slog.Logger
+	// lock, when set, takes the scope's updater lock shared with other
+	// processes (ScopeLocker.TryLockScope); ok false means another
+	// process holds it.
+	lock func(ctx context.Context, scope Scope) (unlock func(), ok bool, err error)
+}
+
+// errUpdatingElsewhere means another process holds the scope's updater
+// lock: it is running the scope's pending work, which it reads from the
+// store when it runs.
+var errUpdatingElsewhere = errors.New("another process is updating this memory")
+
+// lockPoll is how often a flush asks again for an updater lock another
+// process holds.
+const lockPoll = 50 * time.Millisecond
+
+// lockShared takes the scope's updater lock shared with other processes,
+// when the store has one. With wait it asks again until ctx ends (a flush
+// waits for the other process's update, then runs what is left);
+// without, it returns errUpdatingElsewhere at once when the lock is held.
+func (q *queue) lockShared(ctx context.Context, scope Scope, wait bool) (func(), error) {
+	if q.work.lock == nil {
+		return func() {}, nil
+	}
+	for {
+		unlock, ok, err := q.work.lock(ctx, scope)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("take the updater lock of %s: %w", scope.Key(), err)
+		case ok:
+			return unlock, nil
+		case !wait:
+			return nil, errUpdatingElsewhere
+		}
+		t := time.NewTimer(lockPoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("wait for the update another process runs on %s: %w", scope.Key(), ctx.Err())
+		case <-t.C:
+		}
+	}
 }
 
 // queue debounces pending work per thread and runs it with bounded
@@ -155,6 +196,13 @@ func (q *queue) tiers(scope Scope) {
 			return
 		}
 		defer release()
+		unlock, err := q.lockShared(ctx, scope, false)
+		if err != nil {
+			// Another process runs the scope's work (or the storage is
+			// down): a later run catches up.
+			return
+		}
+		defer unlock()
 		err = q.work.tiers(ctx, scope)
 		q.mu.Lock()
 		defer q.mu.Unlock()
@@ -422,6 +470,21 @@ func (q *queue) run(ctx context.Context, e *queueEntry, bounded bool, opt runOpt
 		return nil, err
 	}
 	defer release()
+	unlock, err := q.lockShared(ctx, scope, !bounded)
+	switch {
+	case errors.Is(err, errUpdatingElsewhere) && opt.retry:
+		// The process holding the lock reads every pending turn when it
+		// runs; look again after the debounce in case it read before
+		// ours arrived. No model call is made for turns it covered.
+		q.schedule(scope, thread, e.signals, q.debounce, false)
+		return nil, err
+	case err != nil:
+		if opt.retry && ctx.Err() == nil && !errors.Is(err, errUpdatingElsewhere) {
+			q.failed(e, err)
+		}
+		return nil, err
+	}
+	defer unlock()
 	if opt.started != nil {
 		q.mu.Lock()
 		seq := q.noteSeq

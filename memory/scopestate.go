@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
 )
@@ -40,6 +42,21 @@ type scopeState struct {
 	touched map[string]bool
 
 	tokenCache map[string]int
+
+	// textBytes is the text held by turns, for the size estimate; size
+	// is the estimate last counted in the cache (under Service.mu), used
+	// the cache clock at the last use.
+	textBytes int64
+	size      int64
+	used      atomic.Int64
+
+	// changes counts announcements of changes to the scope (and the
+	// Service's own writes); seenChanges and seenEpoch are the counts the
+	// last read of the store started from, syncedAt when it ended.
+	changes     atomic.Uint64
+	seenChanges uint64
+	seenEpoch   uint64
+	syncedAt    time.Time
 
 	// saveMu is held while one of the scope's caches is saved to the
 	// store; retired, set under it, says the state was dropped (its turns
@@ -76,6 +93,11 @@ func (s *Service) state(scope Scope) *scopeState {
 // removed from the log since st read it, sync returns errLogRewritten
 // and the caller starts over on a fresh state (resync).
 func (s *Service) sync(ctx context.Context, st *scopeState) error {
+	if s.fresh(st) {
+		s.noteUse(st)
+		return nil
+	}
+	changes, epoch := st.changes.Load(), s.cache.epoch.Load()
 	doc, err := s.store.LoadDocument(ctx, st.scope)
 	if err != nil {
 		return fmt.Errorf("load memory of %s: %w", st.scope.Key(), err)
@@ -120,6 +142,8 @@ func (s *Service) sync(ctx context.Context, st *scopeState) error {
 	if s.pageStore != nil && st.snapshotDue(snapshotAfter) {
 		s.savePageSnapshot(st)
 	}
+	st.seenChanges, st.seenEpoch, st.syncedAt = changes, epoch, time.Now()
+	s.noteUse(st)
 	return nil
 }
 
@@ -142,8 +166,7 @@ func (s *Service) resync(ctx context.Context, st *scopeState) (*scopeState, erro
 			return nil, err
 		}
 		s.dropState(st)
-		st = s.state(st.scope)
-		st.mu.Lock()
+		st = s.liveState(st.scope)
 	}
 }
 
@@ -162,10 +185,25 @@ func (s *Service) dropState(st *scopeState) {
 // replaced already.
 func (s *Service) unlistState(st *scopeState) {
 	s.mu.Lock()
-	if s.scopes[st.scope.Key()] == st {
-		delete(s.scopes, st.scope.Key())
-	}
+	s.removeStateLocked(st)
 	s.mu.Unlock()
+}
+
+// liveState returns the scope's state locked for writing, making sure it
+// is still the one in the cache: a state evicted or dropped between
+// s.state and its lock is left alone.
+func (s *Service) liveState(scope Scope) *scopeState {
+	for {
+		st := s.state(scope)
+		st.mu.Lock()
+		s.mu.Lock()
+		live := s.scopes[scope.Key()] == st
+		s.mu.Unlock()
+		if live {
+			return st
+		}
+		st.mu.Unlock()
+	}
 }
 
 // addTurns indexes turns that follow st.lastSeq; older ones are ignored.
@@ -198,6 +236,7 @@ func (st *scopeState) addTurns(turns []Turn, indexed int) {
 		}
 		st.touched[t.ThreadID] = true
 		st.notePending(t)
+		st.textBytes += int64(len(t.User) + len(t.Reply) + len(t.MetaData) + len(t.ID) + len(t.ThreadID))
 		if pos < indexed {
 			continue
 		}
@@ -239,9 +278,7 @@ func (st *scopeState) setDocument(doc *Document) {
 // loadedState returns the scope's state synced with the store, locked for
 // writing; the caller must call st.mu.Unlock.
 func (s *Service) loadedState(ctx context.Context, scope Scope) (*scopeState, error) {
-	st := s.state(scope)
-	st.mu.Lock()
-	return s.resync(ctx, st)
+	return s.resync(ctx, s.liveState(scope))
 }
 
 // countTokens counts text with a per-scope cache, so rebuilding an injection

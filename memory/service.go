@@ -37,6 +37,10 @@ type Service struct {
 
 	mu     sync.Mutex
 	scopes map[string]*scopeState
+	cache  scopeCache // size, eviction and freshness of scopes (scopecache.go)
+	// base is the Store as given, for finding its optional capabilities;
+	// store wraps it (localWrites).
+	base Store
 
 	emb embedding // page vectors, when an embedder is configured
 
@@ -45,6 +49,8 @@ type Service struct {
 	pageStore PageIndexStore
 	// bg counts background work (snapshot saves) that Close waits for.
 	bg sync.WaitGroup
+	// watching counts the watch of the store, which ends with bgCtx.
+	watching sync.WaitGroup
 }
 
 // llmStats counts model usage, for reports and benchmarks.
@@ -124,16 +130,29 @@ func NewService(cfg Config, store Store, tokens TokenCounter, opts ...Option) (*
 
 		newFactID: NewFactID,
 	}
+	s.cache.budget = int64(cfg.ScopeCacheMB) << 20
 	// The store's optional capabilities (ports.go).
 	s.midTermStore, _ = store.(MidTermStore)
 	s.pageStore, _ = store.(PageIndexStore)
 	s.emb.store, _ = store.(VectorStore)
 	s.emb.weight, s.emb.queryPrefix, s.emb.passagePrefix = cfg.EmbeddingFusionWeight, cfg.EmbeddingQueryPrefix, cfg.EmbeddingPassagePrefix
+	watcher, _ := store.(ScopeWatcher)
+	locker, _ := store.(ScopeLocker)
+	s.base = store
+	s.store = localWrites{Store: store, s: s}
 	for _, o := range opts {
 		o(s)
 	}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
-	s.queue = newQueue(queueWork{ctx: s.bgCtx, update: s.updateThread, tiers: s.runTiers, log: s.log}, time.Duration(cfg.DebounceSeconds)*time.Second, cfg.UpdateConcurrency)
+	work := queueWork{ctx: s.bgCtx, update: s.updateWork, tiers: s.runTiers, log: s.log}
+	if locker != nil {
+		work.lock = locker.TryLockScope
+	}
+	s.queue = newQueue(work, time.Duration(cfg.DebounceSeconds)*time.Second, cfg.UpdateConcurrency)
+	if watcher != nil {
+		s.watching.Add(1)
+		go s.watch(watcher)
+	}
 	return s, nil
 }
 
@@ -178,6 +197,7 @@ func (s *Service) Close(ctx context.Context) {
 	s.flushPageSnapshots(ctx)
 	s.bgCancel()
 	s.bg.Wait()
+	s.watching.Wait()
 }
 
 // Config returns the configuration the service runs with.

@@ -51,6 +51,9 @@ func (s *Service) updateThread(ctx context.Context, scope Scope, thread string) 
 	if s.llm == nil {
 		return nil, ErrNoLLM
 	}
+	// The caller holds the updater lock: read what every process
+	// appended, announced or not, so one run covers all of it.
+	s.invalidate(scope)
 	rep := &threadReport{}
 	for ctx.Err() == nil {
 		batch, doc, err := s.pendingBatch(ctx, scope, thread)

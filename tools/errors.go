@@ -60,6 +60,11 @@ func toolError(ctx context.Context, tool string, err error) (*mcp.CallToolResult
 		// The client gave up or the call timed out; nobody reads the answer.
 		slog.InfoContext(ctx, "tool call cancelled", "tool", tool, "err", err)
 		return mcp.NewToolResultError("cancelled: " + tool + " did not finish"), nil
+	case errors.Is(err, memory.ErrUnavailable):
+		// The error names the database (password masked); keep it in the log.
+		slog.WarnContext(ctx, "tool call failed: storage unavailable", "tool", tool, "err", err)
+		return mcp.NewToolResultError("storage unavailable: the memory server cannot reach its database right now (restarting or down), so " + tool +
+			" changed nothing; try again in a few seconds"), nil
 	case errors.Is(err, syscall.ENOSPC):
 		slog.ErrorContext(ctx, "tool call failed: disk full", "tool", tool, "err", err)
 		return mcp.NewToolResultError("storage full: the memory server's disk is full, so " + tool + " stored nothing and memory is unchanged; " +

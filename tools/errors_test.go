@@ -67,6 +67,7 @@ func TestToolError(t *testing.T) {
 		{"internal", t.Context(), fmt.Errorf("store turns: %w", secret), "internal error: add_memory failed", "sk-secret-123"},
 		{"disk full", t.Context(), fmt.Errorf("store turns: write /srv/x: %w", syscall.ENOSPC), "storage full: the memory server's disk is full", "disk full"},
 		{"read-only", t.Context(), fmt.Errorf("store turns: open /srv/x: %w", syscall.EROFS), "storage read-only: the memory server cannot write", "not writable"},
+		{"storage unavailable", t.Context(), fmt.Errorf("store turns: append to postgres://mnemo:xxxxx@db.example/mnemo: %w", memory.ErrUnavailable), "storage unavailable: the memory server cannot reach its database right now", ""},
 		{"corrupt", t.Context(), fmt.Errorf("load memory: %w", memory.ErrCorrupt), "internal error: add_memory failed", "corrupt data"},
 	}
 	for _, tt := range tests {
@@ -80,7 +81,7 @@ func TestToolError(t *testing.T) {
 			if !res.IsError || !strings.HasPrefix(text, tt.want) {
 				t.Errorf("toolError() = %q (isError %v), want an error starting %q", text, res.IsError, tt.want)
 			}
-			if strings.Contains(text, "sk-secret") || strings.Contains(text, "/var/lib") || strings.Contains(text, `C:\`) || strings.Contains(text, "llm.example") {
+			if strings.Contains(text, "sk-secret") || strings.Contains(text, "/var/lib") || strings.Contains(text, `C:\`) || strings.Contains(text, "llm.example") || strings.Contains(text, "db.example") {
 				t.Errorf("toolError() = %q leaks internal details", text)
 			}
 			logged := logs.String()

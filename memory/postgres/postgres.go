@@ -27,6 +27,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -41,8 +42,9 @@ var _ memory.Store = (*Store)(nil)
 
 // ErrUnavailable marks a failure to reach the database (refused or broken
 // connection, server shutting down or starting). The call may succeed when
-// retried later; the Store reconnects by itself.
-var ErrUnavailable = errors.New("storage unavailable")
+// retried later; the Store reconnects by itself. It is memory.ErrUnavailable,
+// so the memory pipeline and the tools match it without knowing the store.
+var ErrUnavailable = memory.ErrUnavailable
 
 // DefaultVersions is how many earlier memory documents a Store keeps per
 // scope unless WithVersions says otherwise (as memory/files).
@@ -59,6 +61,11 @@ type Store struct {
 	log      *slog.Logger
 	versions int
 	docs     *docCache
+
+	// lockConns are the sessions holding updater locks (TryLockScope).
+	lockMu    sync.Mutex
+	lockConns map[*pgx.Conn]struct{}
+	closed    bool
 }
 
 type options struct {
@@ -153,6 +160,8 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		log:      o.log,
 		versions: o.versions,
 		docs:     newDocCache(docCacheSize),
+
+		lockConns: make(map[*pgx.Conn]struct{}),
 	}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
@@ -164,6 +173,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 // Close closes the connections, after waiting for those in use to be
 // released. Methods called after Close fail. Closing twice is a no-op.
 func (s *Store) Close() error {
+	s.closeLocks()
 	s.pool.Close()
 	return nil
 }

@@ -475,3 +475,40 @@ func TestSynchronousCommit(t *testing.T) {
 		t.Errorf("Store connection: synchronous_commit = %q, want on", got)
 	}
 }
+
+// TestTryLockScope checks the updater lock across two instances: held by
+// one, refused to the other, free again once released; other scopes are
+// not affected.
+func TestTryLockScope(t *testing.T) {
+	a, b := twoStores(t)
+	ctx := t.Context()
+	alice, bob := memory.Scope{UserID: "alice"}, memory.Scope{UserID: "bob"}
+	unlock, ok, err := a.TryLockScope(ctx, alice)
+	if err != nil || !ok {
+		t.Fatalf("a.TryLockScope(alice) = %v, %v; want the lock", ok, err)
+	}
+	if _, ok, err := b.TryLockScope(ctx, alice); err != nil || ok {
+		t.Fatalf("b.TryLockScope(alice) while a holds it = %v, %v; want refused", ok, err)
+	}
+	unlockBob, ok, err := b.TryLockScope(ctx, bob)
+	if err != nil || !ok {
+		t.Fatalf("b.TryLockScope(bob) = %v, %v; want the lock (another scope)", ok, err)
+	}
+	unlockBob()
+	unlock()
+	unlock() // twice is harmless
+	unlockB, ok, err := b.TryLockScope(ctx, alice)
+	if err != nil || !ok {
+		t.Fatalf("b.TryLockScope(alice) after a released it = %v, %v; want the lock", ok, err)
+	}
+	unlockB()
+	if _, ok, err := a.TryLockScope(ctx, alice); err != nil || !ok {
+		t.Fatalf("a.TryLockScope(alice) after b released it = %v, %v; want the lock", ok, err)
+	}
+}
+
+func TestUnavailableIsMemoryErr(t *testing.T) {
+	if !errors.Is(postgres.ErrUnavailable, memory.ErrUnavailable) {
+		t.Error("postgres.ErrUnavailable does not match memory.ErrUnavailable")
+	}
+}

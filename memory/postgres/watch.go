@@ -10,6 +10,8 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory"
 )
 
+var _ memory.ScopeWatcher = (*Store)(nil)
+
 // Channel is the NOTIFY channel on which every change to a scope's turn
 // log or document is announced (by a trigger, whoever wrote it), with the
 // scope's memory.Scope.Key as payload.

@@ -159,13 +159,17 @@ func URL(raw string) string {
 var (
 	looseUserinfo = regexp.MustCompile(`(//[^\s/@:]*:)[^/@]*@`)
 	looseUser     = regexp.MustCompile(`(//)[^\s/@:]+@`)
-	looseQuery    = regexp.MustCompile(`(?i)([?&](?:[\w-]*[_-])?(?:key|apikey|api-key|token|secret|password|passwd|pwd|sig|signature|auth|credentials?|code)=)[^&\s#]*`)
+	// looseKeyword is password=… in a key=value connection string
+	// (PostgreSQL's "host=db user=u password=…" form).
+	looseKeyword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)
+	looseQuery   = regexp.MustCompile(`(?i)([?&](?:[\w-]*[_-])?(?:key|apikey|api-key|token|secret|password|passwd|pwd|sig|signature|auth|credentials?|code)=)[^&\s#]*`)
 )
 
 // maskLoose masks credentials in text that is not a parseable URL.
 func maskLoose(s string) string {
 	s = looseUserinfo.ReplaceAllString(s, "${1}"+Masked+"@")
 	s = looseUser.ReplaceAllString(s, "${1}"+Masked+"@")
+	s = looseKeyword.ReplaceAllString(s, "${1}"+Masked)
 	return looseQuery.ReplaceAllString(s, "${1}"+Masked)
 }
 

@@ -73,6 +73,11 @@ func TestURL(t *testing.T) {
 		{"https://api.example.com/v1?key=SECRET", "https://api.example.com/v1?key=xxxxx"},
 		{"https://h/v1?access_token=SECRET&sig=AB", "https://h/v1?access_token=xxxxx&sig=xxxxx"},
 		{"postgres://app:pw@/db?host=/tmp/x&sslmode=disable", "postgres://app:xxxxx@/db?host=/tmp/x&sslmode=disable"},
+		{"postgresql://mnemo:SECRET@db.internal:5432/mnemo?sslmode=require", "postgresql://mnemo:xxxxx@db.internal:5432/mnemo?sslmode=require"},
+		{"postgres://mnemo@db.internal/mnemo?password=SECRET&sslmode=disable", "postgres://xxxxx@db.internal/mnemo?password=xxxxx&sslmode=disable"},
+		{"postgres://mnemo:p%40ss%2FSECRET@db/mnemo", "postgres://mnemo:xxxxx@db/mnemo"},
+		{"postgres://mnemo:SEC RET@db/%zz", "postgres://mnemo:xxxxx@db/%zz"},
+		{"host=db user=mnemo password=SECRET dbname=mnemo", "host=db user=mnemo password=xxxxx dbname=mnemo"},
 		{"http://localhost:11434/v1", "http://localhost:11434/v1"},
 		{"http://user:SEC RET@bad url/%zz?api-key=SECRET", "http://user:xxxxx@bad url/%zz?api-key=xxxxx"},
 	}

@@ -34,6 +34,7 @@ type diskDocument struct {
 	PastFacts          []diskFact       `json:"pastFacts,omitempty"`
 	RetiredFacts       []diskFact       `json:"retiredFacts,omitempty"`
 	MaintainedAt       time.Time        `json:"maintainedAt,omitzero"`
+	LLMConsolidatedAt  time.Time        `json:"llmConsolidatedAt,omitzero"`
 	Usage              []diskUsageDay   `json:"usage,omitempty"`
 }
 
@@ -141,6 +142,7 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 		PastFacts:          convertAll(dd.PastFacts, func(f diskFact) Fact { return Fact(f) }),
 		RetiredFacts:       convertAll(dd.RetiredFacts, func(f diskFact) Fact { return Fact(f) }),
 		MaintainedAt:       dd.MaintainedAt,
+		LLMConsolidatedAt:  dd.LLMConsolidatedAt,
 		Usage:              convertAll(dd.Usage, func(u diskUsageDay) UsageDay { return UsageDay(u) }),
 	}
 	return nil
@@ -171,6 +173,7 @@ func (d *Document) disk() diskDocument {
 		PastFacts:          convertAll(d.PastFacts, func(f Fact) diskFact { return diskFact(f) }),
 		RetiredFacts:       convertAll(d.RetiredFacts, func(f Fact) diskFact { return diskFact(f) }),
 		MaintainedAt:       d.MaintainedAt,
+		LLMConsolidatedAt:  d.LLMConsolidatedAt,
 		Usage:              convertAll(d.Usage, func(u UsageDay) diskUsageDay { return diskUsageDay(u) }),
 	}
 }

@@ -29,36 +29,43 @@ const (
 	// coverPool is how many of the best candidates coverage re-ranks
 	// (at least four times the pages asked for).
 	coverPool = 40
+	// speakerPool is how many of the best candidates the named speaker
+	// re-weighs (see speakerWeight).
+	speakerPool = 20
 )
 
-// refine applies the query's time windows and term coverage to hits (the
-// ranked candidates, best first) and returns the k best. The caller holds
-// st.mu for writing.
+// refine applies the query's time windows, term coverage and named speaker
+// (weighSpeaker) to hits (the ranked candidates, best first) and returns the
+// k best. The caller holds st.mu for writing.
 func (s *Service) refine(st *scopeState, query string, hits []lexical.Hit, k int) []lexical.Hit {
 	if len(hits) == 0 {
 		return hits
 	}
-	changed := false
 	if ws := queryWindows(query, s.now()); len(ws) > 0 {
+		changed := false
 		for i := range hits {
 			if inWindows(ws, st.turns[hits[i].ID].Time) {
 				hits[i].Score *= windowBoost
 				changed = true
 			}
 		}
-	}
-	if changed {
-		sortHits(hits)
-		changed = false
+		if changed {
+			sortHits(hits)
+		}
 	}
 	// Coverage only lowers scores, so a page far down the list seldom
 	// comes up; weighing the first coverPool pages keeps the cost of
 	// reading their terms bounded.
 	hits = hits[:min(len(hits), max(coverPool, 4*k))]
-	if coverQuery(st, queryTerms(query), hits) {
-		changed = true
+	qterms := queryTerms(query)
+	if coverQuery(st, qterms, hits) {
+		sortHits(hits)
 	}
-	if changed {
+	// The named speaker's words are read from the text, which costs more
+	// than the index's terms: only the first speakerPool pages (at least
+	// twice those asked for) are weighed, and kept.
+	hits = hits[:min(len(hits), max(speakerPool, 2*k))]
+	if weighSpeaker(st, qterms, hits) {
 		sortHits(hits)
 	}
 	return hits[:min(k, len(hits))]

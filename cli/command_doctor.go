@@ -118,6 +118,8 @@ func runDoctor(ctx context.Context, c *call) int {
 		d.section("Embeddings endpoint")
 		d.checkEmbedding(ctx, cfg)
 	}
+	d.section("Usage")
+	d.usage(ctx, c)
 	return d.finish()
 }
 
@@ -407,4 +409,45 @@ func (d *doctor) checkEmbedding(ctx context.Context, cfg *Config) {
 	default:
 		d.ok("%s answered a test request: %d dimensions", e.Model(), len(vecs[0]))
 	}
+}
+
+// usage reports the default user's model and embedding usage today and the
+// daily token budget; it finds no problem, only facts.
+func (d *doctor) usage(ctx context.Context, c *call) {
+	cfg := c.cfg
+	scope := memory.Scope{UserID: cfg.Memory.UserID}
+	budget := "unlimited (daily_token_budget = 0)"
+	if b := cfg.Memory.DailyTokenBudget; b > 0 {
+		budget = fmt.Sprintf("%d model tokens a day per scope", b)
+	}
+	if cfg.Storage == "" && (cfg.DataDir == "" || dataDirMissing(cfg)) {
+		d.info("%s: nothing counted, no memory is stored yet; daily token budget %s", scope.Key(), budget)
+		return
+	}
+	store, err := openStore(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		d.info("%s: usage not read: %v", scope.Key(), err)
+		return
+	}
+	defer store.Close()
+	doc, err := store.LoadDocument(ctx, scope)
+	if err != nil {
+		d.info("%s: usage not read: %v", scope.Key(), err)
+		return
+	}
+	u := memory.UsageOf(doc.Usage, cfg.Memory.DailyTokenBudget, time.Now())
+	t := u.Today
+	d.info("%s today (UTC): %s, %d tokens (%d prompt + %d completion), %d failed; %s, %d tokens",
+		scope.Key(), plural(t.LLMCalls, "model call"), t.Tokens(), t.PromptTokens, t.CompletionTokens, t.LLMFailures+t.EmbeddingFailures,
+		plural(t.EmbeddingCalls, "embedding call"), t.EmbeddingTokens)
+	if cfg.Memory.DailyTokenBudget > 0 {
+		budget += fmt.Sprintf(", %d left today", max(0, cfg.Memory.DailyTokenBudget-t.Tokens()))
+	}
+	d.info("daily token budget: %s", budget)
+	if u.Deferred != "" {
+		d.info("extraction is deferred until tomorrow (UTC): the budget is spent; turns stay pending, nothing is lost (raise daily_token_budget to resume now)")
+	} else {
+		d.info("extraction is not deferred")
+	}
+	d.info("mnemo show --usage lists the recent days (--user U [--agent A] for another memory)")
 }

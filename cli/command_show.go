@@ -32,6 +32,11 @@ type showOutput struct {
 	// Sessions are the mid-term topic sessions, hottest first; only with
 	// --sessions.
 	Sessions []memory.MidTermSessionView `json:"sessions,omitzero"`
+	// Usage is the scope's model and embedding usage by day and its daily
+	// token budget; only with --usage.
+	Usage *memory.ScopeUsage `json:"usage,omitempty"`
+
+	usage []memory.UsageDay // the document's saved usage
 }
 
 // threadInfo summarises one conversation of a scope.
@@ -44,7 +49,7 @@ type threadInfo struct {
 	Last    time.Time `json:"last"`
 }
 
-// runShow is "mnemo show [--json] [--facts|--profile|--threads|--sessions]".
+// runShow is "mnemo show [--json] [--facts|--profile|--threads|--sessions|--usage]".
 func runShow(ctx context.Context, e *call) int {
 	stdout := e.stdout
 	scope, err := e.scope()
@@ -56,6 +61,10 @@ func runShow(ctx context.Context, e *call) int {
 			out := trimShow(e, emptyShow(scope))
 			if e.args.flag("sessions") {
 				out.Sessions = []memory.MidTermSessionView{}
+			}
+			if e.args.flag("usage") {
+				u := memory.UsageOf(nil, e.cfg.Memory.DailyTokenBudget, time.Now())
+				out.Usage = &u
 			}
 			return writeJSON(e, out)
 		}
@@ -73,6 +82,10 @@ func runShow(ctx context.Context, e *call) int {
 		return e.fail(exitError, "%v", err)
 	}
 	out = trimShow(e, out)
+	if e.args.flag("usage") {
+		u := memory.UsageOf(out.usage, e.cfg.Memory.DailyTokenBudget, time.Now())
+		out.Usage = &u
+	}
 	if e.args.flag("sessions") {
 		// The sessions are built by the memory service, as a server
 		// would: from midterm.json, brought up to date with the turn log.
@@ -91,7 +104,7 @@ func runShow(ctx context.Context, e *call) int {
 		return writeJSON(e, out)
 	}
 	empty := out.Revision == 0 && out.StoredTurns == 0
-	if empty {
+	if empty && out.Usage == nil {
 		fmt.Fprintf(stdout, "No memory is stored for %s in %s.\n", scope.Key(), storageName(e.cfg))
 		if scopes, err := store.Scopes(ctx); err == nil && len(scopes) > 0 {
 			keys := make([]string, len(scopes))
@@ -108,7 +121,7 @@ func runShow(ctx context.Context, e *call) int {
 
 // trimShow leaves out of out the parts not asked for.
 func trimShow(e *call, out *showOutput) *showOutput {
-	all := !e.args.flag("facts") && !e.args.flag("profile") && !e.args.flag("threads") && !e.args.flag("sessions")
+	all := !e.args.flag("facts") && !e.args.flag("profile") && !e.args.flag("threads") && !e.args.flag("sessions") && !e.args.flag("usage")
 	if !all && !e.args.flag("profile") {
 		out.Profile = nil
 	}
@@ -154,6 +167,7 @@ func loadShow(ctx context.Context, store memory.Store, scope memory.Scope) (*sho
 		Knowledge:          append([]memory.Fact{}, doc.Knowledge...),
 		AssistantKnowledge: append([]memory.Fact{}, doc.AssistantKnowledge...),
 		Threads:            []threadInfo{},
+		usage:              doc.Usage,
 	}
 	for _, ns := range doc.Sections() {
 		if strings.TrimSpace(ns.Section.Summary) != "" {
@@ -252,6 +266,9 @@ func writeShow(w io.Writer, out *showOutput) {
 	}
 	if out.Sessions != nil {
 		writeSessions(&b, out.Sessions)
+	}
+	if out.Usage != nil {
+		writeUsage(&b, *out.Usage)
 	}
 	if out.Threads != nil {
 		fmt.Fprintf(&b, "\nThreads (%d)\n", len(out.Threads))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -212,4 +213,38 @@ func loadProgress(w io.Writer) memory.Option {
 			p.done()
 		}
 	})
+}
+
+// usageRecentDays is how many days "show --usage" lists.
+const usageRecentDays = 7
+
+// writeUsage prints a scope's usage: the recent days, newest first, and
+// the daily token budget.
+func writeUsage(b *strings.Builder, u memory.ScopeUsage) {
+	b.WriteString("\nUsage (UTC days, newest first)\n")
+	rows := [][]string{{"DAY", "MODEL CALLS", "PROMPT TOKENS", "COMPLETION TOKENS", "FAILED", "EMBEDDING CALLS", "EMBEDDING TOKENS", "DEFERRED"}}
+	days := slices.Clone(u.Days)
+	if !slices.ContainsFunc(days, func(d memory.UsageDay) bool { return d.Day == u.Today.Day }) {
+		days = append(days, u.Today)
+	}
+	slices.Reverse(days)
+	for _, d := range days[:min(len(days), usageRecentDays)] {
+		day := d.Day
+		if d.Day == u.Today.Day {
+			day += " (today)"
+		}
+		rows = append(rows, []string{day, strconv.Itoa(d.LLMCalls), strconv.Itoa(d.PromptTokens), strconv.Itoa(d.CompletionTokens),
+			strconv.Itoa(d.LLMFailures + d.EmbeddingFailures), strconv.Itoa(d.EmbeddingCalls), strconv.Itoa(d.EmbeddingTokens), strconv.Itoa(d.Deferred)})
+	}
+	writeTable(b, rows, "  ")
+	if u.DailyTokenBudget <= 0 {
+		fmt.Fprintf(b, "  Daily token budget: unlimited (daily_token_budget = 0); %d model tokens used today.\n", u.Today.Tokens())
+	} else {
+		fmt.Fprintf(b, "  Daily token budget: %d model tokens; %d used today, %d left.\n", u.DailyTokenBudget, u.Today.Tokens(), max(0, u.DailyTokenBudget-u.Today.Tokens()))
+	}
+	if u.Deferred != "" {
+		b.WriteString("  Extraction is deferred: " + u.Deferred + ".\n")
+	} else {
+		b.WriteString("  Extraction is not deferred.\n")
+	}
 }

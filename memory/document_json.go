@@ -2,7 +2,10 @@ package memory
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -31,6 +34,7 @@ type diskDocument struct {
 	PastFacts          []diskFact       `json:"pastFacts,omitempty"`
 	RetiredFacts       []diskFact       `json:"retiredFacts,omitempty"`
 	MaintainedAt       time.Time        `json:"maintainedAt,omitzero"`
+	LLMConsolidatedAt  time.Time        `json:"llmConsolidatedAt,omitzero"`
 	Usage              []diskUsageDay   `json:"usage,omitempty"`
 }
 
@@ -138,6 +142,7 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 		PastFacts:          convertAll(dd.PastFacts, func(f diskFact) Fact { return Fact(f) }),
 		RetiredFacts:       convertAll(dd.RetiredFacts, func(f diskFact) Fact { return Fact(f) }),
 		MaintainedAt:       dd.MaintainedAt,
+		LLMConsolidatedAt:  dd.LLMConsolidatedAt,
 		Usage:              convertAll(dd.Usage, func(u diskUsageDay) UsageDay { return UsageDay(u) }),
 	}
 	return nil
@@ -168,6 +173,7 @@ func (d *Document) disk() diskDocument {
 		PastFacts:          convertAll(d.PastFacts, func(f Fact) diskFact { return diskFact(f) }),
 		RetiredFacts:       convertAll(d.RetiredFacts, func(f Fact) diskFact { return diskFact(f) }),
 		MaintainedAt:       d.MaintainedAt,
+		LLMConsolidatedAt:  d.LLMConsolidatedAt,
 		Usage:              convertAll(d.Usage, func(u UsageDay) diskUsageDay { return diskUsageDay(u) }),
 	}
 }
@@ -183,4 +189,80 @@ func convertAll[S, D any](in []S, conv func(S) D) []D {
 		out[i] = conv(v)
 	}
 	return out
+}
+
+// ParseDocument decodes a stored memory document (memory.json, a kept
+// version, a database row), refusing one written with another major
+// version; a document without facts gets an empty list. Both stores read
+// documents through it.
+func ParseDocument(raw []byte) (*Document, error) {
+	var d Document
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if err := CheckDocumentVersion(d.Version); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if d.Facts == nil {
+		d.Facts = []Fact{}
+	}
+	return &d, nil
+}
+
+// CheckDocumentVersion accepts the document versions this build reads:
+// those with the major number of SchemaVersion.
+func CheckDocumentVersion(v string) error {
+	want, _, _ := strings.Cut(SchemaVersion, ".")
+	if major, _, _ := strings.Cut(v, "."); major != want {
+		return fmt.Errorf("version %q is not %s.x (written by another version of mnemo?)", v, want)
+	}
+	return nil
+}
+
+// CheckImportOrder is what a Store checks before ImportScope writes: a
+// document this build can load, and turns in increasing Seq order with
+// valid meta_data. The errors are InputErrors.
+func CheckImportOrder(doc *Document, turns []Turn) error {
+	if doc.Version != "" {
+		if err := CheckDocumentVersion(doc.Version); err != nil {
+			return &InputError{Field: "version", Message: err.Error()}
+		}
+	}
+	var prev int64
+	for i, t := range turns {
+		switch {
+		case t.Seq <= prev:
+			return &InputError{Field: "turns", Message: fmt.Sprintf("turn %d (%s) has seq %d, not above %d; seq must increase from 1", i, t.ID, t.Seq, prev)}
+		case len(t.MetaData) > 0 && !json.Valid(t.MetaData):
+			return &InputError{Field: "meta_data", Message: fmt.Sprintf("turn %d (%s): not valid JSON", i, t.ID)}
+		}
+		prev = t.Seq
+	}
+	return nil
+}
+
+// NextRevision is what every Store.UpdateDocument saves: a copy of cur
+// changed by fn, one revision up, stamped now, with the schema version
+// set (and one this build can load) and a facts list that is never null.
+// fn's error, or ctx's once fn returned, is returned as is.
+func NextRevision(ctx context.Context, cur *Document, fn func(*Document) error, now time.Time) (*Document, error) {
+	next := cur.Clone()
+	if err := fn(next); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	next.Revision = cur.Revision + 1
+	next.LastUpdated = now.UTC()
+	if next.Version == "" {
+		next.Version = SchemaVersion
+	}
+	if err := CheckDocumentVersion(next.Version); err != nil {
+		return nil, fmt.Errorf("refusing to save a document this build could not load: %w", err)
+	}
+	if next.Facts == nil {
+		next.Facts = []Fact{}
+	}
+	return next, nil
 }

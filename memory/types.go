@@ -257,6 +257,9 @@ type Document struct {
 	// MaintainedAt is when the last maintenance pass (consolidation and
 	// staleness, Maintain) ran; decay is counted from it.
 	MaintainedAt time.Time `json:"maintainedAt,omitzero"`
+	// LLMConsolidatedAt is when the last consolidation pass with the
+	// language model ran (ConsolidateWithLLM); it runs at most once a day.
+	LLMConsolidatedAt time.Time `json:"llmConsolidatedAt,omitzero"`
 	// Usage counts the model and embedding calls made for this scope, by
 	// day (UTC), the newest UsageDays days.
 	Usage []UsageDay `json:"usage,omitempty"`

@@ -61,6 +61,9 @@ func (s *Service) updateThread(ctx context.Context, scope Scope, thread string) 
 			return rep, err
 		}
 		if len(batch) == 0 {
+			if rep.TurnsProcessed > 0 {
+				s.consolidateAfterUpdate(ctx, scope)
+			}
 			return rep, nil
 		}
 		applied, err := s.updateBatch(ctx, scope, thread, batch, doc)

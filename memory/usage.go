@@ -179,14 +179,20 @@ type ScopeUsage struct {
 
 // usageOf returns the saved and unsaved usage of d's scope.
 func (s *Service) usageOf(scope Scope, d *Document) ScopeUsage {
-	days := mergeUsage(slices.Clone(d.Usage), s.usage.peek(scope))
-	today := usageDay(s.now())
-	u := ScopeUsage{Days: days, Today: UsageDay{Day: today}, DailyTokenBudget: s.cfg.DailyTokenBudget}
+	return UsageOf(mergeUsage(slices.Clone(d.Usage), s.usage.peek(scope)), s.cfg.DailyTokenBudget, s.now())
+}
+
+// UsageOf is the usage of days (a Document's Usage) as reports show it at
+// now, with a daily token budget of budget (0: unlimited): the command
+// line reads it from a saved document, without a running service.
+func UsageOf(days []UsageDay, budget int, now time.Time) ScopeUsage {
+	today := usageDay(now)
+	u := ScopeUsage{Days: slices.Clone(days), Today: UsageDay{Day: today}, DailyTokenBudget: budget}
 	if i := slices.IndexFunc(days, func(x UsageDay) bool { return x.Day == today }); i >= 0 {
 		u.Today = days[i]
 	}
-	if b := s.cfg.DailyTokenBudget; b > 0 && u.Today.Tokens() >= b {
-		u.Deferred = budgetMessage(b, u.Today.Tokens())
+	if budget > 0 && u.Today.Tokens() >= budget {
+		u.Deferred = budgetMessage(budget, u.Today.Tokens())
 	}
 	if u.Days == nil {
 		u.Days = []UsageDay{}

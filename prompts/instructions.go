@@ -17,6 +17,7 @@ type ToolNames struct {
 	ListMemories  string
 	MemoryHistory string
 	UpdateProfile string
+	RestoreMemory string
 }
 
 // InstructionsData is what the server instructions depend on.

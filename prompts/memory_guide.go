@@ -8,7 +8,7 @@ import "errors"
 func MemoryGuide(data InstructionsData) (string, error) {
 	t := data.Tools
 	for _, name := range []string{t.AddMemory, t.RetrieveMemory, t.GetUserProfile, t.FlushMemory,
-		t.SaveMemory, t.UpdateMemory, t.ForgetMemory, t.ListMemories, t.MemoryHistory, t.UpdateProfile} {
+		t.SaveMemory, t.UpdateMemory, t.ForgetMemory, t.ListMemories, t.MemoryHistory, t.UpdateProfile, t.RestoreMemory} {
 		if name == "" {
 			return "", errors.New("render memory guide: every tool name must be set")
 		}

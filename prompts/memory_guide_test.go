@@ -16,6 +16,7 @@ var allTools = ToolNames{
 	ListMemories:   "list_memories",
 	MemoryHistory:  "memory_history",
 	UpdateProfile:  "update_profile",
+	RestoreMemory:  "restore_memory",
 }
 
 func TestMemoryGuide(t *testing.T) {
@@ -38,7 +39,7 @@ func TestMemoryGuide(t *testing.T) {
 				t.Fatalf("render error = %v", err)
 			}
 			for _, name := range []string{allTools.AddMemory, allTools.RetrieveMemory, allTools.GetUserProfile, allTools.FlushMemory,
-				allTools.SaveMemory, allTools.UpdateMemory, allTools.ForgetMemory, allTools.ListMemories, allTools.MemoryHistory} {
+				allTools.SaveMemory, allTools.UpdateMemory, allTools.ForgetMemory, allTools.ListMemories, allTools.MemoryHistory, allTools.RestoreMemory} {
 				if !strings.Contains(got, name) {
 					t.Errorf("%s does not mention tool %s", tt.name, name)
 				}

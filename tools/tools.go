@@ -39,6 +39,7 @@ type Manager interface {
 	List(ctx context.Context, req memory.ListRequest) (*memory.ListResult, error)
 	FactHistory(ctx context.Context, req memory.HistoryRequest) (*memory.HistoryResult, error)
 	UpdateProfile(ctx context.Context, req memory.UpdateProfileRequest) (*memory.UpdateProfileResult, error)
+	RestoreFact(ctx context.Context, req memory.RestoreFactRequest) (*memory.RestoreFactResult, error)
 }
 
 // serverName is the name the server reports at initialize.
@@ -74,6 +75,7 @@ func manageMakers(m Manager) []func() server.ServerTool {
 		func() server.ServerTool { return ForgetMemory(m) },
 		func() server.ServerTool { return ListMemories(m) },
 		func() server.ServerTool { return MemoryHistory(m) },
+		func() server.ServerTool { return RestoreMemory(m) },
 	}
 }
 
@@ -157,6 +159,7 @@ func NewServer(m Memory, version string, opts ...Option) *server.MCPServer {
 	if manage {
 		names.SaveMemory, names.UpdateMemory, names.ForgetMemory = nameSaveMemory, nameUpdateMemory, nameForgetMemory
 		names.ListMemories, names.MemoryHistory, names.UpdateProfile = nameListMemories, nameMemoryHistory, nameUpdateProfile
+		names.RestoreMemory = nameRestoreMemory
 	}
 	instructions, err := prompts.Instructions(prompts.InstructionsData{
 		LLMConfigured: cfg.llm,

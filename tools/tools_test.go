@@ -75,7 +75,7 @@ func TestListTools(t *testing.T) {
 		tools[tool.Name] = tool
 	}
 	slices.Sort(names)
-	want := []string{"add_memory", "flush_memory", "forget_memory", "get_user_profile", "list_memories", "memory_history", "retrieve_memory", "save_memory", "update_memory", "update_profile"}
+	want := []string{"add_memory", "flush_memory", "forget_memory", "get_user_profile", "list_memories", "memory_history", "restore_memory", "retrieve_memory", "save_memory", "update_memory", "update_profile"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
@@ -90,6 +90,7 @@ func TestListTools(t *testing.T) {
 		"list_memories":    {true, false, true},
 		"memory_history":   {true, false, true},
 		"update_profile":   {false, true, true},
+		"restore_memory":   {false, false, false},
 	}
 	for name, tool := range tools {
 		t.Run(name, func(t *testing.T) {

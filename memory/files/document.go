@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -98,23 +97,9 @@ func (s *Store) updateLocked(ctx context.Context, st *scopeState, fn func(*memor
 	if c := st.cachedDoc(); c != nil && c.doc == cur {
 		curRaw = c.raw
 	}
-	next := cur.Clone()
-	if err := fn(next); err != nil {
+	next, err := memory.NextRevision(ctx, cur, fn, s.now())
+	if err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	next.Revision = cur.Revision + 1
-	next.LastUpdated = s.now().UTC()
-	if next.Version == "" {
-		next.Version = memory.SchemaVersion
-	}
-	if err := checkVersion(next.Version); err != nil {
-		return nil, fmt.Errorf("refusing to save a document this build could not load: %w", err)
-	}
-	if next.Facts == nil {
-		next.Facts = []memory.Fact{}
 	}
 	raw, err := encodeDocument(next)
 	if err != nil {
@@ -176,7 +161,7 @@ func (s *Store) loadDocument(st *scopeState, trustStat bool) (*memory.Document, 
 	var doc *memory.Document
 	if c := st.cachedDoc(); c != nil && bytes.Equal(c.raw, raw) {
 		doc = c.doc
-	} else if doc, err = parseDocument(raw); err != nil {
+	} else if doc, err = memory.ParseDocument(raw); err != nil {
 		return nil, err
 	}
 	st.setDoc(&docCache{fi: fi, raw: raw, doc: doc, racy: now.Sub(fi.ModTime()) <= racyWindow})
@@ -200,32 +185,6 @@ func (st *scopeState) setDoc(c *docCache) {
 // (syscall.Stat_t) on Unix and the file index on Windows.
 func sameStat(a, b os.FileInfo) bool {
 	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
-}
-
-// parseDocument decodes memory.json, refusing versions of another major
-// number.
-func parseDocument(raw []byte) (*memory.Document, error) {
-	var d memory.Document
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, fmt.Errorf("%w: %w", memory.ErrCorrupt, err)
-	}
-	if err := checkVersion(d.Version); err != nil {
-		return nil, fmt.Errorf("%w: %w", memory.ErrCorrupt, err)
-	}
-	if d.Facts == nil {
-		d.Facts = []memory.Fact{}
-	}
-	return &d, nil
-}
-
-// checkVersion accepts the document versions this build reads: those with
-// the major number of memory.SchemaVersion.
-func checkVersion(v string) error {
-	want, _, _ := strings.Cut(memory.SchemaVersion, ".")
-	if major, _, _ := strings.Cut(v, "."); major != want {
-		return fmt.Errorf("version %q is not %s.x (written by another version of mnemo?)", v, want)
-	}
-	return nil
 }
 
 // encodeDocument renders d as indented JSON with a final newline, leaving

@@ -116,7 +116,7 @@ func (s *Store) ListVersions(ctx context.Context, scope memory.Scope) ([]memory.
 		v := memory.Version{Revision: rev}
 		raw, err := s.d.readFile(filepath.Join(rel, versionName(rev)))
 		if err == nil {
-			if d, err := parseDocument(raw); err == nil {
+			if d, err := memory.ParseDocument(raw); err == nil {
 				v.Saved, v.Facts = d.LastUpdated, len(d.Facts)
 			}
 		} else if errors.Is(err, fs.ErrNotExist) {
@@ -153,7 +153,7 @@ func (s *Store) RestoreVersion(ctx context.Context, scope memory.Scope, rev int6
 	if err != nil {
 		return nil, fmt.Errorf("restore memory version %s: %w", path, err)
 	}
-	old, err := parseDocument(raw)
+	old, err := memory.ParseDocument(raw)
 	if err != nil {
 		return nil, fmt.Errorf("restore memory version %s: %w", path, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -124,7 +123,7 @@ func (s *Store) scanRow(row pgx.Row, scope memory.Scope, cached *docEntry) (*sco
 	case raw == nil && cached != nil:
 		r.raw, r.doc = cached.raw, cached.doc
 	default:
-		doc, err := parseDocument(raw)
+		doc, err := memory.ParseDocument(raw)
 		if err != nil {
 			return nil, fmt.Errorf("document of %s: %w", scope.Key(), err)
 		}
@@ -224,23 +223,9 @@ func (s *Store) UpdateDocument(ctx context.Context, scope memory.Scope, fn func(
 // once tx commits.
 func (s *Store) updateLocked(ctx context.Context, tx pgx.Tx, scope memory.Scope, r *scopeRow, fn func(*memory.Document) error) (*docEntry, error) {
 	cur := r.doc
-	next := cur.Clone()
-	if err := fn(next); err != nil {
+	next, err := memory.NextRevision(ctx, cur, fn, s.now())
+	if err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	next.Revision = cur.Revision + 1
-	next.LastUpdated = s.now().UTC()
-	if next.Version == "" {
-		next.Version = memory.SchemaVersion
-	}
-	if err := checkVersion(next.Version); err != nil {
-		return nil, fmt.Errorf("refusing to save a document this build could not load: %w", err)
-	}
-	if next.Facts == nil {
-		next.Facts = []memory.Fact{}
 	}
 	raw, err := encodeDocument(next)
 	if err != nil {
@@ -283,7 +268,7 @@ func (s *Store) ListVersions(ctx context.Context, scope memory.Scope) ([]memory.
 		)
 		_, err = pgx.ForEachRow(rows, []any{&rev, &raw}, func() error {
 			v := memory.Version{Revision: rev}
-			if d, err := parseDocument(raw); err == nil {
+			if d, err := memory.ParseDocument(raw); err == nil {
 				v.Saved, v.Facts = d.LastUpdated, len(d.Facts)
 			}
 			out = append(out, v)
@@ -327,7 +312,7 @@ func (s *Store) RestoreVersion(ctx context.Context, scope memory.Scope, rev int6
 		if err != nil {
 			return err
 		}
-		old, err := parseDocument(raw)
+		old, err := memory.ParseDocument(raw)
 		if err != nil {
 			return fmt.Errorf("version %d: %w", rev, err)
 		}
@@ -355,32 +340,6 @@ func (s *Store) RestoreVersion(ctx context.Context, scope memory.Scope, rev int6
 }
 
 var errNotKept = errors.New("version not kept")
-
-// parseDocument decodes a stored document, refusing versions of another
-// major number.
-func parseDocument(raw []byte) (*memory.Document, error) {
-	var d memory.Document
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, fmt.Errorf("%w: %w", memory.ErrCorrupt, err)
-	}
-	if err := checkVersion(d.Version); err != nil {
-		return nil, fmt.Errorf("%w: %w", memory.ErrCorrupt, err)
-	}
-	if d.Facts == nil {
-		d.Facts = []memory.Fact{}
-	}
-	return &d, nil
-}
-
-// checkVersion accepts the document versions this build reads: those with
-// the major number of memory.SchemaVersion.
-func checkVersion(v string) error {
-	want, _, _ := strings.Cut(memory.SchemaVersion, ".")
-	if major, _, _ := strings.Cut(v, "."); major != want {
-		return fmt.Errorf("version %q is not %s.x (written by another version of mnemo?)", v, want)
-	}
-	return nil
-}
 
 // encodeDocument renders d as compact JSON, leaving '<', '>' and '&'
 // readable.

@@ -294,7 +294,7 @@ func (s *Store) ImportScope(ctx context.Context, scope memory.Scope, doc *memory
 	if doc == nil {
 		doc = memory.NewDocument()
 	}
-	if err := checkImport(doc, turns); err != nil {
+	if err := memory.CheckImportOrder(doc, turns); err != nil {
 		return fmt.Errorf("import scope %s: %w", scope.Key(), err)
 	}
 	d := doc.Clone()
@@ -346,26 +346,5 @@ func (s *Store) ImportScope(ctx context.Context, scope memory.Scope, doc *memory
 		return s.err("import scope "+scope.Key(), err)
 	}
 	s.docs.put(&docEntry{scope: scope, id: id, rev: d.Revision, raw: raw, doc: d})
-	return nil
-}
-
-// checkImport refuses a document this build could not load and turns that
-// are not in increasing Seq order or carry invalid meta_data.
-func checkImport(doc *memory.Document, turns []memory.Turn) error {
-	if doc.Version != "" {
-		if err := checkVersion(doc.Version); err != nil {
-			return &memory.InputError{Field: "version", Message: err.Error()}
-		}
-	}
-	var prev int64
-	for i, t := range turns {
-		switch {
-		case t.Seq <= prev:
-			return &memory.InputError{Field: "turns", Message: fmt.Sprintf("turn %d (%s) has seq %d, not above %d; seq must increase from 1", i, t.ID, t.Seq, prev)}
-		case len(t.MetaData) > 0 && !json.Valid(t.MetaData):
-			return &memory.InputError{Field: "meta_data", Message: fmt.Sprintf("turn %d (%s): not valid JSON", i, t.ID)}
-		}
-		prev = t.Seq
-	}
 	return nil
 }

@@ -54,7 +54,7 @@ type storedTurn struct {
 	seq    int64
 	id     string
 	thread string
-	body   string
+	body   string // the stored bytes: JSON, or the compact form, which holds the text as it is
 }
 
 // dbTurns reads a user's turn log straight from the database.
@@ -65,7 +65,7 @@ func dbTurns(t *testing.T, url, user string) []storedTurn {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	rows, err := conn.Query(t.Context(), `SELECT t.seq, t.turn_id, t.thread_id, convert_from(t.body, 'UTF8')
+	rows, err := conn.Query(t.Context(), `SELECT t.seq, t.turn_id, t.thread_id, t.body
 		FROM mnemo_turns t JOIN mnemo_scopes s ON s.id = t.scope_id
 		WHERE s.user_id = $1 AND s.agent_name = '' ORDER BY t.seq`, user)
 	if err != nil {
@@ -73,10 +73,14 @@ func dbTurns(t *testing.T, url, user string) []storedTurn {
 	}
 	var out []storedTurn
 	for rows.Next() {
-		var r storedTurn
-		if err := rows.Scan(&r.seq, &r.id, &r.thread, &r.body); err != nil {
+		var (
+			r    storedTurn
+			body []byte
+		)
+		if err := rows.Scan(&r.seq, &r.id, &r.thread, &body); err != nil {
 			t.Fatal(err)
 		}
+		r.body = string(body)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {

@@ -161,8 +161,9 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (*AddResult, error) {
 	} else {
 		st = s.liveState(scope)
 	}
+	var stored []Turn
 	if len(turns) > 0 {
-		stored, err := s.store.AppendTurns(ctx, scope, turns)
+		stored, err = s.store.AppendTurns(ctx, scope, turns)
 		if err != nil {
 			st.mu.Unlock()
 			return nil, fmt.Errorf("store turns: %w", err)
@@ -176,10 +177,13 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (*AddResult, error) {
 	} else {
 		res.Note = "nothing to remember: the filter dropped every message (tool traffic, system prompts, upload-only input or empty text)"
 	}
-	// Catch up with the log (our turns and any another process appended).
-	st, err = s.resync(ctx, st)
-	if err != nil {
-		return nil, err
+	// Catch up with the log (our turns and any another process appended),
+	// unless our turns directly follow what st holds: then nothing else
+	// is new and they need not be read back.
+	if !s.appended(ctx, st, stored) {
+		if st, err = s.resync(ctx, st); err != nil {
+			return nil, err
+		}
 	}
 	res.Pending = s.pendingInfo(st, thread)
 	st.mu.Unlock()

@@ -147,6 +147,31 @@ func (s *Service) sync(ctx context.Context, st *scopeState) error {
 	return nil
 }
 
+// appended adds to st the turns this process has just appended, when
+// they directly follow st's last turn: no other process appended between
+// st's sync and them, so st is up to date without reading the log back
+// (a round trip, two on PostgreSQL). It reports whether it added them;
+// if not, the caller syncs st. The caller holds st.mu for writing, over
+// a state synced before the append.
+func (s *Service) appended(ctx context.Context, st *scopeState, turns []Turn) bool {
+	if len(turns) == 0 || turns[0].Seq != st.lastSeq+1 {
+		return false
+	}
+	for i := 1; i < len(turns); i++ {
+		if turns[i].Seq != turns[i-1].Seq+1 {
+			return false
+		}
+	}
+	st.addTurns(turns, 0)
+	s.noteNewPages(st)
+	s.syncMidTerm(ctx, st)
+	if s.pageStore != nil && st.snapshotDue(snapshotAfter) {
+		s.savePageSnapshot(st)
+	}
+	s.noteUse(st)
+	return true
+}
+
 // errLogRewritten means turns were removed from the scope's log since the
 // in-memory state read it.
 var errLogRewritten = errors.New("turn log rewritten")

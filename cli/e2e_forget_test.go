@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mnemo-mcp/mnemo/internal/testutil"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 	"github.com/mnemo-mcp/mnemo/memory/storetest"
@@ -24,32 +23,6 @@ const (
 	e2eThreadWord = "kilimanjaro"
 	e2eFactWord   = "serengeti"
 )
-
-// grepFiles returns the files under dir holding one of words, ignoring
-// case.
-func grepFiles(t *testing.T, dir string, words ...string) []string {
-	t.Helper()
-	var hits []string
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || !e.Type().IsRegular() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		b = bytes.ToLower(b)
-		if slices.ContainsFunc(words, func(w string) bool { return bytes.Contains(b, []byte(w)) }) {
-			rel, _ := filepath.Rel(dir, p)
-			hits = append(hits, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("grep %s: %v", dir, err)
-	}
-	return hits
-}
 
 // seedForgetData writes, through the file store, what servers would have
 // stored in scope: 600 turns around the secret ones, a saved fact with the
@@ -167,7 +140,7 @@ func TestE2EForgetLeavesNoTrace(t *testing.T) {
 					t.Fatalf("first server exit code = %d", code)
 				}
 				for _, w := range tc.words {
-					hits := grepFiles(t, dir, w)
+					hits := testutil.GrepFiles(t, dir, w)
 					if w == e2eFactWord && !slices.ContainsFunc(hits, func(h string) bool { return strings.Contains(h, "versions/") }) ||
 						w != e2eFactWord && !slices.ContainsFunc(hits, func(h string) bool { return strings.HasSuffix(h, "pages.idx") }) {
 						t.Fatalf("before the forget %q is in %v; the test needs it in a kept version (facts) or pages.idx (turns)", w, hits)
@@ -202,13 +175,13 @@ func TestE2EForgetLeavesNoTrace(t *testing.T) {
 						t.Fatalf("mnemo forget: %v\n%s", err, out)
 					}
 				}
-				if hits := grepFiles(t, dir, tc.words...); len(hits) > 0 {
+				if hits := testutil.GrepFiles(t, dir, tc.words...); len(hits) > 0 {
 					t.Errorf("right after the forget, %v are in %v", tc.words, hits)
 				}
 				if code := other.stop(); code != 0 {
 					t.Errorf("other server exit code = %d", code)
 				}
-				if hits := grepFiles(t, dir, tc.words...); len(hits) > 0 {
+				if hits := testutil.GrepFiles(t, dir, tc.words...); len(hits) > 0 {
 					t.Errorf("after the other server shut down, %v are in %v", tc.words, hits)
 				}
 				if tc.gone != "" {
@@ -231,7 +204,7 @@ func TestE2EForgetLeavesNoTrace(t *testing.T) {
 				if code := again.stop(); code != 0 {
 					t.Errorf("restarted server exit code = %d", code)
 				}
-				if hits := grepFiles(t, dir, tc.words...); len(hits) > 0 {
+				if hits := testutil.GrepFiles(t, dir, tc.words...); len(hits) > 0 {
 					t.Errorf("after a restart, %v are in %v", tc.words, hits)
 				}
 			})

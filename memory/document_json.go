@@ -219,10 +219,29 @@ func CheckDocumentVersion(v string) error {
 	return nil
 }
 
-// CheckImportOrder is what a Store checks before ImportScope writes: a
-// document this build can load, and turns in increasing Seq order with
-// valid meta_data. The errors are InputErrors.
-func CheckImportOrder(doc *Document, turns []Turn) error {
+// ImportDocument is what a Store's ImportScope writes of doc (a new
+// document when nil): a copy with the schema version set and a facts list
+// that is never null, after checking that this build can load it and that
+// turns are in increasing Seq order with valid meta_data. The errors are
+// InputErrors.
+func ImportDocument(doc *Document, turns []Turn) (*Document, error) {
+	if doc == nil {
+		doc = NewDocument()
+	}
+	if err := checkImportOrder(doc, turns); err != nil {
+		return nil, err
+	}
+	d := doc.Clone()
+	if d.Version == "" {
+		d.Version = SchemaVersion
+	}
+	if d.Facts == nil {
+		d.Facts = []Fact{}
+	}
+	return d, nil
+}
+
+func checkImportOrder(doc *Document, turns []Turn) error {
 	if doc.Version != "" {
 		if err := CheckDocumentVersion(doc.Version); err != nil {
 			return &InputError{Field: "version", Message: err.Error()}

@@ -1,10 +1,8 @@
 package memory_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -30,32 +28,6 @@ const (
 )
 
 var allSecrets = []string{turnSecret, threadSecret, factSecret}
-
-// grepData returns the files under dir whose bytes hold one of words,
-// ignoring case.
-func grepData(tb testing.TB, dir string, words ...string) []string {
-	tb.Helper()
-	var hits []string
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || !e.Type().IsRegular() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		b = bytes.ToLower(b)
-		if slices.ContainsFunc(words, func(w string) bool { return bytes.Contains(b, []byte(w)) }) {
-			rel, _ := filepath.Rel(dir, p)
-			hits = append(hits, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	if err != nil {
-		tb.Fatalf("grep %s: %v", dir, err)
-	}
-	return hits
-}
 
 // forgetProc is one server process over a data directory: its own Store
 // and Service, and what it logs.
@@ -146,7 +118,7 @@ func TestForgetLeavesNoTrace(t *testing.T) {
 				dir := t.TempDir()
 				secretTurn := seedForget(t, dir, tc.scope)
 				for _, w := range tc.words {
-					hits := grepData(t, dir, w)
+					hits := testutil.GrepFiles(t, dir, w)
 					if w == factSecret && !slices.ContainsFunc(hits, func(h string) bool { return strings.Contains(h, "versions/") }) ||
 						w != factSecret && !slices.ContainsFunc(hits, func(h string) bool { return strings.HasSuffix(h, "pages.idx") }) {
 						t.Fatalf("before the forget %q is in %v; the test needs it in a kept version (facts) or pages.idx (turns)", w, hits)
@@ -164,7 +136,7 @@ func TestForgetLeavesNoTrace(t *testing.T) {
 				}
 				forgetting := openForgetProc(t, dir)
 				tc.forget(t, forgetting.svc, secretTurn)
-				if hits := grepData(t, dir, tc.words...); len(hits) > 0 {
+				if hits := testutil.GrepFiles(t, dir, tc.words...); len(hits) > 0 {
 					t.Errorf("right after the forget, %q is in %v", tc.words, hits)
 				}
 				if touch {
@@ -178,7 +150,7 @@ func TestForgetLeavesNoTrace(t *testing.T) {
 				}
 				other.close(t, "the other process")
 				forgetting.close(t, "the forgetting process")
-				if hits := grepData(t, dir, tc.words...); len(hits) > 0 {
+				if hits := testutil.GrepFiles(t, dir, tc.words...); len(hits) > 0 {
 					t.Errorf("after both processes shut down, %q is in %v", tc.words, hits)
 				}
 				if tc.gone != "" {
@@ -201,7 +173,7 @@ func TestForgetLeavesNoTrace(t *testing.T) {
 					}
 				}
 				restarted.close(t, "the restarted process")
-				if hits := grepData(t, dir, tc.words...); len(hits) > 0 {
+				if hits := testutil.GrepFiles(t, dir, tc.words...); len(hits) > 0 {
 					t.Errorf("after a restart, %q is in %v", tc.words, hits)
 				}
 			})

@@ -1,11 +1,13 @@
 package testutil
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -57,4 +59,31 @@ func DiffTrees(before, after map[string]string) []string {
 	}
 	slices.Sort(d)
 	return d
+}
+
+// GrepFiles returns the regular files under dir (slash-separated, relative
+// to dir) whose bytes hold one of words, ignoring case; forget tests use it
+// to show a forgotten text is in no file.
+func GrepFiles(tb testing.TB, dir string, words ...string) []string {
+	tb.Helper()
+	var hits []string
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || !e.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		b = bytes.ToLower(b)
+		if slices.ContainsFunc(words, func(w string) bool { return bytes.Contains(b, []byte(strings.ToLower(w))) }) {
+			rel, _ := filepath.Rel(dir, p)
+			hits = append(hits, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatalf("grep %s: %v", dir, err)
+	}
+	return hits
 }

@@ -291,18 +291,9 @@ func (s *Store) ImportScope(ctx context.Context, scope memory.Scope, doc *memory
 	if _, _, err := scopeArgs(scope); err != nil {
 		return fmt.Errorf("import scope: %w", err)
 	}
-	if doc == nil {
-		doc = memory.NewDocument()
-	}
-	if err := memory.CheckImportOrder(doc, turns); err != nil {
+	d, err := memory.ImportDocument(doc, turns)
+	if err != nil {
 		return fmt.Errorf("import scope %s: %w", scope.Key(), err)
-	}
-	d := doc.Clone()
-	if d.Version == "" {
-		d.Version = memory.SchemaVersion
-	}
-	if d.Facts == nil {
-		d.Facts = []memory.Fact{}
 	}
 	raw, err := encodeDocument(d)
 	if err != nil {

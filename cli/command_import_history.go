@@ -61,6 +61,9 @@ func runImportHistory(ctx context.Context, e *call, path, format string) int {
 		return e.fail(exitUsage, "%v", err)
 	}
 	file := historyFile(path)
+	if file == "" {
+		return e.fail(exitUsage, "%s holds no conversations.json or memory.jsonl; name the file of the export", path)
+	}
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return e.fail(exitError, "%v", err)

@@ -371,6 +371,7 @@ func BenchmarkImportChatGPT(b *testing.B) {
 				db = pgtest.NewDatabase(b)
 			}
 			n := 0
+			cpu0 := processCPU()
 			for b.Loop() {
 				n++
 				user := fmt.Sprintf("u%d", n)
@@ -389,6 +390,39 @@ func BenchmarkImportChatGPT(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(10000*n)/b.Elapsed().Seconds(), "messages/s")
+			// The wall clock follows the machine's load; this process's CPU
+			// time (not the database server's) does not.
+			b.ReportMetric((processCPU()-cpu0).Seconds()/float64(n), "cpu-s/op")
 		})
 	}
 }
+
+// TestImportHistoryUsage: the flags of the other formats are refused with
+// what to do instead.
+func TestImportHistoryUsage(t *testing.T) {
+	chatgpt := filepath.Join("testdata", "import", "chatgpt", "conversations.json")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"thread", []string{"--thread", "x", chatgpt}, "--thread does not apply"},
+		{"pending", []string{"--pending", chatgpt}, "--pending does not apply"},
+		{"graph user on chats", []string{"--graph-user", "me", chatgpt}, "--graph-user names the user's entity"},
+		{"dry run on a mnemo export", []string{"--dry-run", filepath.Join("testdata", "import", "deerflow", "memory.json")}, "--dry-run and --graph-user apply"},
+		{"directory without an export", []string{"--format", "claude", t.TempDir()}, "holds no conversations.json"},
+		{"unknown graph user", []string{"--graph-user", "Nobody", filepath.Join("testdata", "import", "memory-graph")}, `"Nobody" names no entity`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			code, _, errOut := runCmd(t, dir, append([]string{"import"}, tc.args...)...)
+			if code == exitOK || !strings.Contains(errOut, tc.want) {
+				t.Errorf("import %v = %d %q, want a refusal saying %q", tc.args, code, errOut, tc.want)
+			}
+			if entries, _ := os.ReadDir(filepath.Join(dir, "users")); len(entries) != 0 {
+				t.Errorf("a refused import wrote %d scopes", len(entries))
+			}
+		})
+	}
+}
+

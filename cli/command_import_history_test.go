@@ -425,4 +425,3 @@ func TestImportHistoryUsage(t *testing.T) {
 		})
 	}
 }
-

@@ -16,7 +16,8 @@ import (
 //	   "message": null | {"id", "author": {"role": system|user|assistant|tool, "name"},
 //	     "create_time": seconds|null, "recipient": "all"|tool name,
 //	     "content": {"content_type": "text"|"multimodal_text"|"code"|..., "parts": [...], "text"},
-//	     "metadata": {"is_visually_hidden_from_conversation", "attachments": [{"name"}]}}}}}
+//	     "metadata": {"is_visually_hidden_from_conversation", "is_user_system_message",
+//	                  "attachments": [{"name"}]}}}}}
 //
 // The mapping is a tree: each regenerated reply or edited question
 // starts a branch. The conversation the user last saw is the branch that
@@ -49,8 +50,9 @@ type chatGPTMessage struct {
 		Text        string            `json:"text"`
 	} `json:"content"`
 	Metadata struct {
-		Hidden      bool `json:"is_visually_hidden_from_conversation"`
-		Attachments []struct {
+		Hidden       bool `json:"is_visually_hidden_from_conversation"`
+		SystemByUser bool `json:"is_user_system_message"`
+		Attachments  []struct {
 			Name string `json:"name"`
 		} `json:"attachments"`
 	} `json:"metadata"`
@@ -168,7 +170,7 @@ func (m *chatGPTMessage) convert(nodeID string) (Message, error) {
 	switch role := m.Author.Role; {
 	case role == "system" || role == "developer":
 		msg.Role = memory.RoleSystem
-	case m.Metadata.Hidden || ct == "user_editable_context" || ct == "model_editable_context":
+	case m.Metadata.Hidden || m.Metadata.SystemByUser || ct == "user_editable_context" || ct == "model_editable_context":
 		// Custom instructions and the model's own memory reach the model
 		// as context, as a system prompt does.
 		msg.Role = memory.RoleSystem

@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// parseSessionSummary reads {"summary": "...", "keywords": [...]} from a
+// reply that may wrap it in prose or code fences.
+func parseSessionSummary(reply string) (string, []string, error) {
+	obj, err := findObject(reply, "summary")
+	if err != nil {
+		return "", nil, err
+	}
+	var summary string
+	var keywords []string
+	if json.Unmarshal(obj["summary"], &summary) != nil || strings.TrimSpace(summary) == "" {
+		return "", nil, fmt.Errorf("parse session summary: no summary text: %w", ErrBadReply)
+	}
+	_ = json.Unmarshal(obj["keywords"], &keywords) // keywords are optional
+	out := make([]string, 0, len(keywords))
+	for _, k := range keywords {
+		k = strings.Join(strings.Fields(k), " ")
+		if k != "" && len(out) < midTermKeywords && !slices.Contains(out, k) {
+			out = append(out, clipRunes(k, 60))
+		}
+	}
+	return strings.Join(strings.Fields(summary), " "), out, nil
+}
+
+// parseAnalysis reads a session analysis reply: profile sections as in a
+// memory update, plus userKnowledge and assistantKnowledge lists whose
+// entries are strings or {"content", "correction"} objects. Facts in the
+// reply are ignored: the analysis changes the profile and knowledge only.
+func parseAnalysis(reply string) (*Update, error) {
+	obj, err := findObject(reply, "user", "history", "userKnowledge", "assistantKnowledge")
+	if err != nil {
+		return nil, err
+	}
+	p := &updateParser{}
+	p.sections(obj)
+	p.u.UserKnowledge = parseKnowledge(obj["userKnowledge"], &p.u.Notes)
+	p.u.AssistantKnowledge = parseKnowledge(obj["assistantKnowledge"], &p.u.Notes)
+	return &p.u, nil
+}
+
+func parseKnowledge(raw json.RawMessage, notes *[]string) []NewFact {
+	if len(raw) == 0 || isJSONNull(raw) {
+		return nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		*notes = append(*notes, "knowledge list is not a JSON array")
+		return nil
+	}
+	var out []NewFact
+	for _, it := range items[:min(len(items), memory.UpdateMaxNewFacts)] {
+		var e struct {
+			Content    string `json:"content"`
+			Correction bool   `json:"correction"`
+		}
+		if json.Unmarshal(it, &e.Content) != nil && json.Unmarshal(it, &e) != nil {
+			continue
+		}
+		c := strings.Join(strings.Fields(e.Content), " ")
+		if c == "" || strings.EqualFold(strings.Trim(c, "-. "), "none") {
+			continue
+		}
+		cat := memory.CategoryKnowledge
+		if e.Correction {
+			cat = memory.CategoryCorrection
+		}
+		out = append(out, NewFact{Content: clipRunes(c, memory.UpdateMaxContentRunes), Category: cat, Confidence: 1})
+	}
+	return out
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/engine"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // Import formats.
@@ -69,7 +70,7 @@ func runImport(ctx context.Context, e *call) int {
 		pending:     e.args.flag("pending"),
 		now:         time.Now().UTC(),
 		newTurnID:   func() string { return "turn_" + uuid.Must(uuid.NewV7()).String() },
-		newFactID:   engine.NewFactID,
+		newFactID:   update.NewFactID,
 	}
 	for _, id := range []struct{ field, v string }{{"--user", opt.user}, {"--agent", opt.agent}, {"--thread", opt.thread}, {"--from-user", opt.fromUser}, {"--from-agent", opt.fromAgent}} {
 		if id.v != "" {

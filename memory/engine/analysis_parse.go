@@ -7,19 +7,20 @@ import (
 	"strings"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // parseSessionSummary reads {"summary": "...", "keywords": [...]} from a
 // reply that may wrap it in prose or code fences.
 func parseSessionSummary(reply string) (string, []string, error) {
-	obj, err := findObject(reply, "summary")
+	obj, err := update.FindObject(reply, "summary")
 	if err != nil {
 		return "", nil, err
 	}
 	var summary string
 	var keywords []string
 	if json.Unmarshal(obj["summary"], &summary) != nil || strings.TrimSpace(summary) == "" {
-		return "", nil, fmt.Errorf("parse session summary: no summary text: %w", ErrBadReply)
+		return "", nil, fmt.Errorf("parse session summary: no summary text: %w", update.ErrBadReply)
 	}
 	_ = json.Unmarshal(obj["keywords"], &keywords) // keywords are optional
 	out := make([]string, 0, len(keywords))
@@ -36,20 +37,20 @@ func parseSessionSummary(reply string) (string, []string, error) {
 // memory update, plus userKnowledge and assistantKnowledge lists whose
 // entries are strings or {"content", "correction"} objects. Facts in the
 // reply are ignored: the analysis changes the profile and knowledge only.
-func parseAnalysis(reply string) (*Update, error) {
-	obj, err := findObject(reply, "user", "history", "userKnowledge", "assistantKnowledge")
+func parseAnalysis(reply string) (*update.Update, error) {
+	obj, err := update.FindObject(reply, "user", "history", "userKnowledge", "assistantKnowledge")
 	if err != nil {
 		return nil, err
 	}
-	p := &updateParser{}
-	p.sections(obj)
-	p.u.UserKnowledge = parseKnowledge(obj["userKnowledge"], &p.u.Notes)
-	p.u.AssistantKnowledge = parseKnowledge(obj["assistantKnowledge"], &p.u.Notes)
-	return &p.u, nil
+	p := &update.UpdateParser{}
+	p.Sections(obj)
+	p.U.UserKnowledge = parseKnowledge(obj["userKnowledge"], &p.U.Notes)
+	p.U.AssistantKnowledge = parseKnowledge(obj["assistantKnowledge"], &p.U.Notes)
+	return &p.U, nil
 }
 
-func parseKnowledge(raw json.RawMessage, notes *[]string) []NewFact {
-	if len(raw) == 0 || isJSONNull(raw) {
+func parseKnowledge(raw json.RawMessage, notes *[]string) []update.NewFact {
+	if len(raw) == 0 || update.IsJSONNull(raw) {
 		return nil
 	}
 	var items []json.RawMessage
@@ -57,7 +58,7 @@ func parseKnowledge(raw json.RawMessage, notes *[]string) []NewFact {
 		*notes = append(*notes, "knowledge list is not a JSON array")
 		return nil
 	}
-	var out []NewFact
+	var out []update.NewFact
 	for _, it := range items[:min(len(items), memory.UpdateMaxNewFacts)] {
 		var e struct {
 			Content    string `json:"content"`
@@ -74,7 +75,7 @@ func parseKnowledge(raw json.RawMessage, notes *[]string) []NewFact {
 		if e.Correction {
 			cat = memory.CategoryCorrection
 		}
-		out = append(out, NewFact{Content: clipRunes(c, memory.UpdateMaxContentRunes), Category: cat, Confidence: 1})
+		out = append(out, update.NewFact{Content: clipRunes(c, memory.UpdateMaxContentRunes), Category: cat, Confidence: 1})
 	}
 	return out
 }

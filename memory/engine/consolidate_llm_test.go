@@ -15,6 +15,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/openai"
 	"github.com/mnemo-mcp/mnemo/memory/openai/openaitest"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // These tests run the consolidation pass with the model through the
@@ -73,7 +74,7 @@ func newConsolStack(t *testing.T, budget int) *consolStack {
 }
 
 // updateReply is an update reply adding facts.
-func updateReply(t *testing.T, facts ...engine.NewFact) openaitest.Reply {
+func updateReply(t *testing.T, facts ...update.NewFact) openaitest.Reply {
 	t.Helper()
 	nf := make([]map[string]any, len(facts))
 	for i, f := range facts {
@@ -119,7 +120,7 @@ func (c *consolStack) chatPrompts() []string {
 	return out
 }
 
-var similarFacts = []engine.NewFact{
+var similarFacts = []update.NewFact{
 	{Content: "Uses Go for backend services", Category: memory.CategoryPreference, Confidence: 0.8},
 	{Content: "Writes backend services in Go every day", Category: memory.CategoryContext, Confidence: 0.9},
 	{Content: "Never panic in Go backend services; return errors", Category: memory.CategoryCorrection, Confidence: 0.95},
@@ -201,14 +202,14 @@ func TestConsolidationPassMerges(t *testing.T) {
 	}
 
 	// The same day: no second pass, even with a new similar fact.
-	c.fake.PushChat(updateReply(t, engine.NewFact{Content: "Deploys Go backend services on Fly", Category: memory.CategoryContext, Confidence: 0.9}))
+	c.fake.PushChat(updateReply(t, update.NewFact{Content: "Deploys Go backend services on Fly", Category: memory.CategoryContext, Confidence: 0.9}))
 	c.say(t, "t3")
 	if n := len(c.chatPrompts()); n != 4 {
 		t.Errorf("%d chat calls after a second update the same day, want 4 (no second pass)", n)
 	}
 	// The next day: a pass again.
 	c.clock.advance(24 * time.Hour)
-	c.fake.PushChat(updateReply(t, engine.NewFact{Content: "Tests Go backend services with fakes", Category: memory.CategoryBehavior, Confidence: 0.9}),
+	c.fake.PushChat(updateReply(t, update.NewFact{Content: "Tests Go backend services with fakes", Category: memory.CategoryBehavior, Confidence: 0.9}),
 		consolReply(t, `{"merges":[]}`))
 	c.say(t, "t4")
 	if n := len(c.chatPrompts()); n != 6 {

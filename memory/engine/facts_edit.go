@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // errNoChange aborts a document update that has nothing to save.
@@ -38,16 +39,16 @@ func (s *Service) SaveFact(ctx context.Context, req memory.SaveFactRequest) (*me
 	red := &memory.Redactor{On: s.cfg.RedactSecrets}
 	content, cat, conf, source := red.Text(ch.content), ch.category, ch.confidence, ch.source
 	res := &memory.SaveFactResult{Scope: scope, Redacted: red.Take()}
-	key := foldFactContent(scrubUploads(content))
+	key := update.FoldFactContent(update.ScrubUploads(content))
 	_, err = s.store.UpdateDocument(ctx, scope, func(d *memory.Document) error {
 		res.Evicted, res.Notes = nil, nil
 		for _, f := range d.Facts {
-			if foldFactContent(f.Content) == key {
+			if update.FoldFactContent(f.Content) == key {
 				res.Fact, res.Duplicate = f, true
 				return errNoChange
 			}
 		}
-		rep := ApplyUpdate(d, &Update{NewFacts: []NewFact{{Content: content, Category: cat, Confidence: conf}}}, ApplyOptions{
+		rep := update.ApplyUpdate(d, &update.Update{NewFacts: []update.NewFact{{Content: content, Category: cat, Confidence: conf}}}, update.ApplyOptions{
 			Source:         source,
 			Now:            s.now().UTC(),
 			MaxFacts:       s.cfg.MaxFacts,
@@ -114,10 +115,10 @@ func (s *Service) UpdateFact(ctx context.Context, req memory.UpdateFactRequest) 
 		f := d.Facts[i]
 		res.Previous, res.Changed = f, nil
 		if req.Content != nil && content != f.Content {
-			content = scrubUploads(content)
-			key := foldFactContent(content)
+			content = update.ScrubUploads(content)
+			key := update.FoldFactContent(content)
 			for _, o := range d.Facts {
-				if o.ID != f.ID && foldFactContent(o.Content) == key {
+				if o.ID != f.ID && update.FoldFactContent(o.Content) == key {
 					return memory.Invalid("content", "fact %s already says this; forget %s instead of making it a duplicate", o.ID, f.ID)
 				}
 			}

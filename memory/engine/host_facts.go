@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // hostReason is the history reason of a fact the host's model passed.
@@ -20,32 +21,32 @@ func hostReason(thread string) string {
 // the text rule, is empty or oversized, or has an unknown category or a
 // confidence out of range is refused with the reason. It returns the fact
 // to apply, or the refusal.
-func checkHostFact(f memory.HostFact, red *memory.Redactor) (NewFact, string) {
+func checkHostFact(f memory.HostFact, red *memory.Redactor) (update.NewFact, string) {
 	content := strings.TrimSpace(f.Content)
 	cat := strings.ToLower(strings.TrimSpace(f.Category))
 	switch {
 	case content == "":
-		return NewFact{}, "content is empty; state the fact as one short sentence"
+		return update.NewFact{}, "content is empty; state the fact as one short sentence"
 	case memory.TextProblem(content) != "":
-		return NewFact{}, "content " + memory.TextProblem(content)
+		return update.NewFact{}, "content " + memory.TextProblem(content)
 	case memory.TextProblem(f.SourceError) != "":
-		return NewFact{}, "source_error " + memory.TextProblem(f.SourceError)
+		return update.NewFact{}, "source_error " + memory.TextProblem(f.SourceError)
 	case utf8.RuneCountInString(content) > memory.MaxHostFactRunes:
-		return NewFact{}, fmt.Sprintf("content is %d characters long; a fact is one short sentence under %d characters",
+		return update.NewFact{}, fmt.Sprintf("content is %d characters long; a fact is one short sentence under %d characters",
 			utf8.RuneCountInString(content), memory.MaxHostFactRunes)
 	case cat == "":
 		cat = memory.CategoryContext
 	case !memory.ValidCategory(cat):
-		return NewFact{}, fmt.Sprintf("%q is not a category; use one of %s", f.Category, strings.Join(memory.Categories, ", "))
+		return update.NewFact{}, fmt.Sprintf("%q is not a category; use one of %s", f.Category, strings.Join(memory.Categories, ", "))
 	}
 	conf := f.Confidence
 	switch {
 	case conf == 0:
 		conf = memory.DefaultManualConfidence
 	case math.IsNaN(conf) || conf < 0 || conf > 1:
-		return NewFact{}, fmt.Sprintf("confidence %v is not between 0 and 1", conf)
+		return update.NewFact{}, fmt.Sprintf("confidence %v is not between 0 and 1", conf)
 	}
-	return NewFact{Content: red.Text(content), Category: cat, Confidence: conf, SourceError: red.Text(strings.TrimSpace(f.SourceError))}, ""
+	return update.NewFact{Content: red.Text(content), Category: cat, Confidence: conf, SourceError: red.Text(strings.TrimSpace(f.SourceError))}, ""
 }
 
 // applyHostFacts applies the host's facts to the scope's document, one at
@@ -56,7 +57,7 @@ func checkHostFact(f memory.HostFact, red *memory.Redactor) (NewFact, string) {
 func (s *Service) applyHostFacts(ctx context.Context, scope memory.Scope, thread string, facts []memory.HostFact, red *memory.Redactor) ([]memory.HostFactResult, error) {
 	out := make([]memory.HostFactResult, len(facts))
 	apply := make([]int, 0, len(facts))
-	checked := make([]NewFact, len(facts))
+	checked := make([]update.NewFact, len(facts))
 	for i, f := range facts {
 		out[i] = memory.HostFactResult{Content: strings.TrimSpace(f.Content), Status: memory.HostFactRefused}
 		if i >= memory.MaxHostFacts {
@@ -84,7 +85,7 @@ func (s *Service) applyHostFacts(ctx context.Context, scope memory.Scope, thread
 				out[i].Status, out[i].FactID = memory.HostFactMerged, id
 				continue
 			}
-			rep := ApplyUpdate(d, &Update{NewFacts: []NewFact{nf}}, ApplyOptions{
+			rep := update.ApplyUpdate(d, &update.Update{NewFacts: []update.NewFact{nf}}, update.ApplyOptions{
 				Source:              thread,
 				Now:                 s.now().UTC(),
 				ConfidenceThreshold: s.cfg.FactConfidenceThreshold,
@@ -130,9 +131,9 @@ func (s *Service) applyHostFacts(ctx context.Context, scope memory.Scope, thread
 // knownFact returns the id of the document's fact with the same content
 // (as de-duplication compares it), or "".
 func knownFact(d *memory.Document, content string) string {
-	key := foldFactContent(scrubUploads(content))
+	key := update.FoldFactContent(update.ScrubUploads(content))
 	for _, f := range d.Facts {
-		if foldFactContent(f.Content) == key {
+		if update.FoldFactContent(f.Content) == key {
 			return f.ID
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // CheckImport applies to memory read by mnemo import the rules the tools
@@ -54,7 +55,7 @@ func CheckImport(cfg memory.Config, scope memory.Scope, doc *memory.Document, tu
 		return red.Take(), nil
 	}
 	for _, ns := range doc.Sections() {
-		sec := sectionByName(doc, ns.Name)
+		sec := update.SectionByName(doc, ns.Name)
 		if err := memory.CheckText("section "+ns.Name, sec.Summary, cfg.MaxMessageBytes); err != nil {
 			return fail(err)
 		}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 const testSecret = "sk-proj-Zq8vN3kT5wX2yB7mR4pL9sD1fG6hJ0cA"
@@ -28,17 +31,17 @@ func hasControl(s string) bool {
 // without the secret.
 func TestApplyUpdateCleansModelText(t *testing.T) {
 	d := testDoc(0)
-	upd := &Update{
-		Sections: []SectionUpdate{{Name: "workContext", Summary: "Works on mnemo \x1b]52;c;ZXZpbA==\x07 with key " + testSecret}},
-		NewFacts: []NewFact{
+	upd := &update.Update{
+		Sections: []update.SectionUpdate{{Name: "workContext", Summary: "Works on mnemo \x1b]52;c;ZXZpbA==\x07 with key " + testSecret}},
+		NewFacts: []update.NewFact{
 			{Content: "Prefers tea\x1b[31m\u009b2J", Category: memory.CategoryPreference, Confidence: 0.9},
 			{Content: "API key is " + testSecret, Category: memory.CategoryKnowledge, Confidence: 0.9},
 			{Content: "Wrong\x00 language", Category: memory.CategoryCorrection, Confidence: 0.9, SourceError: "said Rust\x07 " + testSecret},
 		},
-		UserKnowledge:      []NewFact{{Content: "Knows Go\x7f " + testSecret, Category: memory.CategoryKnowledge, Confidence: 1}},
-		AssistantKnowledge: []NewFact{{Content: "Promised\u0085 a review", Category: memory.CategoryKnowledge, Confidence: 1}},
+		UserKnowledge:      []update.NewFact{{Content: "Knows Go\x7f " + testSecret, Category: memory.CategoryKnowledge, Confidence: 1}},
+		AssistantKnowledge: []update.NewFact{{Content: "Promised\u0085 a review", Category: memory.CategoryKnowledge, Confidence: 1}},
 	}
-	rep := ApplyUpdate(d, upd, ApplyOptions{Now: applyNow, RedactSecrets: true})
+	rep := update.ApplyUpdate(d, upd, update.ApplyOptions{Now: applyNow, RedactSecrets: true})
 	var texts []string
 	for _, ns := range d.Sections() {
 		texts = append(texts, ns.Section.Summary)
@@ -66,7 +69,7 @@ func TestApplyUpdateCleansModelText(t *testing.T) {
 	}
 
 	d = testDoc(0)
-	ApplyUpdate(d, &Update{NewFacts: []NewFact{{Content: "API key is " + testSecret, Category: memory.CategoryKnowledge, Confidence: 0.9}}}, ApplyOptions{Now: applyNow})
+	update.ApplyUpdate(d, &update.Update{NewFacts: []update.NewFact{{Content: "API key is " + testSecret, Category: memory.CategoryKnowledge, Confidence: 0.9}}}, update.ApplyOptions{Now: applyNow})
 	if d.Facts[0].Content != "API key is "+testSecret {
 		t.Errorf("without RedactSecrets fact = %q, want it as written", d.Facts[0].Content)
 	}
@@ -186,4 +189,19 @@ func TestCleanText(t *testing.T) {
 			t.Errorf("cleanText(%q) changed = %v, but textProblem = %q", in, changed, memory.TextProblem(in))
 		}
 	}
+}
+
+var applyNow = time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+
+// testDoc returns a document with n facts fact_00000000, fact_00000001, …
+// with contents "known fact i", confidence 0.8 and increasing CreatedAt.
+func testDoc(n int) *memory.Document {
+	d := memory.NewDocument()
+	for i := range n {
+		d.Facts = append(d.Facts, memory.Fact{
+			ID: fmt.Sprintf("fact_%08x", i), Content: fmt.Sprintf("known fact %d", i), Category: memory.CategoryContext,
+			Confidence: 0.8, CreatedAt: applyNow.Add(time.Duration(i-n) * time.Hour), Source: "t0",
+		})
+	}
+	return d
 }

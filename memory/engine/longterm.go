@@ -2,12 +2,11 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 	"github.com/mnemo-mcp/mnemo/prompts"
 )
 
@@ -87,7 +86,7 @@ func (s *Service) summarizeSessions(ctx context.Context, scope memory.Scope) err
 			for _, pg := range ses.Pages[from:] {
 				turns = append(turns, *st.turns[pg.Pos])
 			}
-			jobs = append(jobs, summaryJob{num: num, pages: len(ses.Pages), id: ses.ID, dialogue: conversationForPrompt(turns)})
+			jobs = append(jobs, summaryJob{num: num, pages: len(ses.Pages), id: ses.ID, dialogue: update.ConversationForPrompt(turns)})
 		}
 	}
 	st.mu.Unlock()
@@ -171,12 +170,12 @@ func (s *Service) promoteHot(ctx context.Context, scope memory.Scope) (bool, err
 	st.mu.Unlock()
 
 	prompt, err := prompts.SessionAnalysis(prompts.SessionAnalysisData{
-		CurrentProfile: profileForPrompt(doc),
-		Conversation:   conversationForPrompt(batch),
+		CurrentProfile: update.ProfileForPrompt(doc),
+		Conversation:   update.ConversationForPrompt(batch),
 		// Facts count as known too, so that the analysis does not store
 		// them again as knowledge.
-		KnownUserKnowledge:      knowledgeLines(slices.Concat(doc.Knowledge, doc.Facts)),
-		KnownAssistantKnowledge: knowledgeLines(doc.AssistantKnowledge),
+		KnownUserKnowledge:      update.KnowledgeLines(slices.Concat(doc.Knowledge, doc.Facts)),
+		KnownAssistantKnowledge: update.KnowledgeLines(doc.AssistantKnowledge),
 	})
 	if err != nil {
 		return false, err
@@ -191,7 +190,7 @@ func (s *Service) promoteHot(ctx context.Context, scope memory.Scope) (bool, err
 		return false, err
 	}
 	_, err = s.store.UpdateDocument(context.WithoutCancel(ctx), scope, func(d *memory.Document) error {
-		ApplyUpdate(d, upd, ApplyOptions{
+		update.ApplyUpdate(d, upd, update.ApplyOptions{
 			Source:              "mid-term " + id,
 			CreatedReason:       "analysed from mid-term session " + id,
 			Now:                 s.now().UTC(),
@@ -230,24 +229,6 @@ func (s *Service) promoteHot(ctx context.Context, scope memory.Scope) (bool, err
 		s.saveMidTermSoon(st)
 	}
 	s.log.Info("mid-term session analysed into long-term memory", "scope", scope.Key(), "session", id,
-		"heat", round4(heat), "pages", len(batch), "user_knowledge", len(upd.UserKnowledge), "assistant_knowledge", len(upd.AssistantKnowledge))
+		"heat", update.Round4(heat), "pages", len(batch), "user_knowledge", len(upd.UserKnowledge), "assistant_knowledge", len(upd.AssistantKnowledge))
 	return true, nil
-}
-
-// profileForPrompt renders the profile and history sections as JSON.
-func profileForPrompt(d *memory.Document) string {
-	view := map[string]string{}
-	for _, ns := range d.Sections() {
-		view[ns.Name] = ns.Section.Summary
-	}
-	b, _ := json.MarshalIndent(view, "", "  ")
-	return string(b)
-}
-
-func knowledgeLines(list []memory.Fact) string {
-	var b strings.Builder
-	for _, f := range list {
-		b.WriteString("- " + f.Content + "\n")
-	}
-	return strings.TrimSpace(b.String())
 }

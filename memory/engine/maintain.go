@@ -4,89 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
-
-// FactRetireBelow is the confidence below which a decaying fact is
-// retired. It is well below fact_confidence_threshold (0.7 by default):
-// a fact saved at 0.9 and never confirmed again is retired about
-// fact_stale_after × 1.8 after it was last stated (180 days + 143 days
-// by default).
-const FactRetireBelow = 0.3
-
-// staleHalfLife is how long a stale fact takes to lose half its
-// confidence: half of fact_stale_after.
-func staleHalfLife(staleAfter time.Duration) time.Duration { return staleAfter / 2 }
-
-// MaintainOptions are the rules of one maintenance pass.
-type MaintainOptions struct {
-	Now time.Time
-	// StaleAfter is fact_stale_after; DefaultFactStaleAfter when 0.
-	StaleAfter time.Duration
-	// Relevant maps a correction's id to when it was last retrieved for a
-	// query it matched; later than its confirmation, it confirms it.
-	Relevant map[string]time.Time
-	// Source is recorded in the events.
-	Source string
-}
-
-// Maintain runs one maintenance pass over d in place: consolidation, then
-// staleness. Decay is counted from d.MaintainedAt, so passes may run at
-// any rate; it sets d.MaintainedAt to opt.Now.
-func Maintain(d *memory.Document, opt MaintainOptions) memory.MaintainReport {
-	if opt.StaleAfter <= 0 {
-		opt.StaleAfter = memory.DefaultFactStaleAfter
-	}
-	if opt.Source == "" {
-		opt.Source = memory.SourceMaintenance
-	}
-	now := opt.Now
-	rep := memory.MaintainReport{Merged: Consolidate(d, now, opt.Source).Merged}
-	if len(rep.Merged) == 0 {
-		rep.Merged = nil
-	}
-	half := staleHalfLife(opt.StaleAfter).Hours()
-	kept := d.Facts[:0]
-	for _, f := range d.Facts {
-		if at, ok := opt.Relevant[f.ID]; ok && f.Category == memory.CategoryCorrection && at.After(f.Confirmed()) && !at.After(now) {
-			f.LastConfirmed = at
-		}
-		staleFrom := f.Confirmed().Add(opt.StaleAfter)
-		from := staleFrom
-		if d.MaintainedAt.After(from) {
-			from = d.MaintainedAt
-		}
-		if !now.After(from) {
-			kept = append(kept, f)
-			continue
-		}
-		old := f.Confidence
-		f.Confidence = old * math.Exp2(-now.Sub(from).Hours()/half)
-		if f.Confidence < FactRetireBelow {
-			rep.Retired = append(rep.Retired, f.ID)
-			d.RetiredFacts = archive(d.RetiredFacts, f, MaxRetiredFacts)
-			d.AddFactEvent(memory.FactEvent{FactID: f.ID, Event: memory.FactRetired, At: now, Source: opt.Source, Content: f.Content, Confidence: round4(f.Confidence),
-				Reason: fmt.Sprintf("not confirmed since %s: confidence fell below %v; restorable", f.Confirmed().Format(time.DateOnly), FactRetireBelow)})
-			continue
-		}
-		rep.Decayed = append(rep.Decayed, f.ID)
-		if math.Floor(f.Confidence*10) < math.Floor(old*10) {
-			// One event per tenth lost, not one per pass.
-			d.AddFactEvent(memory.FactEvent{FactID: f.ID, Event: memory.FactDecayed, At: now, Source: opt.Source, Content: f.Content, Confidence: round4(f.Confidence),
-				Reason: fmt.Sprintf("not confirmed since %s", f.Confirmed().Format(time.DateOnly))})
-		}
-		kept = append(kept, f)
-	}
-	clear(d.Facts[len(kept):])
-	d.Facts = kept
-	d.MaintainedAt = now
-	return rep
-}
 
 // relevance remembers, per scope, when each correction was last
 // retrieved for a query it matched. It lives in memory only: after a
@@ -124,7 +48,7 @@ func (r *relevance) of(scope memory.Scope) map[string]time.Time {
 // maintain runs a maintenance pass over d for scope, inside an
 // UpdateDocument.
 func (s *Service) maintain(d *memory.Document, scope memory.Scope) memory.MaintainReport {
-	rep := Maintain(d, MaintainOptions{Now: s.now().UTC(), StaleAfter: s.cfg.FactStaleAfter, Relevant: s.relevant.of(scope)})
+	rep := update.Maintain(d, update.MaintainOptions{Now: s.now().UTC(), StaleAfter: s.cfg.FactStaleAfter, Relevant: s.relevant.of(scope)})
 	if rep.Changed() {
 		s.log.Info("memory maintained", "scope", scope.Key(), "merged", len(rep.Merged), "decayed", len(rep.Decayed), "retired", len(rep.Retired))
 	}
@@ -200,9 +124,9 @@ func (s *Service) RestoreFact(ctx context.Context, req memory.RestoreFactRequest
 		if !found {
 			return fmt.Errorf("%w: no retired, merged or replaced fact %q in the memory of %s; memory_history lists the events that name one", memory.ErrNotFound, req.ID, scope.Key())
 		}
-		key, ft := foldFactContent(f.Content), termsOf(f.Content)
+		key, ft := update.FoldFactContent(f.Content), update.TermsOf(f.Content)
 		for _, o := range d.Facts {
-			if o.ID == f.ID || foldFactContent(o.Content) == key || nearDuplicate(f, ft, o, termsOf(o.Content)) {
+			if o.ID == f.ID || update.FoldFactContent(o.Content) == key || update.NearDuplicate(f, ft, o, update.TermsOf(o.Content)) {
 				return memory.Invalid("id", "fact %s already says this (or nearly); nothing to restore", o.ID)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 var manageNow = time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
@@ -397,10 +398,10 @@ func TestApplyUpdateRecordsHistory(t *testing.T) {
 		{ID: "fact_00000002", Content: "Sent the uploaded file notes.pdf. Likes jazz", Category: "preference", Confidence: 0.9},
 	}
 	ids := []string{"fact_0000000a"}
-	engine.ApplyUpdate(doc, &engine.Update{
+	update.ApplyUpdate(doc, &update.Update{
 		FactsToRemove: []string{"fact_00000001"},
-		NewFacts:      []engine.NewFact{{Content: "Lives in Lyon", Category: "context", Confidence: 0.9}},
-	}, engine.ApplyOptions{Source: "t1", Now: manageNow, MaxRemoveShare: 1, NewID: func() string { id := ids[0]; return id }})
+		NewFacts:      []update.NewFact{{Content: "Lives in Lyon", Category: "context", Confidence: 0.9}},
+	}, update.ApplyOptions{Source: "t1", Now: manageNow, MaxRemoveShare: 1, NewID: func() string { id := ids[0]; return id }})
 	var got []string
 	for _, e := range doc.FactEvents {
 		got = append(got, e.FactID+" "+e.Event+" "+e.Source+": "+e.Reason)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // midTerm is a scope's mid-term memory in process; the scope's mu guards
@@ -205,7 +206,7 @@ func (s *Service) visitPages(ctx context.Context, st *scopeState, turnIDs []stri
 		if heat >= s.cfg.MidTermHeatThreshold && slices.ContainsFunc(ses.Pages, func(p memory.MidTermPage) bool { return !p.Analyzed }) {
 			ses.Due, anyDue = true, true
 		}
-		h := memory.SessionHit{ID: ses.ID, Summary: ses.Summary, Keywords: slices.Clone(ses.Keywords), Heat: round4(heat), PageCount: len(ses.Pages)}
+		h := memory.SessionHit{ID: ses.ID, Summary: ses.Summary, Keywords: slices.Clone(ses.Keywords), Heat: update.Round4(heat), PageCount: len(ses.Pages)}
 		for _, id := range turnIDs {
 			if st.midTerm.byPage[id] == ses.Num {
 				h.PageIDs = append(h.PageIDs, id)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // monthsClock is a clock the test moves by hand.
@@ -75,7 +76,7 @@ func newMonthsService(t *testing.T, mod func(*memory.Config)) *monthsService {
 
 // say stores one exchange of thread (at the clock's time) whose update
 // the model answers with facts added and ids removed, and flushes it.
-func (m *monthsService) say(t *testing.T, thread string, remove []string, facts ...NewFact) *memory.FlushResult {
+func (m *monthsService) say(t *testing.T, thread string, remove []string, facts ...update.NewFact) *memory.FlushResult {
 	t.Helper()
 	reply, _ := json.Marshal(map[string]any{"user": map[string]any{}, "history": map[string]any{}, "newFacts": facts, "factsToRemove": append([]string{}, remove...)})
 	m.mu.Lock()
@@ -120,8 +121,8 @@ func eventsOf(d *memory.Document, kind string) []memory.FactEvent {
 	return out
 }
 
-func fact(content, cat string, conf float64) NewFact {
-	return NewFact{Content: content, Category: cat, Confidence: conf}
+func fact(content, cat string, conf float64) update.NewFact {
+	return update.NewFact{Content: content, Category: cat, Confidence: conf}
 }
 
 // TestMonthsDuplicatesMergedSourcesKept: a fact stated again a month later
@@ -237,7 +238,7 @@ func TestMonthsStaleRetiredAndRestorable(t *testing.T) {
 		switch {
 		case month < 5 && (!ok || badminton.Confidence != 0.9):
 			t.Fatalf("month %d: fact = %+v, want it untouched before fact_stale_after", month+1, badminton)
-		case month == 7 && (!ok || badminton.Confidence >= 0.9 || badminton.Confidence < FactRetireBelow):
+		case month == 7 && (!ok || badminton.Confidence >= 0.9 || badminton.Confidence < update.FactRetireBelow):
 			t.Fatalf("month %d: fact = %+v, want it decaying", month+1, badminton)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // UpdateProfile replaces or clears one section of the profile by hand,
@@ -40,7 +41,7 @@ func (s *Service) UpdateProfile(ctx context.Context, req memory.UpdateProfileReq
 	text = red.Text(text)
 	res := &memory.UpdateProfileResult{Scope: scope, Section: req.Section, Text: text, Redacted: red.Take()}
 	_, err = s.store.UpdateDocument(ctx, scope, func(d *memory.Document) error {
-		sec := sectionByName(d, d.Sections()[i].Name)
+		sec := update.SectionByName(d, d.Sections()[i].Name)
 		res.Previous = sec.Summary
 		if sec.Summary == text {
 			return errNoChange

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // maxFactHits bounds the facts listed in a retrieval result.
@@ -43,7 +44,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	for _, h := range hits {
 		t := st.turns[h.ID]
 		prev, next := pageNeighbours(st, h.ID)
-		res.Pages = append(res.Pages, memory.PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: round4(h.Score), MetaData: t.MetaData, PrevID: prev, NextID: next})
+		res.Pages = append(res.Pages, memory.PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: update.Round4(h.Score), MetaData: t.MetaData, PrevID: prev, NextID: next})
 	}
 	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, req.Query, res.Pages, ranked)
 	conv := s.conversation(st, thread, req.ThreadID != "")
@@ -204,7 +205,7 @@ func (s *Service) rankFacts(st *scopeState, query string, positions []int) []mem
 		if best > 0 {
 			sim = sims[i] / best
 		}
-		hits[i] = memory.FactHit{Fact: f, Score: round4(s.cfg.SimilarityWeight*sim + s.cfg.ConfidenceWeight*f.Confidence)}
+		hits[i] = memory.FactHit{Fact: f, Score: update.Round4(s.cfg.SimilarityWeight*sim + s.cfg.ConfidenceWeight*f.Confidence)}
 		if f.Category == memory.CategoryCorrection && sims[i] > 0 {
 			// A correction that matches what is asked is still relevant:
 			// it does not decay (maintain.go).
@@ -234,8 +235,4 @@ func profileSections(d *memory.Document) []memory.ProfileSection {
 		}
 	}
 	return out
-}
-
-func round4(x float64) float64 {
-	return float64(int64(x*10000+0.5)) / 10000
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // maxKnowledgeHits bounds the user and the assistant knowledge entries a
@@ -30,7 +31,7 @@ func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, query strin
 		order[r.ses.ID] = i
 		for j := range sessions {
 			if sessions[j].ID == r.ses.ID {
-				sessions[j].Score = round4(r.score)
+				sessions[j].Score = update.Round4(r.score)
 			}
 		}
 	}
@@ -47,7 +48,7 @@ func relevantKnowledge(st *scopeState, query string, list []memory.Fact) []memor
 	var hits []memory.FactHit
 	for _, f := range list {
 		if sc := st.pages.Similarity(query, f.Content); sc > 0 {
-			hits = append(hits, memory.FactHit{Fact: f, Score: round4(sc)})
+			hits = append(hits, memory.FactHit{Fact: f, Score: update.Round4(sc)})
 		}
 	}
 	slices.SortStableFunc(hits, func(a, b memory.FactHit) int { return cmp.Compare(b.Score, a.Score) })

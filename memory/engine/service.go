@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // Service is the memory pipeline behind the tools: it stores turns, keeps
@@ -122,7 +123,7 @@ func NewService(cfg memory.Config, store memory.Store, tokens memory.TokenCounte
 		log:    slog.Default(),
 		scopes: make(map[string]*scopeState),
 
-		newFactID: NewFactID,
+		newFactID: update.NewFactID,
 	}
 	s.cache.budget = int64(cfg.ScopeCacheMB) << 20
 	// The store's optional capabilities (ports.go).

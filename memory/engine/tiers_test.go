@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // tierLLM is a fake model: complete answers each request; every prompt is
@@ -186,7 +187,7 @@ func TestKnowledgeEvictionNeverDropsCorrectionFirst(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var evicted []string
-			got := evictKnowledge(slices.Clone(tt.list), tt.capacity, func(f memory.Fact) { evicted = append(evicted, f.ID) })
+			got := update.EvictKnowledge(slices.Clone(tt.list), tt.capacity, func(f memory.Fact) { evicted = append(evicted, f.ID) })
 			var ids []string
 			for _, f := range got {
 				ids = append(ids, f.ID)
@@ -201,12 +202,12 @@ func TestKnowledgeEvictionNeverDropsCorrectionFirst(t *testing.T) {
 func TestApplyUpdateKnowledge(t *testing.T) {
 	doc := memory.NewDocument()
 	doc.Knowledge = []memory.Fact{{ID: "fact_00000001", Content: "Lives in Lisbon", Category: memory.CategoryKnowledge}}
-	upd := &Update{
-		UserKnowledge:      []NewFact{{Content: "lives in lisbon.", Category: memory.CategoryKnowledge}, {Content: "Uses Go 1.26, not 1.22", Category: memory.CategoryCorrection}, {Content: "Has a cat", Category: memory.CategoryKnowledge}},
-		AssistantKnowledge: []NewFact{{Content: "The assistant recommended Alfama", Category: memory.CategoryKnowledge}},
+	upd := &update.Update{
+		UserKnowledge:      []update.NewFact{{Content: "lives in lisbon.", Category: memory.CategoryKnowledge}, {Content: "Uses Go 1.26, not 1.22", Category: memory.CategoryCorrection}, {Content: "Has a cat", Category: memory.CategoryKnowledge}},
+		AssistantKnowledge: []update.NewFact{{Content: "The assistant recommended Alfama", Category: memory.CategoryKnowledge}},
 	}
 	n := 1
-	rep := ApplyUpdate(doc, upd, ApplyOptions{MaxKnowledge: 2, NewID: func() string { n++; return fmt.Sprintf("fact_%08x", n) }, Now: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)})
+	rep := update.ApplyUpdate(doc, upd, update.ApplyOptions{MaxKnowledge: 2, NewID: func() string { n++; return fmt.Sprintf("fact_%08x", n) }, Now: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)})
 	var got []string
 	for _, f := range doc.Knowledge {
 		got = append(got, f.Content)
@@ -231,7 +232,7 @@ func TestParseAnalysis(t *testing.T) {
 	if len(upd.Sections) != 1 || upd.Sections[0].Name != "workContext" {
 		t.Errorf("Sections = %+v", upd.Sections)
 	}
-	want := []NewFact{{Content: "Lives in Lisbon", Category: memory.CategoryKnowledge, Confidence: 1}, {Content: "Uses Go 1.26, not 1.22", Category: memory.CategoryCorrection, Confidence: 1}}
+	want := []update.NewFact{{Content: "Lives in Lisbon", Category: memory.CategoryKnowledge, Confidence: 1}, {Content: "Uses Go 1.26, not 1.22", Category: memory.CategoryCorrection, Confidence: 1}}
 	if !slices.Equal(upd.UserKnowledge, want) {
 		t.Errorf("UserKnowledge = %+v, want %+v", upd.UserKnowledge, want)
 	}

@@ -2,13 +2,13 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 	"github.com/mnemo-mcp/mnemo/prompts"
 )
 
@@ -31,10 +31,10 @@ var errTurnsForgotten = errors.New("turns forgotten during the update")
 // threadReport is what updating one thread changed.
 type threadReport struct {
 	TurnsProcessed int
-	ApplyReport
+	update.ApplyReport
 }
 
-func (r *threadReport) merge(o ApplyReport, turns int) {
+func (r *threadReport) merge(o update.ApplyReport, turns int) {
 	r.TurnsProcessed += turns
 	r.FactsAdded = append(r.FactsAdded, o.FactsAdded...)
 	r.FactsRemoved = append(r.FactsRemoved, o.FactsRemoved...)
@@ -112,23 +112,23 @@ func (s *Service) pendingBatch(ctx context.Context, scope memory.Scope, thread s
 }
 
 // updateBatch runs one LLM update over batch and saves the result.
-func (s *Service) updateBatch(ctx context.Context, scope memory.Scope, thread string, batch []memory.Turn, doc *memory.Document) (ApplyReport, error) {
+func (s *Service) updateBatch(ctx context.Context, scope memory.Scope, thread string, batch []memory.Turn, doc *memory.Document) (update.ApplyReport, error) {
 	var sig memory.Signals
 	for _, t := range batch {
 		sig = sig.Or(t.Signals)
 	}
 	prompt, err := prompts.Update(prompts.UpdateData{
-		CurrentMemory: memoryForPrompt(doc),
-		Conversation:  conversationForPrompt(batch),
+		CurrentMemory: update.MemoryForPrompt(doc),
+		Conversation:  update.ConversationForPrompt(batch),
 		Correction:    sig.Correction,
 		Reinforcement: sig.Reinforcement,
 		Today:         s.now().UTC().Format("2006-01-02"),
 	})
 	if err != nil {
-		return ApplyReport{}, fmt.Errorf("render update prompt: %w", err)
+		return update.ApplyReport{}, fmt.Errorf("render update prompt: %w", err)
 	}
 	if err := s.checkBudget(scope, doc); err != nil {
-		return ApplyReport{}, err
+		return update.ApplyReport{}, err
 	}
 	reply, err := s.llm.Complete(ctx, memory.CompletionRequest{Prompt: prompt, JSON: true,
 		Retrying: func(reason string, failed int, wait time.Duration) {
@@ -136,16 +136,16 @@ func (s *Service) updateBatch(ctx context.Context, scope memory.Scope, thread st
 		}})
 	s.recordLLM(scope, reply, err)
 	if err != nil {
-		return ApplyReport{}, fmt.Errorf("ask llm for memory update: %w", err)
+		return update.ApplyReport{}, fmt.Errorf("ask llm for memory update: %w", err)
 	}
-	upd, err := ParseUpdate(reply.Text)
+	upd, err := update.ParseUpdate(reply.Text)
 	if err != nil {
-		return ApplyReport{}, fmt.Errorf("parse llm reply: %w", err)
+		return update.ApplyReport{}, fmt.Errorf("parse llm reply: %w", err)
 	}
 	if len(upd.Sections) == 0 && len(upd.NewFacts) == 0 && len(upd.FactsToRemove) == 0 && len(upd.Notes) > 0 {
 		// Everything the model sent was invalid: keep the turns pending
 		// rather than marking them processed with nothing learned.
-		return ApplyReport{}, fmt.Errorf("parse llm reply: %w: nothing in it was usable (%s)", ErrBadReply, strings.Join(upd.Notes, "; "))
+		return update.ApplyReport{}, fmt.Errorf("parse llm reply: %w: nothing in it was usable (%s)", update.ErrBadReply, strings.Join(upd.Notes, "; "))
 	}
 	first, last := batch[0].Seq, batch[len(batch)-1].Seq
 	if doc.Revision == 0 {
@@ -153,13 +153,13 @@ func (s *Service) updateBatch(ctx context.Context, scope memory.Scope, thread st
 		// (revision 0, epoch 0): check that the turns are still there.
 		left, err := s.store.ReadTurns(ctx, scope, first-1)
 		if err != nil {
-			return ApplyReport{}, fmt.Errorf("check the turns are still stored: %w", err)
+			return update.ApplyReport{}, fmt.Errorf("check the turns are still stored: %w", err)
 		}
 		if len(left) == 0 || left[0].ID != batch[0].ID {
-			return ApplyReport{}, errTurnsForgotten
+			return update.ApplyReport{}, errTurnsForgotten
 		}
 	}
-	var report ApplyReport
+	var report update.ApplyReport
 	var usage []memory.UsageDay
 	_, err = s.store.UpdateDocument(context.WithoutCancel(ctx), scope, func(d *memory.Document) error {
 		if d.TurnLogEpoch != doc.TurnLogEpoch || d.Revision < doc.Revision {
@@ -168,7 +168,7 @@ func (s *Service) updateBatch(ctx context.Context, scope memory.Scope, thread st
 		if d.Watermarks[thread] >= first {
 			return errAlreadyApplied
 		}
-		report = ApplyUpdate(d, upd, ApplyOptions{
+		report = update.ApplyUpdate(d, upd, update.ApplyOptions{
 			Source:              thread,
 			Now:                 s.now().UTC(),
 			ConfidenceThreshold: s.cfg.FactConfidenceThreshold,
@@ -187,7 +187,7 @@ func (s *Service) updateBatch(ctx context.Context, scope memory.Scope, thread st
 		return nil
 	})
 	if err != nil {
-		return ApplyReport{}, fmt.Errorf("save memory update: %w", err)
+		return update.ApplyReport{}, fmt.Errorf("save memory update: %w", err)
 	}
 	s.usage.commit(scope, usage)
 	s.notifyChange(scope)
@@ -198,54 +198,6 @@ func (s *Service) updateBatch(ctx context.Context, scope memory.Scope, thread st
 	s.log.Info("memory updated", "scope", scope.Key(), "thread", thread, "turns", len(batch),
 		"facts_added", len(report.FactsAdded), "facts_removed", len(report.FactsRemoved), "sections", report.SectionsUpdated)
 	return report, nil
-}
-
-// promptFact is the view of a fact the model sees.
-type promptFact struct {
-	ID         string  `json:"id"`
-	Content    string  `json:"content"`
-	Category   string  `json:"category"`
-	Confidence float64 `json:"confidence"`
-}
-
-// memoryForPrompt renders the parts of the document the model may change.
-func memoryForPrompt(d *memory.Document) string {
-	facts := make([]promptFact, len(d.Facts))
-	for i, f := range d.Facts {
-		facts[i] = promptFact{f.ID, f.Content, f.Category, f.Confidence}
-	}
-	summary := func(s memory.Section) map[string]string { return map[string]string{"summary": s.Summary} }
-	view := map[string]any{
-		"user": map[string]any{
-			"workContext":     summary(d.User.WorkContext),
-			"personalContext": summary(d.User.PersonalContext),
-			"topOfMind":       summary(d.User.TopOfMind),
-		},
-		"history": map[string]any{
-			"recentMonths":       summary(d.History.RecentMonths),
-			"earlierContext":     summary(d.History.EarlierContext),
-			"longTermBackground": summary(d.History.LongTermBackground),
-		},
-		"facts": facts,
-	}
-	b, _ := json.MarshalIndent(view, "", "  ")
-	return string(b)
-}
-
-// conversationForPrompt lays the turns out as a dated transcript.
-func conversationForPrompt(turns []memory.Turn) string {
-	var sb strings.Builder
-	for _, t := range turns {
-		fmt.Fprintf(&sb, "[%s]\n", t.Time.UTC().Format("2006-01-02 15:04"))
-		if t.User != "" {
-			sb.WriteString("User: " + t.User + "\n")
-		}
-		if t.Reply != "" {
-			sb.WriteString("Assistant: " + t.Reply + "\n")
-		}
-		sb.WriteString("\n")
-	}
-	return strings.TrimSpace(sb.String())
 }
 
 // shortReason makes an error fit a tool result: one line, bounded.

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // normalizeMessages validates the request and returns it as one message list.
@@ -51,9 +52,9 @@ func checkFactContent(content string) (string, error) {
 		return "", memory.Invalid("content", "%s", memory.TextProblem(content))
 	case utf8.RuneCountInString(content) > memory.UpdateMaxContentRunes:
 		return "", memory.Invalid("content", "is %d characters long; keep a fact under %d characters", utf8.RuneCountInString(content), memory.UpdateMaxContentRunes)
-	case scrubUploads(content) == "":
+	case update.ScrubUploads(content) == "":
 		return "", memory.Invalid("content", "is only about an uploaded file; uploaded files are not remembered, state what was learned from it instead")
-	case foldFactContent(content) == "":
+	case update.FoldFactContent(content) == "":
 		return "", memory.Invalid("content", "has no words; state the fact as a short sentence")
 	}
 	return content, nil

@@ -1,4 +1,4 @@
-package engine
+package update
 
 import (
 	"cmp"
@@ -57,7 +57,7 @@ type factTerms struct {
 	negated []string // distinct negation words, sorted
 }
 
-func termsOf(content string) factTerms {
+func TermsOf(content string) factTerms {
 	var ft factTerms
 	for _, t := range lexical.Tokenize(content) {
 		if slices.Contains(factStopTerms, t) {
@@ -163,7 +163,7 @@ func mergeable(a, b string) bool {
 }
 
 // nearDuplicate reports whether two facts are near-duplicates.
-func nearDuplicate(a memory.Fact, at factTerms, b memory.Fact, bt factTerms) bool {
+func NearDuplicate(a memory.Fact, at factTerms, b memory.Fact, bt factTerms) bool {
 	return mergeable(a.Category, b.Category) && factSimilarity(at, bt) >= mergeSimilarity
 }
 
@@ -238,7 +238,7 @@ func Consolidate(d *memory.Document, at time.Time, source string) ConsolidateRep
 	terms := make([]factTerms, n)
 	byTerm := map[string][]int{}
 	for i, f := range d.Facts {
-		terms[i] = termsOf(f.Content)
+		terms[i] = TermsOf(f.Content)
 		for _, t := range terms[i].terms {
 			byTerm[t] = append(byTerm[t], i)
 		}
@@ -274,7 +274,7 @@ func Consolidate(d *memory.Document, at time.Time, source string) ConsolidateRep
 		}
 		slices.SortFunc(cands, func(a, b int) int { return cmp.Compare(rank[a], rank[b]) })
 		for _, j := range cands {
-			if !nearDuplicate(d.Facts[i], terms[i], d.Facts[j], terms[j]) {
+			if !NearDuplicate(d.Facts[i], terms[i], d.Facts[j], terms[j]) {
 				continue
 			}
 			o := d.Facts[j]

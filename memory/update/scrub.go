@@ -1,4 +1,4 @@
-package engine
+package update
 
 import (
 	"regexp"
@@ -25,7 +25,7 @@ func aboutUpload(sentence string) bool {
 // scrubUploads removes the sentences of s that are about uploaded files.
 // It returns s unchanged when there are none, and "" when nothing with a
 // letter or digit is left.
-func scrubUploads(s string) string {
+func ScrubUploads(s string) string {
 	if !uploadMarker.MatchString(s) && !uploadWord.MatchString(s) {
 		return s
 	}

@@ -1,4 +1,4 @@
-package engine
+package update
 
 import (
 	"testing"
@@ -57,7 +57,7 @@ var mergePairs = []struct {
 // logged.
 func TestMergeThreshold(t *testing.T) {
 	for _, p := range mergePairs {
-		sim := factSimilarity(termsOf(p.a), termsOf(p.b))
+		sim := factSimilarity(TermsOf(p.a), TermsOf(p.b))
 		got := sim >= mergeSimilarity
 		t.Logf("%.3f dup=%v %q / %q", sim, p.dup, p.a, p.b)
 		if got != p.dup && !p.miss {

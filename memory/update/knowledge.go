@@ -1,4 +1,4 @@
-package engine
+package update
 
 import (
 	"slices"
@@ -23,13 +23,13 @@ func (a *applier) knowledge(u *Update) {
 func (a *applier) addKnowledge(name string, list []memory.Fact, add []NewFact) []memory.Fact {
 	for _, nf := range add {
 		nf.Content = a.text(name, nf.Content)
-		key := foldFactContent(nf.Content)
-		if key == "" || slices.ContainsFunc(list, func(f memory.Fact) bool { return foldFactContent(f.Content) == key }) {
+		key := FoldFactContent(nf.Content)
+		if key == "" || slices.ContainsFunc(list, func(f memory.Fact) bool { return FoldFactContent(f.Content) == key }) {
 			continue
 		}
 		list = append(list, memory.Fact{ID: a.newID(), Content: nf.Content, Category: nf.Category, Confidence: nf.Confidence, CreatedAt: a.now, Source: a.opt.Source})
 	}
-	return evictKnowledge(list, a.opt.MaxKnowledge, func(f memory.Fact) {
+	return EvictKnowledge(list, a.opt.MaxKnowledge, func(f memory.Fact) {
 		a.ignore("%s over capacity %d: evicted %q", name, a.opt.MaxKnowledge, f.Content)
 	})
 }
@@ -37,7 +37,7 @@ func (a *applier) addKnowledge(name string, list []memory.Fact, add []NewFact) [
 // evictKnowledge cuts list to capacity entries (0 means no bound): the oldest
 // non-correction entry goes first; corrections go, oldest first, only when
 // nothing else is left. The order of the entries kept is unchanged.
-func evictKnowledge(list []memory.Fact, capacity int, evicted func(memory.Fact)) []memory.Fact {
+func EvictKnowledge(list []memory.Fact, capacity int, evicted func(memory.Fact)) []memory.Fact {
 	for capacity > 0 && len(list) > capacity {
 		victim := -1
 		for i, f := range list {

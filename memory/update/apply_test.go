@@ -1,4 +1,4 @@
-package engine
+package update
 
 import (
 	"fmt"
@@ -408,7 +408,7 @@ func TestScrubUploads(t *testing.T) {
 		{"Uploaded a PDF. ...", ""},
 	}
 	for _, tt := range tests {
-		if got := scrubUploads(tt.in); got != tt.want {
+		if got := ScrubUploads(tt.in); got != tt.want {
 			t.Errorf("scrubUploads(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -501,7 +501,7 @@ func FuzzApplyUpdate(f *testing.F) {
 				t.Errorf("fact id %q is malformed or repeated", fact.ID)
 			}
 			ids[fact.ID] = true
-			k := foldFactContent(fact.Content)
+			k := FoldFactContent(fact.Content)
 			if k == "" || keys[k] {
 				t.Errorf("fact content %q is empty or a duplicate", fact.Content)
 			}

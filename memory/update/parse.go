@@ -1,4 +1,4 @@
-package engine
+package update
 
 import (
 	"bytes"
@@ -103,18 +103,18 @@ func ParseUpdate(reply string) (*Update, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &updateParser{}
-	p.sections(obj)
-	if raw, ok := obj["newFacts"]; ok && !isJSONNull(raw) {
+	p := &UpdateParser{}
+	p.Sections(obj)
+	if raw, ok := obj["newFacts"]; ok && !IsJSONNull(raw) {
 		p.facts(raw)
 	}
-	if raw, ok := obj["factsToRemove"]; ok && !isJSONNull(raw) {
+	if raw, ok := obj["factsToRemove"]; ok && !IsJSONNull(raw) {
 		p.removals(raw)
 	}
-	if n := len(p.u.Notes); n > memory.UpdateMaxNotes {
-		p.u.Notes = append(p.u.Notes[:memory.UpdateMaxNotes-1], fmt.Sprintf("and %d more notes", n-memory.UpdateMaxNotes+1))
+	if n := len(p.U.Notes); n > memory.UpdateMaxNotes {
+		p.U.Notes = append(p.U.Notes[:memory.UpdateMaxNotes-1], fmt.Sprintf("and %d more notes", n-memory.UpdateMaxNotes+1))
 	}
-	return &p.u, nil
+	return &p.U, nil
 }
 
 // findUpdateObject returns the first JSON object of s that is an update
@@ -143,7 +143,7 @@ func isUpdateObject(obj map[string]json.RawMessage) bool {
 	found := false
 	for _, k := range updateKeys {
 		raw, ok := obj[k.key]
-		if !ok || isJSONNull(raw) {
+		if !ok || IsJSONNull(raw) {
 			continue
 		}
 		if jsonKind(raw) != k.kind {
@@ -155,17 +155,17 @@ func isUpdateObject(obj map[string]json.RawMessage) bool {
 }
 
 // updateParser collects a validated Update and its notes.
-type updateParser struct{ u Update }
+type UpdateParser struct{ U Update }
 
-func (p *updateParser) note(format string, args ...any) {
-	p.u.Notes = append(p.u.Notes, fmt.Sprintf(format, args...))
+func (p *UpdateParser) note(format string, args ...any) {
+	p.U.Notes = append(p.U.Notes, fmt.Sprintf(format, args...))
 }
 
 // sections collects the sections marked for update, in document order.
-func (p *updateParser) sections(obj map[string]json.RawMessage) {
+func (p *UpdateParser) Sections(obj map[string]json.RawMessage) {
 	for _, g := range updateGroups {
 		raw, ok := obj[g.key]
-		if !ok || isJSONNull(raw) {
+		if !ok || IsJSONNull(raw) {
 			continue
 		}
 		var group map[string]json.RawMessage
@@ -191,8 +191,8 @@ func (p *updateParser) sections(obj map[string]json.RawMessage) {
 	}
 }
 
-func (p *updateParser) section(path, name string, raw json.RawMessage) {
-	if isJSONNull(raw) {
+func (p *UpdateParser) section(path, name string, raw json.RawMessage) {
+	if IsJSONNull(raw) {
 		return
 	}
 	var in struct {
@@ -218,36 +218,36 @@ func (p *updateParser) section(path, name string, raw json.RawMessage) {
 	summary, ok := jsonString(in.Summary)
 	summary = strings.TrimSpace(summary)
 	switch {
-	case !ok && len(in.Summary) > 0 && !isJSONNull(in.Summary):
+	case !ok && len(in.Summary) > 0 && !IsJSONNull(in.Summary):
 		p.note("%s: summary is not a string, skipped", path)
 	case summary == "":
 		p.note("%s: shouldUpdate is true but the summary is empty, skipped", path)
 	case utf8.RuneCountInString(summary) > memory.UpdateMaxSummaryRunes:
 		p.note("%s: summary is over %d characters, skipped", path, memory.UpdateMaxSummaryRunes)
 	default:
-		p.u.Sections = append(p.u.Sections, SectionUpdate{Name: name, Summary: summary})
+		p.U.Sections = append(p.U.Sections, SectionUpdate{Name: name, Summary: summary})
 	}
 }
 
 // facts collects the valid new facts.
-func (p *updateParser) facts(raw json.RawMessage) {
+func (p *UpdateParser) facts(raw json.RawMessage) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		p.note("newFacts: not a list, skipped")
 		return
 	}
 	for i, item := range items {
-		if len(p.u.NewFacts) == memory.UpdateMaxNewFacts {
+		if len(p.U.NewFacts) == memory.UpdateMaxNewFacts {
 			p.note("newFacts: more than %d valid facts, the last %d items skipped", memory.UpdateMaxNewFacts, len(items)-i)
 			return
 		}
 		if f, ok := p.fact(fmt.Sprintf("newFacts[%d]", i), item); ok {
-			p.u.NewFacts = append(p.u.NewFacts, f)
+			p.U.NewFacts = append(p.U.NewFacts, f)
 		}
 	}
 }
 
-func (p *updateParser) fact(path string, raw json.RawMessage) (NewFact, bool) {
+func (p *UpdateParser) fact(path string, raw json.RawMessage) (NewFact, bool) {
 	var in struct {
 		Content     json.RawMessage `json:"content"`
 		Category    json.RawMessage `json:"category"`
@@ -280,7 +280,7 @@ func (p *updateParser) fact(path string, raw json.RawMessage) (NewFact, bool) {
 		return NewFact{}, false
 	}
 	f := NewFact{Content: content, Category: cat, Confidence: conf}
-	if len(in.SourceError) > 0 && !isJSONNull(in.SourceError) {
+	if len(in.SourceError) > 0 && !IsJSONNull(in.SourceError) {
 		se, ok := jsonString(in.SourceError)
 		se = strings.TrimSpace(se)
 		switch {
@@ -299,7 +299,7 @@ func (p *updateParser) fact(path string, raw json.RawMessage) (NewFact, bool) {
 }
 
 // confidence accepts a JSON number in [0, 1].
-func (p *updateParser) confidence(path string, raw json.RawMessage) (float64, bool) {
+func (p *UpdateParser) confidence(path string, raw json.RawMessage) (float64, bool) {
 	k := jsonKind(raw)
 	if k == 0 || k == 'n' {
 		p.note("%s: confidence is missing, skipped", path)
@@ -321,7 +321,7 @@ func (p *updateParser) confidence(path string, raw json.RawMessage) (float64, bo
 }
 
 // category maps a category name, case-insensitively, to a known category.
-func (p *updateParser) category(path string, raw json.RawMessage) (string, bool) {
+func (p *UpdateParser) category(path string, raw json.RawMessage) (string, bool) {
 	s, ok := jsonString(raw)
 	if !ok {
 		p.note("%s: category is missing or not a string, skipped", path)
@@ -340,7 +340,7 @@ func (p *updateParser) category(path string, raw json.RawMessage) (string, bool)
 }
 
 // removals collects the fact ids to remove.
-func (p *updateParser) removals(raw json.RawMessage) {
+func (p *UpdateParser) removals(raw json.RawMessage) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		p.note("factsToRemove: not a list, skipped")
@@ -348,7 +348,7 @@ func (p *updateParser) removals(raw json.RawMessage) {
 	}
 	seen := make(map[string]bool)
 	for i, item := range items {
-		if len(p.u.FactsToRemove) == memory.UpdateMaxRemovals {
+		if len(p.U.FactsToRemove) == memory.UpdateMaxRemovals {
 			p.note("factsToRemove: more than %d ids, the last %d items skipped", memory.UpdateMaxRemovals, len(items)-i)
 			return
 		}
@@ -362,7 +362,7 @@ func (p *updateParser) removals(raw json.RawMessage) {
 		case seen[id]:
 		default:
 			seen[id] = true
-			p.u.FactsToRemove = append(p.u.FactsToRemove, id)
+			p.U.FactsToRemove = append(p.U.FactsToRemove, id)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package update
 
 import (
 	"cmp"
@@ -91,7 +91,7 @@ func isFactID(id string) bool {
 // foldFactContent is the key facts are deduplicated by: runs of white
 // space collapsed to one space, lower case, without white space or a final
 // full stop at either end.
-func foldFactContent(s string) string {
+func FoldFactContent(s string) string {
 	return strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(s), " ")), " .。")
 }
 
@@ -192,7 +192,7 @@ func (a *applier) text(what, s string) string {
 }
 
 // sectionByName returns the section of doc called name, or nil.
-func sectionByName(doc *memory.Document, name string) *memory.Section {
+func SectionByName(doc *memory.Document, name string) *memory.Section {
 	switch name {
 	case "workContext":
 		return &doc.User.WorkContext
@@ -212,13 +212,13 @@ func sectionByName(doc *memory.Document, name string) *memory.Section {
 
 func (a *applier) sections(updates []SectionUpdate) {
 	for _, su := range updates {
-		sec := sectionByName(a.doc, su.Name)
+		sec := SectionByName(a.doc, su.Name)
 		if sec == nil {
 			a.ignore("section %s: unknown", quoteForNote(su.Name))
 			continue
 		}
 		summary := strings.TrimSpace(a.text("section "+su.Name, su.Summary))
-		switch scrubbed := scrubUploads(summary); {
+		switch scrubbed := ScrubUploads(summary); {
 		case scrubbed == "":
 			a.ignore("section %s: the new summary is empty or only about uploaded files", su.Name)
 			continue
@@ -289,8 +289,8 @@ func (a *applier) add(facts []NewFact) {
 	keys := make(map[string]bool, len(a.doc.Facts)+len(facts))
 	terms := make([]factTerms, len(a.doc.Facts), len(a.doc.Facts)+len(facts))
 	for i, f := range a.doc.Facts {
-		keys[foldFactContent(f.Content)] = true
-		terms[i] = termsOf(f.Content)
+		keys[FoldFactContent(f.Content)] = true
+		terms[i] = TermsOf(f.Content)
 	}
 	for _, nf := range facts {
 		content := strings.TrimSpace(a.text("new fact", nf.Content))
@@ -313,7 +313,7 @@ func (a *applier) add(facts []NewFact) {
 			a.ignore("%s: content is over %d characters", what, memory.UpdateMaxContentRunes)
 			continue
 		}
-		switch scrubbed := scrubUploads(content); {
+		switch scrubbed := ScrubUploads(content); {
 		case scrubbed == "":
 			a.ignore("%s: about an uploaded file", what)
 			continue
@@ -321,19 +321,19 @@ func (a *applier) add(facts []NewFact) {
 			a.ignore("%s: sentences about uploaded files removed", what)
 			content = scrubbed
 		}
-		key := foldFactContent(content)
+		key := FoldFactContent(content)
 		switch {
 		case key == "":
 			a.ignore("%s: no content", what)
 			continue
 		case keys[key]:
 			a.ignore("%s: already known", what)
-			if i := slices.IndexFunc(a.doc.Facts, func(f memory.Fact) bool { return foldFactContent(f.Content) == key }); i >= 0 {
-				a.confirm(i, terms[i], memory.Fact{Content: content, Category: cat, Confidence: nf.Confidence, Source: a.opt.Source}, termsOf(content))
+			if i := slices.IndexFunc(a.doc.Facts, func(f memory.Fact) bool { return FoldFactContent(f.Content) == key }); i >= 0 {
+				a.confirm(i, terms[i], memory.Fact{Content: content, Category: cat, Confidence: nf.Confidence, Source: a.opt.Source}, TermsOf(content))
 			}
 			continue
 		}
-		nt := termsOf(content)
+		nt := TermsOf(content)
 		if i := a.nearest(memory.Fact{Category: cat}, nt, terms); i >= 0 {
 			o := memory.Fact{Content: content, Category: cat, Confidence: nf.Confidence, CreatedAt: a.now, Source: a.opt.Source, ValidFrom: a.opt.ValidFrom}
 			if a.isNew[a.doc.Facts[i].ID] {
@@ -343,9 +343,9 @@ func (a *applier) add(facts []NewFact) {
 				}
 			} else {
 				a.confirm(i, terms[i], o, nt)
-				terms[i] = termsOf(a.doc.Facts[i].Content)
+				terms[i] = TermsOf(a.doc.Facts[i].Content)
 			}
-			keys[foldFactContent(a.doc.Facts[i].Content)] = true
+			keys[FoldFactContent(a.doc.Facts[i].Content)] = true
 			continue
 		}
 		id := a.newID()
@@ -359,7 +359,7 @@ func (a *applier) add(facts []NewFact) {
 		}
 		if se := strings.TrimSpace(a.text(what+" sourceError", nf.SourceError)); se != "" {
 			if cat == memory.CategoryCorrection {
-				f.SourceError = scrubUploads(se)
+				f.SourceError = ScrubUploads(se)
 			} else {
 				a.ignore("%s: sourceError dropped, the category is %s", what, cat)
 			}
@@ -395,8 +395,8 @@ func (a *applier) newID() string {
 // earlier in the document already has.
 func (a *applier) scrub() {
 	for _, ns := range a.doc.Sections() {
-		sec := sectionByName(a.doc, ns.Name)
-		if s := scrubUploads(sec.Summary); s != sec.Summary {
+		sec := SectionByName(a.doc, ns.Name)
+		if s := ScrubUploads(sec.Summary); s != sec.Summary {
 			sec.Summary = s
 			a.ignore("section %s: sentences about uploaded files removed", ns.Name)
 		}
@@ -404,8 +404,8 @@ func (a *applier) scrub() {
 	keys := make(map[string]bool, len(a.doc.Facts))
 	kept := a.doc.Facts[:0]
 	for _, f := range a.doc.Facts {
-		scrubbed := scrubUploads(f.Content)
-		key := foldFactContent(scrubbed)
+		scrubbed := ScrubUploads(f.Content)
+		key := FoldFactContent(scrubbed)
 		switch {
 		case key == "" && scrubbed != f.Content:
 			a.drop(f, "about an uploaded file")
@@ -420,7 +420,7 @@ func (a *applier) scrub() {
 					a.event(memory.Fact{ID: f.ID, Content: scrubbed}, memory.FactUpdated, "upload scrub: sentences about uploaded files removed")
 				}
 			}
-			f.Content, f.SourceError = scrubbed, scrubUploads(f.SourceError)
+			f.Content, f.SourceError = scrubbed, ScrubUploads(f.SourceError)
 			keys[key] = true
 			kept = append(kept, f)
 		}

@@ -1,4 +1,4 @@
-package engine
+package update
 
 import (
 	"encoding/json"
@@ -98,7 +98,7 @@ func TestConsolidateLoCoMo(t *testing.T) {
 		keys := map[string]bool{}
 		add := func(content string) {
 			offered++
-			if k := foldFactContent(content); !keys[k] {
+			if k := FoldFactContent(content); !keys[k] {
 				keys[k] = true
 				d.Facts = append(d.Facts, memory.Fact{ID: fmt.Sprintf("fact_%08x", len(d.Facts)), Content: content, Category: memory.CategoryContext,
 					Confidence: 0.8, CreatedAt: at.Add(time.Duration(len(d.Facts)) * time.Hour), Source: fmt.Sprintf("c%d", ci)})

@@ -1,4 +1,4 @@
-package engine
+package update
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 	"github.com/mnemo-mcp/mnemo/prompts"
 )
 
@@ -78,7 +79,7 @@ func TestApplyConsolidation(t *testing.T) {
 		d := memory.NewDocument()
 		d.Facts = []memory.Fact{
 			{ID: "a", Content: "Uses Go for backend services", Category: memory.CategoryPreference, Confidence: 0.8, CreatedAt: t0, Source: "t1"},
-			{ID: "b", Content: "Writes backend services in Go", Category: memory.CategoryContext, Confidence: 0.9, CreatedAt: t0.Add(day), Source: "t2"},
+			{ID: "b", Content: "Writes backend services in Go", Category: memory.CategoryContext, Confidence: 0.9, CreatedAt: t0.Add(oneDay), Source: "t2"},
 			{ID: "c", Content: "Never panic in Go services", Category: memory.CategoryCorrection, Confidence: 0.95, CreatedAt: t0, Source: "t3", SourceError: "panicked"},
 			{ID: "d", Content: "Lives in Lisbon", Category: memory.CategoryContext, Confidence: 0.9, CreatedAt: t0, Source: "t4"},
 		}
@@ -120,7 +121,7 @@ func TestApplyConsolidation(t *testing.T) {
 				tt.edit(d)
 			}
 			before := len(d.Facts)
-			rep, notes := ApplyConsolidation(d, tt.merges, ApplyConsolidationOptions{Clusters: groups, Now: t0.Add(30 * day)})
+			rep, notes := ApplyConsolidation(d, tt.merges, ApplyConsolidationOptions{Clusters: groups, Now: t0.Add(30 * oneDay)})
 			if !mapsEqual(rep.Merged, tt.merged) {
 				t.Errorf("merged = %v, want %v", rep.Merged, tt.merged)
 			}
@@ -164,7 +165,7 @@ func TestConsolidationClustersBounded(t *testing.T) {
 		}
 	}
 	d.Facts = append(d.Facts, memory.Fact{ID: "fix", Content: "Grows tomatoes and basil in the garden", Category: memory.CategoryCorrection, Confidence: 0.99, CreatedAt: t0})
-	clusters := consolidationClusters(d, time.Time{}, MaxConsolidateClusters, MaxConsolidateClusterFacts)
+	clusters := ConsolidationClusters(d, time.Time{}, MaxConsolidateClusters, MaxConsolidateClusterFacts)
 	if len(clusters) != MaxConsolidateClusters {
 		t.Errorf("%d clusters, want %d", len(clusters), MaxConsolidateClusters)
 	}
@@ -180,7 +181,7 @@ func TestConsolidationClustersBounded(t *testing.T) {
 			seen[i] = true
 		}
 	}
-	if got := consolidationClusters(d, t0.Add(1000*time.Hour), MaxConsolidateClusters, MaxConsolidateClusterFacts); len(got) != 0 {
+	if got := ConsolidationClusters(d, t0.Add(1000*time.Hour), MaxConsolidateClusters, MaxConsolidateClusterFacts); len(got) != 0 {
 		t.Errorf("clusters of facts unchanged since the last pass = %d, want none", len(got))
 	}
 }
@@ -189,7 +190,7 @@ func TestConsolidationClustersBounded(t *testing.T) {
 // LoCoMo memory after the automatic merge: groups, facts and prompt
 // tokens per memory, within the bounds.
 func TestConsolidationPassLoCoMo(t *testing.T) {
-	counter := mustCounter(t)
+	counter := rulesCounter(t)
 	var memories, groups, facts, maxTokens, totalFacts int
 	for ci, list := range locomoSpeakerFacts(t) {
 		at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -200,7 +201,7 @@ func TestConsolidationPassLoCoMo(t *testing.T) {
 		}
 		Consolidate(d, at, memory.SourceMaintenance)
 		totalFacts += len(d.Facts)
-		clusters := consolidationClusters(d, time.Time{}, MaxConsolidateClusters, MaxConsolidateClusterFacts)
+		clusters := ConsolidationClusters(d, time.Time{}, MaxConsolidateClusters, MaxConsolidateClusterFacts)
 		if len(clusters) > MaxConsolidateClusters {
 			t.Fatalf("%d groups, over the bound", len(clusters))
 		}
@@ -228,4 +229,15 @@ func TestConsolidationPassLoCoMo(t *testing.T) {
 	}
 	t.Logf("LoCoMo: %d memories, %d facts after the automatic merge; the pass would send %d groups holding %d facts, at most %d prompt tokens per memory",
 		memories, totalFacts, groups, facts, maxTokens)
+}
+
+const oneDay = 24 * time.Hour
+
+func rulesCounter(tb testing.TB) memory.TokenCounter {
+	tb.Helper()
+	c, err := tiktoken.New("cl100k_base")
+	if err != nil {
+		tb.Fatalf("tiktoken.New() = %v", err)
+	}
+	return c
 }

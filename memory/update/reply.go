@@ -1,4 +1,4 @@
-package engine
+package update
 
 import (
 	"bytes"
@@ -55,7 +55,7 @@ func jsonKind(raw json.RawMessage) byte {
 	return raw[0]
 }
 
-func isJSONNull(raw json.RawMessage) bool { return jsonKind(raw) == 'n' }
+func IsJSONNull(raw json.RawMessage) bool { return jsonKind(raw) == 'n' }
 
 // jsonString decodes raw when it is a JSON string.
 func jsonString(raw json.RawMessage) (string, bool) {
@@ -78,7 +78,7 @@ func quoteForNote(s string) string {
 // findObject returns the first JSON object in reply (reasoning traces
 // removed) that has one of keys. It stops at the first candidate that runs
 // into the end of the reply: the rest is inside a truncated object.
-func findObject(reply string, keys ...string) (map[string]json.RawMessage, error) {
+func FindObject(reply string, keys ...string) (map[string]json.RawMessage, error) {
 	if len(reply) > memory.UpdateMaxReplyBytes {
 		return nil, fmt.Errorf("parse reply: %d bytes is over the limit: %w", len(reply), ErrBadReply)
 	}

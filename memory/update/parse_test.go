@@ -1,4 +1,4 @@
-package engine
+package update
 
 import (
 	"errors"
@@ -233,7 +233,7 @@ func checkUpdateInvariants(tb testing.TB, u *Update) {
 	tb.Helper()
 	names := map[string]bool{}
 	for _, s := range u.Sections {
-		if sectionByName(memory.NewDocument(), s.Name) == nil || names[s.Name] {
+		if SectionByName(memory.NewDocument(), s.Name) == nil || names[s.Name] {
 			tb.Errorf("section %q is unknown or repeated", s.Name)
 		}
 		names[s.Name] = true

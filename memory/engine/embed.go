@@ -260,8 +260,8 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 				if st.midTerm != nil {
 					// A page placed before it was embedded: its
 					// session's centroid is summed again.
-					if num, ok := st.midTerm.byPage[ids[i]]; ok {
-						st.midTerm.sessions[num].CentroidOK = false
+					if num, ok := st.midTerm.ByPage[ids[i]]; ok {
+						st.midTerm.Sessions[num].CentroidOK = false
 					}
 				}
 			}

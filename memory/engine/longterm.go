@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/tiers"
 	"github.com/mnemo-mcp/mnemo/memory/update"
 	"github.com/mnemo-mcp/mnemo/prompts"
 )
@@ -72,15 +73,15 @@ func (s *Service) summarizeSessions(ctx context.Context, scope memory.Scope) err
 	}
 	var jobs []summaryJob
 	if s.ensureMidTerm(ctx, st) != nil {
-		nums := make([]int, 0, len(st.midTerm.sessions))
-		for num, ses := range st.midTerm.sessions {
+		nums := make([]int, 0, len(st.midTerm.Sessions))
+		for num, ses := range st.midTerm.Sessions {
 			if len(ses.Pages) >= max(minSummaryPages, 2*ses.SummarizedPages) {
 				nums = append(nums, num)
 			}
 		}
 		slices.Sort(nums)
 		for _, num := range nums[:min(len(nums), maxSummariesPerRun)] {
-			ses := st.midTerm.sessions[num]
+			ses := st.midTerm.Sessions[num]
 			from := max(0, len(ses.Pages)-summaryPages)
 			turns := make([]memory.Turn, 0, len(ses.Pages)-from)
 			for _, pg := range ses.Pages[from:] {
@@ -92,7 +93,7 @@ func (s *Service) summarizeSessions(ctx context.Context, scope memory.Scope) err
 	st.mu.Unlock()
 
 	for _, j := range jobs {
-		prompt, err := prompts.SessionSummary(prompts.SessionSummaryData{Conversation: j.dialogue, MaxKeywords: midTermKeywords})
+		prompt, err := prompts.SessionSummary(prompts.SessionSummaryData{Conversation: j.dialogue, MaxKeywords: tiers.MidTermKeywords})
 		if err != nil {
 			return err
 		}
@@ -101,7 +102,7 @@ func (s *Service) summarizeSessions(ctx context.Context, scope memory.Scope) err
 		if err != nil {
 			return fmt.Errorf("ask llm for session summary: %w", err)
 		}
-		summary, keywords, perr := parseSessionSummary(reply.Text)
+		summary, keywords, perr := tiers.ParseSessionSummary(reply.Text)
 		// The model's words follow the text rule like every other text
 		// that enters memory.
 		red := memory.Redactor{On: s.cfg.RedactSecrets}
@@ -116,17 +117,17 @@ func (s *Service) summarizeSessions(ctx context.Context, scope memory.Scope) err
 			return err
 		}
 		if st.midTerm != nil {
-			if ses := st.midTerm.sessions[j.num]; ses != nil && ses.ID == j.id {
+			if ses := st.midTerm.Sessions[j.num]; ses != nil && ses.ID == j.id {
 				// An unusable reply is not asked again until the session
 				// doubles; the extractive summary stays meanwhile.
 				ses.SummarizedPages = j.pages
 				if perr == nil {
-					ses.Summary = clipRunes(summary, 4*midTermSummaryRunes)
+					ses.Summary = tiers.ClipRunes(summary, 4*tiers.MidTermSummaryRunes)
 					ses.SetKeywords(keywords)
 					ses.LLMSummary = true
-					st.midTerm.reindex(ses)
+					st.midTerm.Reindex(ses)
 				}
-				st.midTerm.dirty = true
+				st.midTerm.Dirty = true
 			}
 		}
 		st.mu.Unlock()
@@ -155,7 +156,7 @@ func (s *Service) promoteHot(ctx context.Context, scope memory.Scope) (bool, err
 		batch []memory.Turn
 		doc   *memory.Document
 	)
-	ses, heat = s.ensureMidTerm(ctx, st).hottest(s.now(), s.heatWeights())
+	ses, heat = s.ensureMidTerm(ctx, st).Hottest(s.now(), s.heatWeights())
 	if ses == nil || heat < s.cfg.MidTermHeatThreshold && !ses.Due {
 		st.mu.Unlock()
 		return false, nil
@@ -185,7 +186,7 @@ func (s *Service) promoteHot(ctx context.Context, scope memory.Scope) (bool, err
 	if err != nil {
 		return false, fmt.Errorf("ask llm to analyse session %s: %w", id, err)
 	}
-	upd, err := parseAnalysis(reply.Text)
+	upd, err := tiers.ParseAnalysis(reply.Text)
 	if err != nil {
 		return false, err
 	}
@@ -213,7 +214,7 @@ func (s *Service) promoteHot(ctx context.Context, scope memory.Scope) (bool, err
 		return true, err
 	}
 	defer st.mu.Unlock()
-	if cur := st.midTerm.sessions[num]; cur != nil && cur.ID == id {
+	if cur := st.midTerm.Sessions[num]; cur != nil && cur.ID == id {
 		done := make(map[string]bool, len(batch))
 		for _, t := range batch {
 			done[t.ID] = true
@@ -225,7 +226,7 @@ func (s *Service) promoteHot(ctx context.Context, scope memory.Scope) (bool, err
 		}
 		cur.Visits, cur.Interactions, cur.Due = 0, 0, false
 		cur.LastVisit = s.now()
-		st.midTerm.dirty = true
+		st.midTerm.Dirty = true
 		s.saveMidTermSoon(st)
 	}
 	s.log.Info("mid-term session analysed into long-term memory", "scope", scope.Key(), "session", id,

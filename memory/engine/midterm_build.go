@@ -9,31 +9,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
-)
-
-// Mid-term tunables that are not settings.
-const (
-	// midTermKeywords is how many keywords a page or session keeps.
-	midTermKeywords = 8
-	// midTermCandidates is how many sessions, found through the session
-	// index, a page is compared with.
-	midTermCandidates = 8
-	// midTermSummaryRunes bounds an extractive summary.
-	midTermSummaryRunes = 240
-	// midTermSummaryWindow is how many of a session's latest pages the
-	// extractive summary is chosen from.
-	midTermSummaryWindow = 32
-	// midTermContinuity is added to the similarity of the session holding the
-	// previous exchange of the same thread when the two are at most
-	// sittingGap apart: one sitting usually stays on a topic for a while,
-	// and short chat exchanges rarely reach the similarity threshold on
-	// their words alone (on LoCoMo, without it nearly every session held
-	// one page; with it a conversation splits into topic sessions of 5 to
-	// 15 exchanges).
-	midTermContinuity = 0.3
-	// midTermSaveEvery is the least time between two saves of a scope's
-	// mid-term state by the add and retrieve path; Close saves the rest.
-	midTermSaveEvery = 10 * time.Second
+	"github.com/mnemo-mcp/mnemo/memory/tiers"
 )
 
 // syncMidTerm keeps a scope's mid-term memory up to date as turns arrive,
@@ -48,7 +24,7 @@ func (s *Service) syncMidTerm(ctx context.Context, st *scopeState) {
 // ensureMidTerm returns the scope's mid-term memory up to date, loading
 // the saved state, or rebuilding it from the turn log, on first use. The
 // caller holds st.mu for writing.
-func (s *Service) ensureMidTerm(ctx context.Context, st *scopeState) *midTerm {
+func (s *Service) ensureMidTerm(ctx context.Context, st *scopeState) *tiers.MidTerm {
 	if st.midTerm == nil {
 		st.midTerm = s.loadMidTerm(ctx, st)
 	}
@@ -65,20 +41,20 @@ func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 	// The first catch-up of a state looks at every thread; later ones at
 	// the threads that got turns since (a scope may have thousands).
 	check := st.touched
-	if !m.caughtUp {
+	if !m.CaughtUp {
 		check = make(map[string]bool, len(st.threads))
 		for thread := range st.threads {
 			check[thread] = true
 		}
-		m.caughtUp = true
+		m.CaughtUp = true
 	}
 	var threads []string
 	for thread := range check {
 		positions := st.threads[thread]
-		if n := len(positions) - capacity; n > 0 && st.turns[positions[n-1]].Seq > m.moved[thread] {
+		if n := len(positions) - capacity; n > 0 && st.turns[positions[n-1]].Seq > m.Moved[thread] {
 			threads = append(threads, thread)
 		}
-		if w := max(0, len(positions)-capacity); w < len(positions) && st.turns[positions[w]].Seq <= m.moved[thread] {
+		if w := max(0, len(positions)-capacity); w < len(positions) && st.turns[positions[w]].Seq <= m.Moved[thread] {
 			s.returnToWindow(st, thread)
 		}
 	}
@@ -89,28 +65,28 @@ func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 		for _, thread := range threads {
 			positions := st.threads[thread]
 			out := positions[:len(positions)-capacity]
-			total += len(out) - sort.Search(len(out), func(i int) bool { return st.turns[out[i]].Seq > m.moved[thread] })
+			total += len(out) - sort.Search(len(out), func(i int) bool { return st.turns[out[i]].Seq > m.Moved[thread] })
 		}
 	}
 	report := total >= progressStep
 	for _, thread := range threads {
 		positions := st.threads[thread]
 		out := positions[:len(positions)-capacity]
-		i := sort.Search(len(out), func(i int) bool { return st.turns[out[i]].Seq > m.moved[thread] })
+		i := sort.Search(len(out), func(i int) bool { return st.turns[out[i]].Seq > m.Moved[thread] })
 		for _, p := range out[i:] {
 			if placed++; report && placed%progressStep == 0 {
 				st.progress(stageSessions, placed, total)
 			}
 			s.placePage(st, p)
-			m.moved[thread] = st.turns[p].Seq
+			m.Moved[thread] = st.turns[p].Seq
 		}
-		m.dirty = true
+		m.Dirty = true
 	}
 	if report {
 		st.progress(stageSessions, total, total)
 	}
-	m.evict(s.cfg.MidTermCapacity)
-	if m.dirty && time.Since(m.saved) >= midTermSaveEvery {
+	m.Evict(s.cfg.MidTermCapacity)
+	if m.Dirty && time.Since(m.Saved) >= tiers.MidTermSaveEvery {
 		s.saveMidTermSoon(st)
 	}
 }
@@ -128,18 +104,18 @@ func (s *Service) returnToWindow(st *scopeState, thread string) {
 	changed := make(map[*memory.MidTermSession]bool)
 	for _, p := range positions[w:] {
 		id := st.turns[p].ID
-		num, ok := m.byPage[id]
+		num, ok := m.ByPage[id]
 		if !ok {
 			continue
 		}
-		delete(m.byPage, id)
-		ses := m.sessions[num]
+		delete(m.ByPage, id)
+		ses := m.Sessions[num]
 		ses.Pages = slices.DeleteFunc(ses.Pages, func(pg memory.MidTermPage) bool { return pg.TurnID == id })
 		changed[ses] = true
 	}
 	for ses := range changed {
 		if len(ses.Pages) == 0 {
-			m.drop(ses)
+			m.Drop(ses)
 			continue
 		}
 		ses.Terms, ses.CentroidOK = nil, false
@@ -147,13 +123,13 @@ func (s *Service) returnToWindow(st *scopeState, thread string) {
 		if !ses.LLMSummary {
 			s.refreshExtractive(st, ses)
 		}
-		m.reindex(ses)
+		m.Reindex(ses)
 	}
-	m.moved[thread] = 0
+	m.Moved[thread] = 0
 	if w > 0 {
-		m.moved[thread] = st.turns[positions[w-1]].Seq
+		m.Moved[thread] = st.turns[positions[w-1]].Seq
 	}
-	m.dirty = true
+	m.Dirty = true
 }
 
 // placePage puts the page at position p into the most similar session
@@ -168,14 +144,14 @@ func (s *Service) placePage(st *scopeState, p int) {
 	t := st.turns[p]
 	tf := make(map[string]int)
 	st.pages.DocTerms(p, func(term string, n int) { tf[term] += n })
-	kw := topTerms(tf, st.pages, midTermKeywords)
+	kw := tiers.TopTerms(tf, st.pages, tiers.MidTermKeywords)
 	var vec []float32
 	if p < len(st.vec.vecs) {
 		vec = st.vec.vecs[p]
 	}
 
-	cands := make([]int, 0, midTermCandidates+1)
-	for _, h := range m.idx.Search(strings.Join(kw, " "), midTermCandidates, nil) {
+	cands := make([]int, 0, tiers.MidTermCandidates+1)
+	for _, h := range m.Idx.Search(strings.Join(kw, " "), tiers.MidTermCandidates, nil) {
 		cands = append(cands, h.ID)
 	}
 	// The session of the page before this one in its thread is always a
@@ -183,7 +159,7 @@ func (s *Service) placePage(st *scopeState, p int) {
 	// midTermContinuity on top of its similarity.
 	prevNum := -1
 	if pp := prevInThread(st, t); pp >= 0 {
-		if num, ok := m.byPage[st.turns[pp].ID]; ok {
+		if num, ok := m.ByPage[st.turns[pp].ID]; ok {
 			if !slices.Contains(cands, num) {
 				cands = append(cands, num)
 			}
@@ -195,18 +171,18 @@ func (s *Service) placePage(st *scopeState, p int) {
 	var best *memory.MidTermSession
 	bestScore := math.Inf(-1)
 	for _, num := range cands {
-		ses := m.sessions[num]
+		ses := m.Sessions[num]
 		if ses == nil {
 			continue
 		}
 		sessionTerms(st, ses)
-		sem := termCosine(tf, ses)
+		sem := tiers.TermCosine(tf, ses)
 		if c := sessionCentroid(st, ses); vec != nil && c != nil {
-			sem = vecCosine(vec, c)
+			sem = tiers.VecCosine(vec, c)
 		}
-		score := sem + jaccard(kw, ses.KwToks)
+		score := sem + tiers.Jaccard(kw, ses.KwToks)
 		if num == prevNum {
-			score += midTermContinuity
+			score += tiers.MidTermContinuity
 		}
 		if score > bestScore || score == bestScore && best != nil && num < best.Num {
 			best, bestScore = ses, score
@@ -215,22 +191,22 @@ func (s *Service) placePage(st *scopeState, p int) {
 	now := s.now()
 	if best == nil || bestScore < s.cfg.MidTermSimilarityThreshold {
 		best = &memory.MidTermSession{Created: now, LastVisit: now, Terms: make(map[string]int), CentroidOK: true}
-		m.addSession(best)
+		m.AddSession(best)
 	}
 	sessionCentroid(st, best)
 	best.Pages = append(best.Pages, memory.MidTermPage{TurnID: t.ID, Pos: p})
 	best.Interactions++
 	best.Uses++
 	best.LastVisit = now
-	m.byPage[t.ID] = best.Num
+	m.ByPage[t.ID] = best.Num
 	for term, n := range tf {
 		best.AddTerm(term, n)
 	}
 	best.AddVector(vec)
 	best.DirtyKW++
-	if !best.LLMSummary && (len(best.Pages) <= midTermKeywords || best.DirtyKW*4 >= len(best.Pages)) {
+	if !best.LLMSummary && (len(best.Pages) <= tiers.MidTermKeywords || best.DirtyKW*4 >= len(best.Pages)) {
 		s.refreshExtractive(st, best)
-		m.reindex(best)
+		m.Reindex(best)
 	}
 }
 
@@ -271,7 +247,7 @@ func invalidateCentroids(st *scopeState) {
 	if st.midTerm == nil {
 		return
 	}
-	for _, ses := range st.midTerm.sessions {
+	for _, ses := range st.midTerm.Sessions {
 		ses.CentroidOK = false
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/tiers"
 )
 
 // saveMidTerm writes st's mid-term state when a MidTermStore is set. The
@@ -14,7 +15,7 @@ func (s *Service) saveMidTerm(ctx context.Context, st *scopeState) {
 		return
 	}
 	saved, err := s.saveCache(st, "mid-term memory", func() error {
-		return s.midTermStore.SaveMidTerm(ctx, st.scope, st.midTerm.state())
+		return s.midTermStore.SaveMidTerm(ctx, st.scope, st.midTerm.State())
 	})
 	if err != nil {
 		s.log.Warn("cannot save mid-term memory; it will be rebuilt from the turn log if lost", "scope", st.scope.Key(), "err", err)
@@ -22,8 +23,8 @@ func (s *Service) saveMidTerm(ctx context.Context, st *scopeState) {
 	if !saved {
 		return
 	}
-	st.midTerm.dirty = false
-	st.midTerm.saved = time.Now()
+	st.midTerm.Dirty = false
+	st.midTerm.Saved = time.Now()
 }
 
 // saveMidTermSoon writes st's mid-term state in the background: the
@@ -32,11 +33,11 @@ func (s *Service) saveMidTerm(ctx context.Context, st *scopeState) {
 // scope runs at a time; a change meanwhile stays dirty for the next.
 func (s *Service) saveMidTermSoon(st *scopeState) {
 	m := st.midTerm
-	if s.midTermStore == nil || m == nil || m.saving {
+	if s.midTermStore == nil || m == nil || m.Saving {
 		return
 	}
-	state := m.state()
-	m.saving, m.dirty, m.saved = true, false, time.Now()
+	state := m.State()
+	m.Saving, m.Dirty, m.Saved = true, false, time.Now()
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
@@ -45,9 +46,9 @@ func (s *Service) saveMidTermSoon(st *scopeState) {
 		})
 		st.mu.Lock()
 		defer st.mu.Unlock()
-		m.saving = false
+		m.Saving = false
 		if !saved {
-			m.dirty = true
+			m.Dirty = true
 		}
 		if err != nil {
 			s.log.Warn("cannot save mid-term memory; it will be rebuilt from the turn log if lost", "scope", st.scope.Key(), "err", err)
@@ -66,7 +67,7 @@ func (s *Service) flushMidTerm(ctx context.Context) {
 	s.mu.Unlock()
 	for _, st := range states {
 		st.mu.Lock()
-		if st.midTerm != nil && st.midTerm.dirty {
+		if st.midTerm != nil && st.midTerm.Dirty {
 			s.saveMidTerm(ctx, st)
 		}
 		st.mu.Unlock()
@@ -77,9 +78,9 @@ func (s *Service) flushMidTerm(ctx context.Context) {
 // whose turns are gone (forgotten) are dropped, and so are sessions left
 // empty. Nothing saved, or a state that cannot be read, starts empty, and
 // syncMidTerm then rebuilds the sessions from the turn log.
-func (s *Service) loadMidTerm(ctx context.Context, st *scopeState) *midTerm {
+func (s *Service) loadMidTerm(ctx context.Context, st *scopeState) *tiers.MidTerm {
 	if s.midTermStore == nil {
-		return newMidTerm()
+		return tiers.NewMidTerm()
 	}
 	saved, err := s.midTermStore.LoadMidTerm(ctx, st.scope)
 	return s.fitMidTerm(st, saved, err)
@@ -87,11 +88,11 @@ func (s *Service) loadMidTerm(ctx context.Context, st *scopeState) *midTerm {
 
 // fitMidTerm is loadMidTerm once the saved state is read (saved and err
 // are LoadMidTerm's results).
-func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err error) *midTerm {
-	m := newMidTerm()
+func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err error) *tiers.MidTerm {
+	m := tiers.NewMidTerm()
 	if err != nil {
 		s.log.Warn("mid-term memory unreadable; rebuilding it from the turn log", "scope", st.scope.Key(), "err", err)
-		m.dirty = true
+		m.Dirty = true
 		return m
 	}
 	if saved == nil || saved.Version != memory.MidTermVersion {
@@ -102,7 +103,7 @@ func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err err
 		pos[t.ID] = p
 	}
 	for thread, seq := range saved.Moved {
-		m.moved[thread] = seq
+		m.Moved[thread] = seq
 	}
 	seen := make(map[string]bool)
 	for _, ses := range saved.Sessions {
@@ -118,7 +119,7 @@ func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err err
 			}
 		}
 		if len(pages) == 0 {
-			m.dirty = true
+			m.Dirty = true
 			continue
 		}
 		ses.Pages = pages
@@ -132,11 +133,11 @@ func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err err
 			ses.LLMSummary, ses.SummarizedPages = false, 0
 			sessionTerms(st, ses)
 			s.refreshExtractive(st, ses)
-			m.dirty = true
+			m.Dirty = true
 		}
-		m.addSession(ses)
+		m.AddSession(ses)
 	}
-	m.nextID = max(m.nextID, saved.NextID)
-	m.saved = time.Now()
+	m.NextID = max(m.NextID, saved.NextID)
+	m.Saved = time.Now()
 	return m
 }

@@ -42,7 +42,7 @@ func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query st
 	sessionOf := make([]int, len(hits))
 	best := make(map[int]float64)
 	for i, h := range hits {
-		num, ok := m.byPage[st.turns[h.ID].ID]
+		num, ok := m.ByPage[st.turns[h.ID].ID]
 		if !ok {
 			num = -1
 		} else {
@@ -65,10 +65,10 @@ func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query st
 	var ranked []rankedSession
 	seen := make(map[int]bool)
 	for _, h := range out {
-		num, ok := m.byPage[st.turns[h.ID].ID]
+		num, ok := m.ByPage[st.turns[h.ID].ID]
 		if ok && !seen[num] {
 			seen[num] = true
-			ranked = append(ranked, rankedSession{m.sessions[num], best[num]})
+			ranked = append(ranked, rankedSession{m.Sessions[num], best[num]})
 		}
 	}
 	slices.SortStableFunc(ranked, func(a, b rankedSession) int { return cmp.Compare(b.score, a.score) })

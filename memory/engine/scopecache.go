@@ -49,7 +49,7 @@ func (st *scopeState) estimate() int64 {
 		n += int64(len(st.doc.Facts)) * factBytes
 	}
 	if st.midTerm != nil {
-		n += int64(len(st.midTerm.sessions)) * sessionBytes
+		n += int64(len(st.midTerm.Sessions)) * sessionBytes
 	}
 	for _, v := range st.vec.vecs {
 		if v != nil {
@@ -122,7 +122,7 @@ func (s *Service) evict(st *scopeState) bool {
 	if st.snapBusy {
 		return false
 	}
-	if m := st.midTerm; m != nil && (m.dirty || m.saving) {
+	if m := st.midTerm; m != nil && (m.Dirty || m.Saving) {
 		if s.midTermStore == nil {
 			// The sessions live only here (their visit counts would be
 			// lost): such a scope stays.

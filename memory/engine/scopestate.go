@@ -11,6 +11,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
+	"github.com/mnemo-mcp/mnemo/memory/tiers"
 )
 
 // scopeState is the in-memory view of one scope, rebuilt from the store.
@@ -24,7 +25,7 @@ type scopeState struct {
 	threads map[string][]int // thread id → positions in turns, in order
 	links   pageLinks        // session neighbours of pages, for ranking
 	vec     pageVectors      // page embeddings, when configured
-	midTerm *midTerm         // mid-term sessions; nil until the first sync
+	midTerm *tiers.MidTerm   // mid-term sessions; nil until the first sync
 
 	doc      *memory.Document
 	factIdx  *lexical.Index // over doc.Facts, rebuilt when doc.Revision changes

@@ -1,4 +1,4 @@
-package engine
+package tiers
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 
 // parseSessionSummary reads {"summary": "...", "keywords": [...]} from a
 // reply that may wrap it in prose or code fences.
-func parseSessionSummary(reply string) (string, []string, error) {
+func ParseSessionSummary(reply string) (string, []string, error) {
 	obj, err := update.FindObject(reply, "summary")
 	if err != nil {
 		return "", nil, err
@@ -26,8 +26,8 @@ func parseSessionSummary(reply string) (string, []string, error) {
 	out := make([]string, 0, len(keywords))
 	for _, k := range keywords {
 		k = strings.Join(strings.Fields(k), " ")
-		if k != "" && len(out) < midTermKeywords && !slices.Contains(out, k) {
-			out = append(out, clipRunes(k, 60))
+		if k != "" && len(out) < MidTermKeywords && !slices.Contains(out, k) {
+			out = append(out, ClipRunes(k, 60))
 		}
 	}
 	return strings.Join(strings.Fields(summary), " "), out, nil
@@ -37,7 +37,7 @@ func parseSessionSummary(reply string) (string, []string, error) {
 // memory update, plus userKnowledge and assistantKnowledge lists whose
 // entries are strings or {"content", "correction"} objects. Facts in the
 // reply are ignored: the analysis changes the profile and knowledge only.
-func parseAnalysis(reply string) (*update.Update, error) {
+func ParseAnalysis(reply string) (*update.Update, error) {
 	obj, err := update.FindObject(reply, "user", "history", "userKnowledge", "assistantKnowledge")
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func parseKnowledge(raw json.RawMessage, notes *[]string) []update.NewFact {
 		if e.Correction {
 			cat = memory.CategoryCorrection
 		}
-		out = append(out, update.NewFact{Content: clipRunes(c, memory.UpdateMaxContentRunes), Category: cat, Confidence: 1})
+		out = append(out, update.NewFact{Content: ClipRunes(c, memory.UpdateMaxContentRunes), Category: cat, Confidence: 1})
 	}
 	return out
 }

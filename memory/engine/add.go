@@ -217,12 +217,12 @@ func (s *Service) pendingInfo(st *scopeState, thread string) memory.PendingInfo 
 // idempotency key. A key used for a different exchange is an input
 // error. The caller holds st.mu over a synced state.
 func duplicateOf(st *scopeState, thread string, turns []memory.Turn, timed bool, now time.Time) ([]string, error) {
-	pos := st.threads[thread]
+	pos := st.Threads[thread]
 	key := turns[0].IdempotencyKey
 	if key != "" {
 		// The key decides: look back through the window for it.
 		for i := len(pos) - 1; i >= 0; i-- {
-			t := st.turns[pos[i]]
+			t := st.Turns[pos[i]]
 			if now.Sub(t.Stored) > memory.DuplicateWindow {
 				break
 			}
@@ -249,7 +249,7 @@ func sameExchange(st *scopeState, pos []int, turns []memory.Turn, timed bool, no
 	last := pos[len(pos)-len(turns):]
 	ids := make([]string, len(turns))
 	for i, p := range last {
-		t, n := st.turns[p], turns[i]
+		t, n := st.Turns[p], turns[i]
 		if t.User != n.User || t.Reply != n.Reply || t.IdempotencyKey != key ||
 			now.Sub(t.Stored) > memory.DuplicateWindow || (timed && !t.Time.Equal(n.Time)) {
 			return mismatch()

@@ -1,17 +1,14 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"math"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
-	"github.com/mnemo-mcp/mnemo/memory/lexical"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
 )
 
 // WithEmbedder turns on vector retrieval: pages are embedded in the
@@ -78,32 +75,20 @@ func (e *embedding) space() string {
 	return e.embedder.Model() + " passage:" + strconv.Quote(e.passagePrefix)
 }
 
-// pageVectors holds a scope's page vectors by page position, unit length;
-// nil where a page is not embedded yet. The scope's mu guards it.
-type pageVectors struct {
-	loaded bool // the stored vectors were read
-	vecs   [][]float32
-	next   int // first page not yet embedded or skipped
-	count  int // non-nil vecs
-	// sending is how many pages before next are in the request being
-	// made.
-	sending int
-}
-
 // backlog is how many of the scope's pages are still to be embedded. The
 // caller holds st.mu.
 func (st *scopeState) backlog() int {
-	if !st.vec.loaded {
-		return len(st.turns)
+	if !st.Vec.Loaded {
+		return len(st.Turns)
 	}
-	return max(0, len(st.turns)-st.vec.next) + st.vec.sending
+	return max(0, len(st.Turns)-st.Vec.Next) + st.Vec.Sending
 }
 
 // noteNewPages schedules the scope's new pages for embedding; it never
 // blocks. The caller holds st.mu.
 func (s *Service) noteNewPages(st *scopeState) {
 	e := &s.emb
-	if e.embedder == nil || st.vec.loaded && st.vec.next >= len(st.turns) {
+	if e.embedder == nil || st.Vec.Loaded && st.Vec.Next >= len(st.Turns) {
 		return
 	}
 	e.once.Do(func() {
@@ -187,7 +172,7 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 	e := &s.emb
 	model := e.space()
 	st.mu.RLock()
-	loaded := st.vec.loaded
+	loaded := st.Vec.Loaded
 	st.mu.RUnlock()
 	if !loaded {
 		var stored []memory.PageVector
@@ -198,7 +183,7 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 			}
 		}
 		st.mu.Lock()
-		kept := st.vec.load(st.turns, stored)
+		kept := st.Vec.Load(st.Turns, stored)
 		invalidateCentroids(st)
 		st.mu.Unlock()
 		s.embedProgress()
@@ -211,25 +196,25 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 	}
 	for {
 		st.mu.Lock()
-		st.vec.grow(len(st.turns))
+		st.Vec.Grow(len(st.Turns))
 		var pos []int
 		var texts []string
-		for p := st.vec.next; p < len(st.turns) && len(pos) < embedBatch; p++ {
-			if st.vec.vecs[p] == nil {
+		for p := st.Vec.Next; p < len(st.Turns) && len(pos) < embedBatch; p++ {
+			if st.Vec.Vecs[p] == nil {
 				pos = append(pos, p)
-				texts = append(texts, e.passagePrefix+truncateRunes(st.turns[p].Text(), maxEmbedRunes))
+				texts = append(texts, e.passagePrefix+truncateRunes(st.Turns[p].Text(), maxEmbedRunes))
 			}
-			st.vec.next = p + 1
+			st.Vec.Next = p + 1
 		}
 		ids := make([]string, len(pos))
 		for i, p := range pos {
-			ids[i] = st.turns[p].ID
+			ids[i] = st.Turns[p].ID
 		}
-		start := st.vec.next
+		start := st.Vec.Next
 		if len(pos) > 0 {
 			start = pos[0]
 		}
-		st.vec.sending = len(pos)
+		st.Vec.Sending = len(pos)
 		st.mu.Unlock()
 		if len(pos) == 0 {
 			s.embedProgress()
@@ -246,16 +231,16 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 		}
 		if err != nil {
 			st.mu.Lock()
-			st.vec.next = min(st.vec.next, start)
-			st.vec.sending = 0
+			st.Vec.Next = min(st.Vec.Next, start)
+			st.Vec.Sending = 0
 			st.mu.Unlock()
 			return err
 		}
 		saved := make([]memory.PageVector, 0, len(vecs))
 		st.mu.Lock()
 		for i, v := range vecs {
-			if u := unit(v); u != nil {
-				st.vec.set(pos[i], u)
+			if u := recall.Unit(v); u != nil {
+				st.Vec.Set(pos[i], u)
 				saved = append(saved, memory.PageVector{TurnID: ids[i], Vector: u})
 				if st.midTerm != nil {
 					// A page placed before it was embedded: its
@@ -266,7 +251,7 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 				}
 			}
 		}
-		st.vec.sending = 0
+		st.Vec.Sending = 0
 		st.mu.Unlock()
 		s.embedProgress()
 		if e.store != nil && len(saved) > 0 {
@@ -281,131 +266,6 @@ func (s *Service) embedScope(ctx context.Context, st *scopeState) error {
 }
 
 var errVectorCount = errors.New("the embedding endpoint returned a different number of vectors than texts")
-
-// load places stored vectors at the positions of their turns and returns
-// those that belong to a stored turn.
-func (v *pageVectors) load(turns []*memory.Turn, stored []memory.PageVector) []memory.PageVector {
-	v.grow(len(turns))
-	v.loaded = true
-	if len(stored) == 0 {
-		return nil
-	}
-	byID := make(map[string][]float32, len(stored))
-	for _, pv := range stored {
-		byID[pv.TurnID] = pv.Vector
-	}
-	kept := make([]memory.PageVector, 0, len(turns))
-	for p, t := range turns {
-		vec, ok := byID[t.ID]
-		if !ok {
-			continue
-		}
-		kept = append(kept, memory.PageVector{TurnID: t.ID, Vector: vec})
-		if u := unit(vec); u != nil && v.vecs[p] == nil {
-			v.set(p, u)
-		}
-	}
-	return kept
-}
-
-func (v *pageVectors) grow(n int) {
-	if len(v.vecs) < n {
-		v.vecs = append(v.vecs, make([][]float32, n-len(v.vecs))...)
-	}
-}
-
-func (v *pageVectors) set(p int, u []float32) {
-	if v.vecs[p] == nil {
-		v.count++
-	}
-	v.vecs[p] = u
-}
-
-// unit returns v scaled to length 1, or nil when v is empty, zero or not
-// finite.
-func unit(v []float32) []float32 {
-	var n float64
-	for _, x := range v {
-		n += float64(x) * float64(x)
-	}
-	if n == 0 || math.IsInf(n, 0) || math.IsNaN(n) {
-		return nil
-	}
-	inv := 1 / math.Sqrt(n)
-	u := make([]float32, len(v))
-	for i, x := range v {
-		u[i] = float32(float64(x) * inv)
-	}
-	return u
-}
-
-// nearestPages returns up to k embedded pages by cosine similarity to the
-// unit vector q, best first. The caller holds st.mu.
-func nearestPages(st *scopeState, q []float32, k int) []lexical.Hit {
-	top := make([]lexical.Hit, 0, k+1) // best first
-	for p, v := range st.vec.vecs {
-		if len(v) != len(q) {
-			continue
-		}
-		var dot float32
-		for i := range v {
-			dot += v[i] * q[i]
-		}
-		sc := float64(dot)
-		if len(top) == k && sc <= top[k-1].Score {
-			continue
-		}
-		i, _ := slices.BinarySearchFunc(top, sc, func(h lexical.Hit, sc float64) int { return cmp.Compare(sc, h.Score) })
-		top = slices.Insert(top, i, lexical.Hit{ID: p, Score: sc})
-		if len(top) > k {
-			top = top[:k]
-		}
-	}
-	return top
-}
-
-// fuse merges the lexical and the vector ranking by a weighted sum of
-// normalised scores: a page scores (1-w)·lexical/best lexical plus
-// w·(cosine-lowest)/(highest-lowest) over the vector list, w being the
-// vector ranking's share; a page missing from a list scores 0 there. The
-// lexical share keeps the scale of the lexical scores (the best is 1), so
-// that the session evidence computed from them afterwards sees the same
-// shape of scores as without vectors. Reciprocal rank fusion, which flattens
-// the scores, ranked below words alone at every weight tried (README).
-func fuse(lex, vec []lexical.Hit, w float64) []lexical.Hit {
-	score := make(map[int]float64, len(lex)+len(vec))
-	if len(lex) > 0 && lex[0].Score > 0 {
-		for _, h := range lex {
-			score[h.ID] += (1 - w) * h.Score / lex[0].Score
-		}
-	}
-	if len(vec) > 0 {
-		hi, lo := vec[0].Score, vec[len(vec)-1].Score
-		for _, h := range vec {
-			v := 1.0
-			if hi > lo {
-				v = (h.Score - lo) / (hi - lo)
-			}
-			score[h.ID] += w * v
-		}
-	}
-	out := make([]lexical.Hit, 0, len(score))
-	for id, sc := range score {
-		out = append(out, lexical.Hit{ID: id, Score: sc})
-	}
-	sortHits(out)
-	return out
-}
-
-// sortHits orders hits best first, newer first on ties.
-func sortHits(hits []lexical.Hit) {
-	slices.SortFunc(hits, func(a, b lexical.Hit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.ID, a.ID)
-	})
-}
 
 // truncateRunes cuts s to at most n runes.
 func truncateRunes(s string, n int) string {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
 )
 
 // The query lane and the circuit breaker of vector retrieval.
@@ -85,7 +86,7 @@ func (s *Service) queryVector(ctx context.Context, scope memory.Scope, query str
 		}
 		return nil
 	}
-	v = unit(vecs[0])
+	v = recall.Unit(vecs[0])
 	e.mu.Lock()
 	if e.cache == nil || len(e.cache) >= queryCacheSize {
 		e.cache = make(map[string][]float32)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
 )
 
 // newEmbedService is newTestService with the configuration changed by mod.
@@ -263,7 +264,7 @@ func TestFuseWeighsTheRankings(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var got []int
-		for _, h := range fuse(lex, vec, tc.w) {
+		for _, h := range recall.Fuse(lex, vec, tc.w) {
 			got = append(got, h.ID)
 		}
 		if !slices.Equal(got, tc.want) {

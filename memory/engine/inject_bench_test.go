@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
 )
 
 // BenchmarkInjectionBuild measures building one injection text (20 facts,
@@ -27,7 +28,7 @@ func BenchmarkInjectionBuild(b *testing.B) {
 			for i := range pages {
 				pages[i] = memory.PageHit{ID: fmt.Sprint(i), Time: time.Unix(int64(1.7e9+i*60), 0), User: randText(r, 25), Reply: randText(r, 35)}
 			}
-			in := injectionInput{Budget: 2000}
+			in := recall.InjectionInput{Budget: 2000}
 			for i := range 20 {
 				in.Facts = append(in.Facts, memory.FactHit{Fact: memory.Fact{ID: fmt.Sprintf("fact_%08x", i), Content: randText(r, 12), Category: memory.Categories[i%len(memory.Categories)], Confidence: 0.8}})
 			}
@@ -38,7 +39,7 @@ func BenchmarkInjectionBuild(b *testing.B) {
 			for b.Loop() {
 				in.Pages = pages[i : i+7]
 				i = (i + 7) % (n - 7)
-				s.buildInjection(st, in)
+				recall.BuildInjection(s.tokenCounter(st), in)
 			}
 		})
 	}

@@ -100,8 +100,8 @@ func (s *Service) List(ctx context.Context, req memory.ListRequest) (*memory.Lis
 		res.Facts, res.NextOffset = page(facts, offset, limit)
 	case memory.ListTurns:
 		var turns []memory.ListedTurn
-		for i := len(st.turns) - 1; i >= 0; i-- {
-			t := st.turns[i]
+		for i := len(st.Turns) - 1; i >= 0; i-- {
+			t := st.Turns[i]
 			if (req.ThreadID == "" || t.ThreadID == req.ThreadID) && inRange(t.Time) && has(t.User, t.Reply) {
 				turns = append(turns, memory.ListedTurn{ID: t.ID, Seq: t.Seq, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply,
 					Processed: t.Seq <= st.doc.Watermarks[t.ThreadID]})
@@ -111,14 +111,14 @@ func (s *Service) List(ctx context.Context, req memory.ListRequest) (*memory.Lis
 		res.Turns, res.NextOffset = page(turns, offset, limit)
 	case memory.ListThreads:
 		var threads []memory.ListedThread
-		for id, positions := range st.threads {
+		for id, positions := range st.Threads {
 			if req.ThreadID != "" && id != req.ThreadID {
 				continue
 			}
 			th := memory.ListedThread{ID: id, Turns: len(positions)}
 			match := false
 			for _, p := range positions {
-				t := st.turns[p]
+				t := st.Turns[p]
 				if th.First.IsZero() || t.Time.Before(th.First) {
 					th.First = t.Time
 				}

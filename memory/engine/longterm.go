@@ -85,7 +85,7 @@ func (s *Service) summarizeSessions(ctx context.Context, scope memory.Scope) err
 			from := max(0, len(ses.Pages)-summaryPages)
 			turns := make([]memory.Turn, 0, len(ses.Pages)-from)
 			for _, pg := range ses.Pages[from:] {
-				turns = append(turns, *st.turns[pg.Pos])
+				turns = append(turns, *st.Turns[pg.Pos])
 			}
 			jobs = append(jobs, summaryJob{num: num, pages: len(ses.Pages), id: ses.ID, dialogue: update.ConversationForPrompt(turns)})
 		}
@@ -164,7 +164,7 @@ func (s *Service) promoteHot(ctx context.Context, scope memory.Scope) (bool, err
 	num, id := ses.Num, ses.ID
 	for _, pg := range ses.Pages {
 		if !pg.Analyzed && len(batch) < maxBatchTurns {
-			batch = append(batch, *st.turns[pg.Pos])
+			batch = append(batch, *st.Turns[pg.Pos])
 		}
 	}
 	doc = st.doc.Clone()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
 	"github.com/mnemo-mcp/mnemo/memory/tiers"
 )
 
@@ -42,19 +43,19 @@ func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 	// the threads that got turns since (a scope may have thousands).
 	check := st.touched
 	if !m.CaughtUp {
-		check = make(map[string]bool, len(st.threads))
-		for thread := range st.threads {
+		check = make(map[string]bool, len(st.Threads))
+		for thread := range st.Threads {
 			check[thread] = true
 		}
 		m.CaughtUp = true
 	}
 	var threads []string
 	for thread := range check {
-		positions := st.threads[thread]
-		if n := len(positions) - capacity; n > 0 && st.turns[positions[n-1]].Seq > m.Moved[thread] {
+		positions := st.Threads[thread]
+		if n := len(positions) - capacity; n > 0 && st.Turns[positions[n-1]].Seq > m.Moved[thread] {
 			threads = append(threads, thread)
 		}
-		if w := max(0, len(positions)-capacity); w < len(positions) && st.turns[positions[w]].Seq <= m.Moved[thread] {
+		if w := max(0, len(positions)-capacity); w < len(positions) && st.Turns[positions[w]].Seq <= m.Moved[thread] {
 			s.returnToWindow(st, thread)
 		}
 	}
@@ -63,22 +64,22 @@ func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 	total, placed := 0, 0
 	if st.progress != nil {
 		for _, thread := range threads {
-			positions := st.threads[thread]
+			positions := st.Threads[thread]
 			out := positions[:len(positions)-capacity]
-			total += len(out) - sort.Search(len(out), func(i int) bool { return st.turns[out[i]].Seq > m.Moved[thread] })
+			total += len(out) - sort.Search(len(out), func(i int) bool { return st.Turns[out[i]].Seq > m.Moved[thread] })
 		}
 	}
 	report := total >= progressStep
 	for _, thread := range threads {
-		positions := st.threads[thread]
+		positions := st.Threads[thread]
 		out := positions[:len(positions)-capacity]
-		i := sort.Search(len(out), func(i int) bool { return st.turns[out[i]].Seq > m.Moved[thread] })
+		i := sort.Search(len(out), func(i int) bool { return st.Turns[out[i]].Seq > m.Moved[thread] })
 		for _, p := range out[i:] {
 			if placed++; report && placed%progressStep == 0 {
 				st.progress(stageSessions, placed, total)
 			}
 			s.placePage(st, p)
-			m.Moved[thread] = st.turns[p].Seq
+			m.Moved[thread] = st.Turns[p].Seq
 		}
 		m.Dirty = true
 	}
@@ -99,11 +100,11 @@ func (s *Service) catchUpMidTerm(ctx context.Context, st *scopeState) {
 // refresh an extractive summary.
 func (s *Service) returnToWindow(st *scopeState, thread string) {
 	m := st.midTerm
-	positions := st.threads[thread]
+	positions := st.Threads[thread]
 	w := max(0, len(positions)-s.cfg.ShortTermCapacity)
 	changed := make(map[*memory.MidTermSession]bool)
 	for _, p := range positions[w:] {
-		id := st.turns[p].ID
+		id := st.Turns[p].ID
 		num, ok := m.ByPage[id]
 		if !ok {
 			continue
@@ -127,7 +128,7 @@ func (s *Service) returnToWindow(st *scopeState, thread string) {
 	}
 	m.Moved[thread] = 0
 	if w > 0 {
-		m.Moved[thread] = st.turns[positions[w-1]].Seq
+		m.Moved[thread] = st.Turns[positions[w-1]].Seq
 	}
 	m.Dirty = true
 }
@@ -141,13 +142,13 @@ func (s *Service) returnToWindow(st *scopeState, thread string) {
 // thread that stays on one topic stays in one session.
 func (s *Service) placePage(st *scopeState, p int) {
 	m := st.midTerm
-	t := st.turns[p]
+	t := st.Turns[p]
 	tf := make(map[string]int)
-	st.pages.DocTerms(p, func(term string, n int) { tf[term] += n })
-	kw := tiers.TopTerms(tf, st.pages, tiers.MidTermKeywords)
+	st.Index.DocTerms(p, func(term string, n int) { tf[term] += n })
+	kw := tiers.TopTerms(tf, st.Index, tiers.MidTermKeywords)
 	var vec []float32
-	if p < len(st.vec.vecs) {
-		vec = st.vec.vecs[p]
+	if p < len(st.Vec.Vecs) {
+		vec = st.Vec.Vecs[p]
 	}
 
 	cands := make([]int, 0, tiers.MidTermCandidates+1)
@@ -159,11 +160,11 @@ func (s *Service) placePage(st *scopeState, p int) {
 	// midTermContinuity on top of its similarity.
 	prevNum := -1
 	if pp := prevInThread(st, t); pp >= 0 {
-		if num, ok := m.ByPage[st.turns[pp].ID]; ok {
+		if num, ok := m.ByPage[st.Turns[pp].ID]; ok {
 			if !slices.Contains(cands, num) {
 				cands = append(cands, num)
 			}
-			if t.Time.Sub(st.turns[pp].Time).Abs() <= sittingGap {
+			if t.Time.Sub(st.Turns[pp].Time).Abs() <= recall.SittingGap {
 				prevNum = num
 			}
 		}
@@ -218,7 +219,7 @@ func sessionTerms(st *scopeState, ses *memory.MidTermSession) {
 	}
 	ses.Terms, ses.TermsSq = make(map[string]int), 0
 	for _, pg := range ses.Pages {
-		st.pages.DocTerms(pg.Pos, ses.AddTerm)
+		st.Index.DocTerms(pg.Pos, ses.AddTerm)
 	}
 }
 
@@ -232,8 +233,8 @@ func sessionCentroid(st *scopeState, ses *memory.MidTermSession) []float32 {
 		ses.CentroidOK = true
 		ses.Centroid = nil
 		for _, pg := range ses.Pages {
-			if pg.Pos < len(st.vec.vecs) {
-				ses.AddVector(st.vec.vecs[pg.Pos])
+			if pg.Pos < len(st.Vec.Vecs) {
+				ses.AddVector(st.Vec.Vecs[pg.Pos])
 			}
 		}
 	}
@@ -255,8 +256,8 @@ func invalidateCentroids(st *scopeState) {
 // prevInThread returns the position of the turn before t in its thread,
 // or -1.
 func prevInThread(st *scopeState, t *memory.Turn) int {
-	positions := st.threads[t.ThreadID]
-	i := sort.Search(len(positions), func(i int) bool { return st.turns[positions[i]].Seq >= t.Seq })
+	positions := st.Threads[t.ThreadID]
+	i := sort.Search(len(positions), func(i int) bool { return st.Turns[positions[i]].Seq >= t.Seq })
 	if i == 0 || i > len(positions) {
 		return -1
 	}
@@ -267,14 +268,14 @@ func prevInThread(st *scopeState, t *memory.Turn) int {
 // thread (page continuity links); "" where there is none. The caller
 // holds st.mu.
 func pageNeighbours(st *scopeState, p int) (prev, next string) {
-	t := st.turns[p]
-	positions := st.threads[t.ThreadID]
-	i := sort.Search(len(positions), func(i int) bool { return st.turns[positions[i]].Seq >= t.Seq })
+	t := st.Turns[p]
+	positions := st.Threads[t.ThreadID]
+	i := sort.Search(len(positions), func(i int) bool { return st.Turns[positions[i]].Seq >= t.Seq })
 	if i > 0 {
-		prev = st.turns[positions[i-1]].ID
+		prev = st.Turns[positions[i-1]].ID
 	}
 	if i+1 < len(positions) {
-		next = st.turns[positions[i+1]].ID
+		next = st.Turns[positions[i+1]].ID
 	}
 	return prev, next
 }

@@ -98,8 +98,8 @@ func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err err
 	if saved == nil || saved.Version != memory.MidTermVersion {
 		return m
 	}
-	pos := make(map[string]int, len(st.turns))
-	for p, t := range st.turns {
+	pos := make(map[string]int, len(st.Turns))
+	for p, t := range st.Turns {
 		pos[t.ID] = p
 	}
 	for thread, seq := range saved.Moved {

@@ -13,7 +13,7 @@ import (
 // covers most of them.
 func (s *Service) refreshExtractive(st *scopeState, ses *memory.MidTermSession) {
 	ses.DirtyKW = 0
-	terms := tiers.TopTerms(ses.Terms, st.pages, tiers.MidTermKeywords)
+	terms := tiers.TopTerms(ses.Terms, st.Index, tiers.MidTermKeywords)
 	wanted := make(map[string]map[string]int, len(terms))
 	for _, t := range terms {
 		wanted[t] = nil
@@ -21,7 +21,7 @@ func (s *Service) refreshExtractive(st *scopeState, ses *memory.MidTermSession) 
 	from := max(0, len(ses.Pages)-tiers.MidTermSummaryWindow)
 	bestText, bestCover := "", -1
 	for _, pg := range ses.Pages[from:] {
-		t := st.turns[pg.Pos]
+		t := st.Turns[pg.Pos]
 		text := t.User
 		if text == "" {
 			text = t.Reply

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
 	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
@@ -381,7 +382,7 @@ func TestPastCue(t *testing.T) {
 		"Where did I work before Globex?": true, "What did I use to play?": true, "Which editor did I previously use?": true,
 		"Where do I work?": false, "What should I cook tonight?": false, "Is the build green?": false,
 	} {
-		if got := pastCue(q); got != want {
+		if got := recall.PastCue(q); got != want {
 			t.Errorf("pastCue(%q) = %v, want %v", q, got, want)
 		}
 	}

@@ -97,8 +97,8 @@ func turnIDsHash(n int, id func(int) string) uint64 {
 // snapshotDue reports whether st's index has grown enough since its last
 // snapshot for a new one. The caller holds st.mu.
 func (st *scopeState) snapshotDue(least int) bool {
-	fresh := len(st.turns) - st.snapPages
-	return !st.snapBusy && fresh > 0 && fresh >= max(least, len(st.turns)/4)
+	fresh := len(st.Turns) - st.snapPages
+	return !st.snapBusy && fresh > 0 && fresh >= max(least, len(st.Turns)/4)
 }
 
 // savePageSnapshot writes a snapshot of st's page index in the
@@ -118,15 +118,15 @@ func (s *Service) savePageSnapshot(st *scopeState) {
 func (s *Service) writePageSnapshot(ctx context.Context, st *scopeState) {
 	start := time.Now()
 	st.mu.RLock()
-	head := pageIndexHeader{Version: pageIndexVersion, Pages: len(st.turns), Epoch: st.logEpoch}
+	head := pageIndexHeader{Version: pageIndexVersion, Pages: len(st.Turns), Epoch: st.logEpoch}
 	var data bytes.Buffer
 	var err error
 	if head.Pages > 0 {
-		head.LastSeq = st.turns[head.Pages-1].Seq
-		head.IDsHash = turnIDsHash(head.Pages, func(i int) string { return st.turns[i].ID })
+		head.LastSeq = st.Turns[head.Pages-1].Seq
+		head.IDsHash = turnIDsHash(head.Pages, func(i int) string { return st.Turns[i].ID })
 		line, _ := json.Marshal(head) // plain numbers: cannot fail
 		data.Write(append(line, '\n'))
-		_, err = st.pages.WriteTo(&data)
+		_, err = st.Index.WriteTo(&data)
 	}
 	st.mu.RUnlock()
 

@@ -107,10 +107,10 @@ func (st *scopeState) notePending(t *memory.Turn) {
 // countPending counts the pending turns of every thread from scratch.
 func (st *scopeState) countPending() (total int, byThread map[string]int) {
 	byThread = make(map[string]int)
-	for thread, positions := range st.threads {
+	for thread, positions := range st.Threads {
 		wm := st.doc.Watermarks[thread]
 		// positions are in Seq order: find the first turn above the watermark.
-		i := sort.Search(len(positions), func(i int) bool { return st.turns[positions[i]].Seq > wm })
+		i := sort.Search(len(positions), func(i int) bool { return st.Turns[positions[i]].Seq > wm })
 		if n := len(positions) - i; n > 0 {
 			byThread[thread] = n
 			total += n

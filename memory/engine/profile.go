@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
 )
 
 // Profile returns what is known about the user of a scope.
@@ -27,7 +28,7 @@ func (s *Service) Profile(ctx context.Context, req memory.ProfileRequest) (*memo
 		User:         d.User,
 		History:      d.History,
 		Facts:        append([]memory.Fact{}, d.Facts...),
-		StoredTurns:  len(st.turns),
+		StoredTurns:  len(st.Turns),
 		Pending:      s.pendingInfo(st, ""),
 		Usage:        s.usageOf(scope, d),
 		PastFacts:    slices.Clone(d.PastFacts),
@@ -48,11 +49,11 @@ func (s *Service) Profile(ctx context.Context, req memory.ProfileRequest) (*memo
 		res.BuiltFromFacts = factProfile(d)
 		if len(res.BuiltFromFacts) > 0 {
 			// The facts are the sections now: not listed twice.
-			in := injectionInput{Profile: res.BuiltFromFacts, Budget: s.cfg.MaxInjectionTokens}
+			in := recall.InjectionInput{Profile: res.BuiltFromFacts, Budget: s.cfg.MaxInjectionTokens}
 			if req.IncludeAssistantKnowledge {
 				in.AssistantKnowledge = newestFirst(d.AssistantKnowledge)
 			}
-			res.Injection, res.InjectionTokens = s.buildInjection(st, in)
+			res.Injection, res.InjectionTokens = recall.BuildInjection(s.tokenCounter(st), in)
 			return res, nil
 		}
 	}
@@ -61,14 +62,14 @@ func (s *Service) Profile(ctx context.Context, req memory.ProfileRequest) (*memo
 		hits[i] = memory.FactHit{Fact: f, Score: f.Confidence}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Confidence > hits[j].Confidence })
-	in := injectionInput{Profile: sections, Facts: hits, Budget: s.cfg.MaxInjectionTokens}
+	in := recall.InjectionInput{Profile: sections, Facts: hits, Budget: s.cfg.MaxInjectionTokens}
 	if req.IncludeKnowledge {
 		in.UserKnowledge = newestFirst(d.Knowledge)
 	}
 	if req.IncludeAssistantKnowledge {
 		in.AssistantKnowledge = newestFirst(d.AssistantKnowledge)
 	}
-	res.Injection, res.InjectionTokens = s.buildInjection(st, in)
+	res.Injection, res.InjectionTokens = recall.BuildInjection(s.tokenCounter(st), in)
 	return res, nil
 }
 

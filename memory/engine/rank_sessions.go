@@ -7,6 +7,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
 )
 
 // sessionEvidence is the share of its session's score added to a page's
@@ -34,7 +35,7 @@ type rankedSession struct {
 // holds st.mu for writing.
 func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query string, qv []float32, k int) ([]lexical.Hit, []rankedSession) {
 	m := s.ensureMidTerm(ctx, st)
-	hits := rankPages(st, query, qv, s.emb.weight, max(rankPool, k))
+	hits := recall.RankPages(&st.Pages, query, qv, s.emb.weight, max(recall.RankPool, k))
 	if len(hits) == 0 || hits[0].Score <= 0 {
 		return hits[:min(k, len(hits))], nil
 	}
@@ -42,7 +43,7 @@ func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query st
 	sessionOf := make([]int, len(hits))
 	best := make(map[int]float64)
 	for i, h := range hits {
-		num, ok := m.ByPage[st.turns[h.ID].ID]
+		num, ok := m.ByPage[st.Turns[h.ID].ID]
 		if !ok {
 			num = -1
 		} else {
@@ -59,13 +60,13 @@ func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query st
 		}
 		out[i] = lexical.Hit{ID: h.ID, Score: h.Score + sessionEvidence*sesScore*top}
 	}
-	sortHits(out)
-	out = s.refine(st, query, out, k)
+	recall.SortHits(out)
+	out = recall.Refine(&st.Pages, query, s.now(), out, k)
 
 	var ranked []rankedSession
 	seen := make(map[int]bool)
 	for _, h := range out {
-		num, ok := m.ByPage[st.turns[h.ID].ID]
+		num, ok := m.ByPage[st.Turns[h.ID].ID]
 		if ok && !seen[num] {
 			seen[num] = true
 			ranked = append(ranked, rankedSession{m.Sessions[num], best[num]})

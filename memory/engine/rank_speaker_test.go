@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
 )
 
 func TestSpeakerOf(t *testing.T) {
@@ -23,7 +24,7 @@ func TestSpeakerOf(t *testing.T) {
 		{"", ""},
 	}
 	for _, tc := range tests {
-		if got := speakerOf(tc.side); got != tc.want {
+		if got := recall.SpeakerOf(tc.side); got != tc.want {
 			t.Errorf("speakerOf(%q) = %q, want %q", tc.side, got, tc.want)
 		}
 	}

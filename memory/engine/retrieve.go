@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/mnemo-mcp/mnemo/memory"
-	"github.com/mnemo-mcp/mnemo/memory/lexical"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
 	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
@@ -39,10 +39,10 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	}
 	defer st.mu.Unlock()
 
-	res := &memory.RetrieveResult{Pages: []memory.PageHit{}, Scope: scope, ThreadID: thread, StoredTurns: len(st.turns)}
+	res := &memory.RetrieveResult{Pages: []memory.PageHit{}, Scope: scope, ThreadID: thread, StoredTurns: len(st.Turns)}
 	hits, ranked := s.rankWithSessions(ctx, st, req.Query, qv, maxResults)
 	for _, h := range hits {
-		t := st.turns[h.ID]
+		t := st.Turns[h.ID]
 		prev, next := pageNeighbours(st, h.ID)
 		res.Pages = append(res.Pages, memory.PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: update.Round4(h.Score), MetaData: t.MetaData, PrevID: prev, NextID: next})
 	}
@@ -51,45 +51,45 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	recentPos := s.recent(conv)
 	res.Recent = make([]memory.RecentTurn, 0, len(recentPos))
 	for _, p := range recentPos {
-		t := st.turns[p]
+		t := st.Turns[p]
 		res.Recent = append(res.Recent, memory.RecentTurn{ID: t.ID, Time: t.Time, User: t.User, Reply: t.Reply})
 	}
 	res.Facts = s.rankFacts(st, req.Query, conv)
-	res.PastFacts = pastFacts(st.doc, req.Query)
-	qterms := queryTerms(req.Query)
-	if len(qterms) > maxTopicTerms {
-		qterms = qterms[:maxTopicTerms]
+	res.PastFacts = recall.PastFacts(st.doc, req.Query)
+	qterms := recall.QueryTerms(req.Query)
+	if len(qterms) > recall.MaxTopicTerms {
+		qterms = qterms[:recall.MaxTopicTerms]
 	}
-	floor := relevant(st, qterms, hits)
-	pageNotes := make([]itemNote, len(hits))
+	floor := recall.Relevant(&st.Pages, qterms, hits)
+	pageNotes := make([]recall.ItemNote, len(hits))
 	for i, h := range hits {
-		pageNotes[i] = turnNote(st, h.ID, qterms)
-		pageNotes[i].hidden = !floor[i]
+		pageNotes[i] = recall.TurnNote(&st.Pages, h.ID, qterms)
+		pageNotes[i].Hidden = !floor[i]
 	}
 	// A correction about what a shown page speaks of is shown too, even
 	// below the floor: it says which of the two holds.
 	var shownTopics uint64
 	for _, n := range pageNotes {
-		if !n.hidden {
-			shownTopics |= n.topics
+		if !n.Hidden {
+			shownTopics |= n.Topics
 		}
 	}
 	for i := range pageNotes {
-		if n := &pageNotes[i]; n.hidden && n.correction && n.topics&shownTopics != 0 {
-			n.hidden = false
+		if n := &pageNotes[i]; n.Hidden && n.Correction && n.Topics&shownTopics != 0 {
+			n.Hidden = false
 		}
 	}
-	recentNotes := make([]itemNote, len(recentPos))
+	recentNotes := make([]recall.ItemNote, len(recentPos))
 	for i, p := range recentPos {
-		recentNotes[i] = turnNote(st, p, qterms)
+		recentNotes[i] = recall.TurnNote(&st.Pages, p, qterms)
 	}
-	factNotes := make([]itemNote, len(res.Facts))
+	factNotes := make([]recall.ItemNote, len(res.Facts))
 	for i, f := range res.Facts {
-		factNotes[i].topics = textTopics(f.Content, qterms)
+		factNotes[i].Topics = recall.TextTopics(f.Content, qterms)
 	}
 	res.Profile = profileSections(st.doc)
 	res.Pending = s.pendingInfo(st, thread)
-	res.Injection, res.InjectionTokens = s.buildInjection(st, injectionInput{
+	res.Injection, res.InjectionTokens = recall.BuildInjection(s.tokenCounter(st), recall.InjectionInput{
 		Relationship:       req.RelationshipWithUser,
 		StyleHint:          req.StyleHint,
 		Profile:            res.Profile,
@@ -115,17 +115,17 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 // conversation_idle_gap. Turns from an earlier sitting are never the
 // current conversation. The caller holds st.mu.
 func (s *Service) conversation(st *scopeState, thread string, named bool) []int {
-	positions := st.threads[thread]
+	positions := st.Threads[thread]
 	if named || len(positions) == 0 {
 		return positions
 	}
 	gap := s.cfg.ConversationIdleGap
-	last := st.turns[positions[len(positions)-1]].Time
+	last := st.Turns[positions[len(positions)-1]].Time
 	if s.now().Sub(last) > gap {
 		return nil
 	}
 	i := len(positions) - 1
-	for i > 0 && st.turns[positions[i]].Time.Sub(st.turns[positions[i-1]].Time).Abs() <= gap {
+	for i > 0 && st.Turns[positions[i]].Time.Sub(st.Turns[positions[i-1]].Time).Abs() <= gap {
 		i--
 	}
 	return positions[i:]
@@ -138,36 +138,6 @@ func (s *Service) recent(positions []int) []int {
 		positions = positions[len(positions)-n:]
 	}
 	return positions
-}
-
-// maxTopicTerms bounds the query terms an itemNote's topics record.
-const maxTopicTerms = 64
-
-// turnNote is what the injection needs to know of the turn at position p:
-// the query terms (qterms, at most maxTopicTerms) it holds and its
-// correction signal. The caller holds st.mu.
-func turnNote(st *scopeState, p int, qterms []lexical.Term) itemNote {
-	n := itemNote{correction: st.turns[p].Signals.Correction}
-	for j, m := range termMatch(st, p, qterms, 1) {
-		if m > 0 {
-			n.topics |= 1 << j
-		}
-	}
-	return n
-}
-
-// textTopics returns the bits of the query terms (qterms, at most
-// maxTopicTerms) that text holds, or a word of the same prefix.
-func textTopics(text string, qterms []lexical.Term) uint64 {
-	var topics uint64
-	for _, t := range lexical.Tokenize(text) {
-		for j, q := range qterms {
-			if t == q.Text || samePrefix(t, q.Text) {
-				topics |= 1 << j
-			}
-		}
-	}
-	return topics
 }
 
 // rankFacts scores every fact by similarity to the query plus the last
@@ -189,7 +159,7 @@ func (s *Service) rankFacts(st *scopeState, query string, positions []int) []mem
 		b.WriteString(query)
 		for _, p := range positions {
 			b.WriteString("\n")
-			b.WriteString(st.turns[p].User)
+			b.WriteString(st.Turns[p].User)
 		}
 		ctxText = b.String()
 	}

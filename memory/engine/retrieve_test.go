@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
 )
 
 // TestConversationWithoutThreadID checks that, with no thread id, only the
@@ -56,7 +57,7 @@ func TestConversationWithoutThreadID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Recent) != 0 || strings.Contains(res.Injection, sectionHeadings[secRecent]) {
+	if len(res.Recent) != 0 || strings.Contains(res.Injection, recall.SectionHeadings[recall.SecRecent]) {
 		t.Errorf("Retrieve() after an idle hour: Recent = %v, injection:\n%s", res.Recent, res.Injection)
 	}
 }

@@ -6,12 +6,9 @@ import (
 	"slices"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
 	"github.com/mnemo-mcp/mnemo/memory/update"
 )
-
-// maxKnowledgeHits bounds the user and the assistant knowledge entries a
-// retrieval returns.
-const maxKnowledgeHits = 5
 
 // tierRetrieval is what the mid-term and long-term tiers add to a
 // retrieval: the sessions of the pages found, in rank order (ranked by
@@ -39,18 +36,5 @@ func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, query strin
 	if s.llm != nil && due {
 		s.queue.tiers(st.scope)
 	}
-	return sessions, relevantKnowledge(st, query, st.doc.Knowledge), relevantKnowledge(st, query, st.doc.AssistantKnowledge)
-}
-
-// relevantKnowledge scores each entry against the query with the page
-// index's BM25 statistics and returns the best that share a term with it.
-func relevantKnowledge(st *scopeState, query string, list []memory.Fact) []memory.FactHit {
-	var hits []memory.FactHit
-	for _, f := range list {
-		if sc := st.pages.Similarity(query, f.Content); sc > 0 {
-			hits = append(hits, memory.FactHit{Fact: f, Score: update.Round4(sc)})
-		}
-	}
-	slices.SortStableFunc(hits, func(a, b memory.FactHit) int { return cmp.Compare(b.Score, a.Score) })
-	return hits[:min(len(hits), maxKnowledgeHits)]
+	return sessions, recall.RelevantKnowledge(&st.Pages, query, st.doc.Knowledge), recall.RelevantKnowledge(&st.Pages, query, st.doc.AssistantKnowledge)
 }

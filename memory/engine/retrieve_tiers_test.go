@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
 )
 
 func TestRetrieveReturnsSessionsAndCountsVisits(t *testing.T) {
@@ -170,7 +171,7 @@ func TestRetrieveRanksSessionsThenPages(t *testing.T) {
 			t.Errorf("page %d = %q, want the postgres session's pages first", i, p.User)
 		}
 	}
-	for _, want := range []string{sectionHeadings[secKnowledge], "Runs postgres with one replica", sectionHeadings[secAssistant], "vacuum checklist", sectionHeadings[secPages]} {
+	for _, want := range []string{recall.SectionHeadings[recall.SecKnowledge], "Runs postgres with one replica", recall.SectionHeadings[recall.SecAssistant], "vacuum checklist", recall.SectionHeadings[recall.SecPages]} {
 		if !strings.Contains(res.Injection, want) {
 			t.Errorf("injection lacks %q:\n%s", want, res.Injection)
 		}

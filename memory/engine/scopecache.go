@@ -43,7 +43,7 @@ const (
 // estimate returns st's approximate size in memory. The caller holds
 // st.mu.
 func (st *scopeState) estimate() int64 {
-	n := int64(stateBaseBytes) + int64(len(st.turns))*turnBytes + st.textBytes*textFactor
+	n := int64(stateBaseBytes) + int64(len(st.Turns))*turnBytes + st.textBytes*textFactor
 	n += int64(len(st.tokenCache)) * tokenCacheBytes
 	if st.doc != nil {
 		n += int64(len(st.doc.Facts)) * factBytes
@@ -51,9 +51,9 @@ func (st *scopeState) estimate() int64 {
 	if st.midTerm != nil {
 		n += int64(len(st.midTerm.Sessions)) * sessionBytes
 	}
-	for _, v := range st.vec.vecs {
+	for _, v := range st.Vec.Vecs {
 		if v != nil {
-			n += int64(st.vec.count) * int64(len(v)*4+24)
+			n += int64(st.Vec.Count) * int64(len(v)*4+24)
 			break
 		}
 	}
@@ -131,7 +131,7 @@ func (s *Service) evict(st *scopeState) bool {
 		s.saveMidTermSoon(st)
 		return false
 	}
-	if s.emb.embedder != nil && st.vec.next < len(st.turns) {
+	if s.emb.embedder != nil && st.Vec.Next < len(st.Turns) {
 		return false // pages still to embed
 	}
 	if s.pageStore != nil && st.snapshotDue(snapshotAtClose) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
 	"github.com/mnemo-mcp/mnemo/memory/tiers"
 )
 
@@ -18,14 +19,12 @@ import (
 type scopeState struct {
 	scope memory.Scope
 
-	mu      sync.RWMutex
-	turns   []*memory.Turn // in Seq order; a turn's index position is its page id
+	mu sync.RWMutex
+	// Pages are what ranking and injection read: the turns, their index,
+	// threads, sitting links and vectors.
+	recall.Pages
 	lastSeq int64
-	pages   *lexical.Index
-	threads map[string][]int // thread id → positions in turns, in order
-	links   pageLinks        // session neighbours of pages, for ranking
-	vec     pageVectors      // page embeddings, when configured
-	midTerm *tiers.MidTerm   // mid-term sessions; nil until the first sync
+	midTerm *tiers.MidTerm // mid-term sessions; nil until the first sync
 
 	doc      *memory.Document
 	factIdx  *lexical.Index // over doc.Facts, rebuilt when doc.Revision changes
@@ -78,8 +77,7 @@ func (s *Service) state(scope memory.Scope) *scopeState {
 	if !ok {
 		st = &scopeState{
 			scope:      scope,
-			pages:      lexical.New(lexical.Options{}),
-			threads:    make(map[string][]int),
+			Pages:      recall.Pages{Index: lexical.New(lexical.Options{}), Threads: make(map[string][]int)},
 			tokenCache: make(map[string]int),
 			progress:   s.progress,
 		}
@@ -116,7 +114,7 @@ func (s *Service) sync(ctx context.Context, st *scopeState) error {
 	// The first read of a scope reads the page index snapshot meanwhile,
 	// if there is one.
 	var snap chan *pageSnapshot
-	if s.pageStore != nil && len(st.turns) == 0 && st.lastSeq == 0 {
+	if s.pageStore != nil && len(st.Turns) == 0 && st.lastSeq == 0 {
 		snap = make(chan *pageSnapshot, 1)
 		go func() { snap <- s.readPageSnapshot(ctx, st.scope) }()
 	}
@@ -127,7 +125,7 @@ func (s *Service) sync(ctx context.Context, st *scopeState) error {
 		switch {
 		case err != nil:
 		case p.fits(turns, st.logEpoch):
-			st.pages, indexed, st.snapPages = p.ix, p.head.Pages, p.head.Pages
+			st.Index, indexed, st.snapPages = p.ix, p.head.Pages, p.head.Pages
 			s.log.Debug("page index read from its snapshot", "scope", st.scope.Key(), "pages", indexed, "to_index", len(turns)-indexed)
 		case p.err != nil:
 			s.log.Info("page index snapshot not used; indexing the turn log", "scope", st.scope.Key(), "err", p.err)
@@ -243,8 +241,8 @@ func (st *scopeState) addTurns(turns []memory.Turn, indexed int) {
 		ids   = make([]int, 0, min(len(turns), batch))
 		texts = make([]string, 0, min(len(turns), batch))
 	)
-	st.turns = slices.Grow(st.turns, len(turns))
-	total := len(turns) - max(0, indexed-len(st.turns))
+	st.Turns = slices.Grow(st.Turns, len(turns))
+	total := len(turns) - max(0, indexed-len(st.Turns))
 	report := st.progress != nil && total >= progressStep
 	done := 0
 	for i := range turns {
@@ -254,10 +252,10 @@ func (st *scopeState) addTurns(turns []memory.Turn, indexed int) {
 		if t.Seq <= st.lastSeq {
 			continue
 		}
-		pos := len(st.turns)
-		st.turns = append(st.turns, t)
+		pos := len(st.Turns)
+		st.Turns = append(st.Turns, t)
 		st.lastSeq = t.Seq
-		st.threads[t.ThreadID] = append(st.threads[t.ThreadID], pos)
+		st.Threads[t.ThreadID] = append(st.Threads[t.ThreadID], pos)
 		if st.touched == nil {
 			st.touched = make(map[string]bool)
 		}
@@ -269,7 +267,7 @@ func (st *scopeState) addTurns(turns []memory.Turn, indexed int) {
 		}
 		ids, texts = append(ids, pos), append(texts, t.Text())
 		if len(ids) == batch {
-			st.pages.AddBatch(ids, texts)
+			st.Index.AddBatch(ids, texts)
 			ids, texts = ids[:0], texts[:0]
 			done += batch
 			if report {
@@ -277,7 +275,7 @@ func (st *scopeState) addTurns(turns []memory.Turn, indexed int) {
 			}
 		}
 	}
-	st.pages.AddBatch(ids, texts)
+	st.Index.AddBatch(ids, texts)
 	if report {
 		st.progress(stageIndex, total, total)
 	}
@@ -306,6 +304,11 @@ func (st *scopeState) setDocument(doc *memory.Document) {
 // writing; the caller must call st.mu.Unlock.
 func (s *Service) loadedState(ctx context.Context, scope memory.Scope) (*scopeState, error) {
 	return s.resync(ctx, s.liveState(scope))
+}
+
+// tokenCounter is countTokens for st as a function of the text alone.
+func (s *Service) tokenCounter(st *scopeState) func(string) int {
+	return func(text string) int { return s.countTokens(st, text) }
 }
 
 // countTokens counts text with a per-scope cache, so rebuilding an injection

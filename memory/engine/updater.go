@@ -96,8 +96,8 @@ func (s *Service) pendingBatch(ctx context.Context, scope memory.Scope, thread s
 	wm := st.doc.Watermarks[thread]
 	var batch []memory.Turn
 	chars := 0
-	for _, p := range st.threads[thread] {
-		t := st.turns[p]
+	for _, p := range st.Threads[thread] {
+		t := st.Turns[p]
 		if t.Seq <= wm {
 			continue
 		}

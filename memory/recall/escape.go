@@ -1,4 +1,4 @@
-package engine
+package recall
 
 import (
 	"strings"
@@ -57,7 +57,7 @@ func invisible(r rune) bool {
 // '?' and a letter), and '<' or a look-alike before "memory" or "/memory"
 // once look-alike letters, case, invisible characters and combining marks
 // are folded.
-func neutralizeTags(text string) string {
+func NeutralizeTags(text string) string {
 	var sb strings.Builder
 	last := 0
 	for i, r := range text {

@@ -1,4 +1,4 @@
-package engine
+package recall
 
 import (
 	"cmp"
@@ -15,7 +15,7 @@ import (
 // README's retrieval section), not fitted to questions.
 const (
 	// rankPool is how many BM25 candidates are re-ranked.
-	rankPool = 100
+	RankPool = 100
 	// neighbourWeight is the share of an adjacent page's score (same
 	// sitting) added to a page: answers often span consecutive exchanges,
 	// and the turn that matches the query's words is not always the one
@@ -23,7 +23,7 @@ const (
 	neighbourWeight = 0.5
 	// sittingGap is the longest pause between two turns of one thread
 	// that keeps them in the same sitting.
-	sittingGap = time.Hour
+	SittingGap = time.Hour
 	// feedbackDocs, feedbackTerms and feedbackShare tune RM3: the best
 	// feedbackDocs pages lend their feedbackTerms most telling terms, which
 	// make up feedbackShare of the expanded query's weight.
@@ -42,17 +42,17 @@ type pageLinks struct {
 
 // updateLinks extends the links to every turn of st. The caller holds st.mu for
 // writing.
-func (st *scopeState) updateLinks() {
+func (st *Pages) updateLinks() {
 	l := &st.links
 	if l.last == nil {
 		l.last = make(map[string]int32)
 	}
-	for p := len(l.prev); p < len(st.turns); p++ {
-		t := st.turns[p]
+	for p := len(l.prev); p < len(st.Turns); p++ {
+		t := st.Turns[p]
 		prev, ok := l.last[t.ThreadID]
 		l.last[t.ThreadID] = int32(p)
 		l.next = append(l.next, -1)
-		if ok && t.Time.Sub(st.turns[prev].Time).Abs() <= sittingGap {
+		if ok && t.Time.Sub(st.Turns[prev].Time).Abs() <= SittingGap {
 			l.prev = append(l.prev, prev)
 			l.next[prev] = int32(p)
 			continue
@@ -65,21 +65,21 @@ func (st *scopeState) updateLinks() {
 // ranking, fused with the nearest pages to the query's vector qv when
 // there is one, the vectors having the share vw (see fuse). The caller
 // holds st.mu for writing.
-func rankPages(st *scopeState, query string, qv []float32, vw float64, k int) []lexical.Hit {
-	pool := max(rankPool, k)
+func RankPages(st *Pages, query string, qv []float32, vw float64, k int) []lexical.Hit {
+	pool := max(RankPool, k)
 	lex := lexicalPages(st, query, pool)
-	if qv == nil || st.vec.count == 0 {
+	if qv == nil || st.Vec.Count == 0 {
 		return lex[:min(k, len(lex))]
 	}
-	hits := fuse(lex, nearestPages(st, qv, pool), vw)
+	hits := Fuse(lex, nearestPages(st, qv, pool), vw)
 	return hits[:min(k, len(hits))]
 }
 
 // lexicalPages ranks up to pool pages by words. The caller holds st.mu for
 // writing.
-func lexicalPages(st *scopeState, query string, pool int) []lexical.Hit {
-	qterms := queryTerms(query)
-	hits := st.pages.SearchTerms(qterms, pool, nil)
+func lexicalPages(st *Pages, query string, pool int) []lexical.Hit {
+	qterms := QueryTerms(query)
+	hits := st.Index.SearchTerms(qterms, pool, nil)
 	if len(hits) == 0 {
 		return nil
 	}
@@ -109,7 +109,7 @@ func lexicalPages(st *scopeState, query string, pool int) []lexical.Hit {
 		}
 		out = append(out, lexical.Hit{ID: int(c), Score: sc})
 	}
-	sortHits(out)
+	SortHits(out)
 	return out[:min(pool, len(out))]
 }
 
@@ -134,7 +134,7 @@ const askingRunes = "什么怎哪吗呢"
 // queryTerms analyses query into the terms searched for: Tokenize's, less
 // the askingWords and bigrams with askingRunes unless nothing else is left; a repeated term counts
 // once per occurrence.
-func queryTerms(query string) []lexical.Term {
+func QueryTerms(query string) []lexical.Term {
 	toks := lexical.Tokenize(query)
 	out := make([]lexical.Term, 0, len(toks))
 	for _, t := range toks {
@@ -154,7 +154,7 @@ func queryTerms(query string) []lexical.Term {
 // pages, weighted by their scores and IDF (RM3 pseudo-relevance feedback),
 // and searches again. qterms are the query's terms (queryTerms), hits the
 // first search's, best first.
-func feedback(st *scopeState, qterms []lexical.Term, hits []lexical.Hit, pool int) []lexical.Hit {
+func feedback(st *Pages, qterms []lexical.Term, hits []lexical.Hit, pool int) []lexical.Hit {
 	if len(qterms) == 0 {
 		return hits
 	}
@@ -168,7 +168,7 @@ func feedback(st *scopeState, qterms []lexical.Term, hits []lexical.Hit, pool in
 		total += h.Score
 	}
 	for _, h := range hits[:min(feedbackDocs, len(hits))] {
-		toks := lexical.Tokenize(st.turns[h.ID].Text())
+		toks := lexical.Tokenize(st.Turns[h.ID].Text())
 		for _, t := range toks {
 			fb[t] += h.Score / total / float64(len(toks))
 		}
@@ -179,7 +179,7 @@ func feedback(st *scopeState, qterms []lexical.Term, hits []lexical.Hit, pool in
 	}
 	var cand []tw
 	for t, w := range fb {
-		cand = append(cand, tw{t, w * st.pages.IDF(t)})
+		cand = append(cand, tw{t, w * st.Index.IDF(t)})
 	}
 	slices.SortFunc(cand, func(a, b tw) int {
 		if c := cmp.Compare(b.w, a.w); c != 0 {
@@ -199,5 +199,5 @@ func feedback(st *scopeState, qterms []lexical.Term, hits []lexical.Hit, pool in
 	for t, w := range weights {
 		terms = append(terms, lexical.Term{Text: t, Weight: w * float64(len(qterms))})
 	}
-	return st.pages.SearchTerms(terms, pool, nil)
+	return st.Index.SearchTerms(terms, pool, nil)
 }

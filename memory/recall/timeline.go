@@ -1,4 +1,4 @@
-package engine
+package recall
 
 import (
 	"strings"
@@ -17,7 +17,7 @@ var pastCues = []string{"before", "used to", "previously", "previous", "formerly
 	"back then", "no longer", "anymore", "originally", "at first", "last year", "ago", "did i", "was i", "were we", "when did", "history of"}
 
 // pastCue reports whether query asks about the past.
-func pastCue(query string) bool {
+func PastCue(query string) bool {
 	q := " " + strings.Join(strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127)
 	}), " ") + " "
@@ -31,8 +31,8 @@ func pastCue(query string) bool {
 
 // pastFacts returns the replaced facts of d that match query, best first,
 // at most maxPastHits; none unless the query asks about the past.
-func pastFacts(d *memory.Document, query string) []memory.FactHit {
-	if len(d.PastFacts) == 0 || !pastCue(query) {
+func PastFacts(d *memory.Document, query string) []memory.FactHit {
+	if len(d.PastFacts) == 0 || !PastCue(query) {
 		return nil
 	}
 	ix := lexical.New(lexical.Options{})
@@ -54,7 +54,7 @@ func pastFactLine(f memory.Fact) string {
 		}
 		return t.UTC().Format(time.DateOnly)
 	}
-	return "- [past, true " + day(f.Since()) + " to " + day(f.ValidTo) + "] " + cleanLine(f.Content, maxFactRunes)
+	return "- [past, true " + day(f.Since()) + " to " + day(f.ValidTo) + "] " + CleanLine(f.Content, maxFactRunes)
 }
 
 // pastFactItems are the injection lines of past facts, after the current

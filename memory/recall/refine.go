@@ -1,4 +1,4 @@
-package engine
+package recall
 
 import (
 	"math"
@@ -37,36 +37,36 @@ const (
 // refine applies the query's time windows, term coverage and named speaker
 // (weighSpeaker) to hits (the ranked candidates, best first) and returns the
 // k best. The caller holds st.mu for writing.
-func (s *Service) refine(st *scopeState, query string, hits []lexical.Hit, k int) []lexical.Hit {
+func Refine(st *Pages, query string, now time.Time, hits []lexical.Hit, k int) []lexical.Hit {
 	if len(hits) == 0 {
 		return hits
 	}
-	if ws := queryWindows(query, s.now()); len(ws) > 0 {
+	if ws := queryWindows(query, now); len(ws) > 0 {
 		changed := false
 		for i := range hits {
-			if inWindows(ws, st.turns[hits[i].ID].Time) {
+			if inWindows(ws, st.Turns[hits[i].ID].Time) {
 				hits[i].Score *= windowBoost
 				changed = true
 			}
 		}
 		if changed {
-			sortHits(hits)
+			SortHits(hits)
 		}
 	}
 	// Coverage only lowers scores, so a page far down the list seldom
 	// comes up; weighing the first coverPool pages keeps the cost of
 	// reading their terms bounded.
 	hits = hits[:min(len(hits), max(coverPool, 4*k))]
-	qterms := queryTerms(query)
+	qterms := QueryTerms(query)
 	if coverQuery(st, qterms, hits) {
-		sortHits(hits)
+		SortHits(hits)
 	}
 	// The named speaker's words are read from the text, which costs more
 	// than the index's terms: only the first speakerPool pages (at least
 	// twice those asked for) are weighed, and kept.
 	hits = hits[:min(len(hits), max(speakerPool, 2*k))]
 	if weighSpeaker(st, qterms, hits) {
-		sortHits(hits)
+		SortHits(hits)
 	}
 	return hits[:min(k, len(hits))]
 }
@@ -83,13 +83,13 @@ func inWindows(ws []timeWindow, t time.Time) bool {
 // coverQuery multiplies each hit's score by its coverage of the query (see
 // coverageExponent) and reports whether it changed any. A query of one
 // term is left alone: every hit holds it or its prefix.
-func coverQuery(st *scopeState, qterms []lexical.Term, hits []lexical.Hit) bool {
+func coverQuery(st *Pages, qterms []lexical.Term, hits []lexical.Hit) bool {
 	if len(qterms) < 2 {
 		return false
 	}
 	idf := make([]float64, len(qterms))
 	for i, t := range qterms {
-		idf[i] = st.pages.IDF(t.Text)
+		idf[i] = st.Index.IDF(t.Text)
 	}
 	cov := coverage(st, qterms, idf, 0.5, hits)
 	if cov == nil {
@@ -105,7 +105,7 @@ func coverQuery(st *scopeState, qterms []lexical.Term, hits []lexical.Hit) bool 
 // per term) held by the page, its previous or its next page in the same
 // sitting; a term matched only by a word of the same prefix counts
 // prefixShare. It returns nil when the query has no weight.
-func coverage(st *scopeState, qterms []lexical.Term, idf []float64, prefixShare float64, hits []lexical.Hit) []float64 {
+func coverage(st *Pages, qterms []lexical.Term, idf []float64, prefixShare float64, hits []lexical.Hit) []float64 {
 	total := 0.0
 	for _, w := range idf {
 		total += w
@@ -160,16 +160,16 @@ const (
 
 // relevant reports which hits (ranked, best first) clear the relevance
 // floor. The caller holds st.mu for writing.
-func relevant(st *scopeState, qterms []lexical.Term, hits []lexical.Hit) []bool {
+func Relevant(st *Pages, qterms []lexical.Term, hits []lexical.Hit) []bool {
 	out := make([]bool, len(hits))
 	if len(hits) == 0 || hits[0].Score <= 0 {
 		return out
 	}
-	rarest := math.Log1p((float64(st.pages.Len()) + 0.5) / 0.5)
+	rarest := math.Log1p((float64(st.Index.Len()) + 0.5) / 0.5)
 	idf := make([]float64, len(qterms))
 	var pre []byte
 	for i, t := range qterms {
-		switch w := st.pages.IDF(t.Text); {
+		switch w := st.Index.IDF(t.Text); {
 		case w > 0:
 			idf[i] = w
 		case isCJKTerm(t.Text):
@@ -180,7 +180,7 @@ func relevant(st *scopeState, qterms []lexical.Term, hits []lexical.Hit) []bool 
 			idf[i] = rarest
 			if p, ok := prefixTerm(pre[:0], t.Text); ok {
 				pre = p
-				if w := st.pages.IDF(string(p)); w > 0 {
+				if w := st.Index.IDF(string(p)); w > 0 {
 					idf[i] = w
 				}
 			}
@@ -215,9 +215,9 @@ func isCJKTerm(term string) bool {
 // termMatch says, per query term, whether page p holds it (1), only a word
 // with the same prefix term (prefixShare; the index's prefix field weighs
 // it 0.5), or neither (0).
-func termMatch(st *scopeState, p int, qterms []lexical.Term, prefixShare float64) []float64 {
+func termMatch(st *Pages, p int, qterms []lexical.Term, prefixShare float64) []float64 {
 	out := make([]float64, len(qterms))
-	st.pages.DocTerms(p, func(term string, _ int) {
+	st.Index.DocTerms(p, func(term string, _ int) {
 		for j, q := range qterms {
 			switch {
 			case term == q.Text:

@@ -1,4 +1,4 @@
-package engine
+package recall
 
 import (
 	"strings"
@@ -30,7 +30,7 @@ const maxSpeakerName = 40
 // speakerOf returns the analysed name of the speaker that begins side
 // ("Caroline: …" → "carolin"), or "" when it does not begin with one
 // capitalised word followed by a colon.
-func speakerOf(side string) string {
+func SpeakerOf(side string) string {
 	i := strings.IndexByte(side, ':')
 	if i <= 0 || i > maxSpeakerName {
 		return ""
@@ -54,12 +54,12 @@ func speakerOf(side string) string {
 // namedSpeaker returns the first query term that names a speaker of the
 // best pages (the first ten hits) and the other query terms; "" when the
 // query names none.
-func namedSpeaker(st *scopeState, qterms []lexical.Term, hits []lexical.Hit) (string, []lexical.Term) {
+func namedSpeaker(st *Pages, qterms []lexical.Term, hits []lexical.Hit) (string, []lexical.Term) {
 	var names []string
 	for _, h := range hits[:min(10, len(hits))] {
-		t := st.turns[h.ID]
+		t := st.Turns[h.ID]
 		for _, side := range [2]string{t.User, t.Reply} {
-			if n := speakerOf(side); n != "" && !contains(names, n) {
+			if n := SpeakerOf(side); n != "" && !contains(names, n) {
 				names = append(names, n)
 			}
 		}
@@ -89,7 +89,7 @@ func contains(list []string, s string) bool {
 // weighSpeaker multiplies each hit's score by how much of the query the
 // speaker it names says in that page (see speakerWeight) and reports
 // whether it changed any. The caller holds st.mu for writing.
-func weighSpeaker(st *scopeState, qterms []lexical.Term, hits []lexical.Hit) bool {
+func weighSpeaker(st *Pages, qterms []lexical.Term, hits []lexical.Hit) bool {
 	if len(qterms) < 2 || len(hits) == 0 {
 		return false
 	}
@@ -100,7 +100,7 @@ func weighSpeaker(st *scopeState, qterms []lexical.Term, hits []lexical.Hit) boo
 	idf := make([]float64, len(rest))
 	total := 0.0
 	for i, q := range rest {
-		idf[i] = st.pages.IDF(q.Text)
+		idf[i] = st.Index.IDF(q.Text)
 		total += idf[i]
 	}
 	if total == 0 {
@@ -109,9 +109,9 @@ func weighSpeaker(st *scopeState, qterms []lexical.Term, hits []lexical.Hit) boo
 	held := make([]float64, len(rest))
 	for i, h := range hits {
 		clear(held)
-		t := st.turns[h.ID]
+		t := st.Turns[h.ID]
 		for _, side := range [2]string{t.User, t.Reply} {
-			if speakerOf(side) != named {
+			if SpeakerOf(side) != named {
 				continue
 			}
 			lexical.Words(side, func(term, _ string) {

@@ -17,6 +17,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/cli/importers"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 	"github.com/mnemo-mcp/mnemo/prompts"
 )
 
@@ -208,7 +209,7 @@ func pendingThreads(ctx context.Context, store memory.Store, scope memory.Scope,
 	return out, nil
 }
 
-// The updater's batch bounds (memory/updater.go), for the estimate.
+// The updater's batch bounds (memory/engine/updater.go), for the estimate.
 const (
 	estimateBatchTurns = 40
 	estimateBatchChars = 24000
@@ -333,7 +334,7 @@ func importGraph(ctx context.Context, e *call, file string, data []byte, scope m
 		var ids []string
 		_, err := store.UpdateDocument(ctx, scope, func(d *memory.Document) error {
 			var err error
-			ids, err = plan.apply(d, e.cfg.Memory.MaxFacts, now, memory.NewFactID)
+			ids, err = plan.apply(d, e.cfg.Memory.MaxFacts, now, update.NewFactID)
 			return err
 		})
 		if err != nil {

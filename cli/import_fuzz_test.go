@@ -9,6 +9,8 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/cli/importers"
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // fuzzOptions are import options with deterministic ids.
@@ -147,10 +149,10 @@ func FuzzImportHistory(f *testing.F) {
 				return
 			}
 			doc := memory.NewDocument()
-			if _, err := p.apply(doc, cfg.MaxFacts, now, memory.NewFactID); err != nil {
+			if _, err := p.apply(doc, cfg.MaxFacts, now, update.NewFactID); err != nil {
 				t.Fatalf("apply a checked plan: %v", err)
 			}
-			if _, err := memory.CheckImport(cfg, scope, doc, nil); err != nil {
+			if _, err := engine.CheckImport(cfg, scope, doc, nil); err != nil {
 				t.Fatalf("the facts of a graph break the rules: %v", err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/cli/importers"
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 )
 
 // The memory server's knowledge graph becomes facts: each observation of
@@ -114,7 +115,7 @@ func planGraph(cfg memory.Config, scope memory.Scope, g *importers.Graph, userNa
 		doc := memory.NewDocument()
 		doc.Facts = []memory.Fact{{ID: "fact_00000000", Content: content, Category: category, Confidence: graphConfidence,
 			CreatedAt: now, Source: graphSource}}
-		red, err := memory.CheckImport(cfg, scope, doc, nil)
+		red, err := engine.CheckImport(cfg, scope, doc, nil)
 		if err != nil {
 			p.refused++
 			if p.refusedWhy == "" {

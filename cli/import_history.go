@@ -13,6 +13,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/cli/importers"
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 )
 
 // A chat history (a ChatGPT or Claude export) is imported into an
@@ -131,7 +132,7 @@ func planChat(cfg memory.Config, scope memory.Scope, format string, convs []impo
 					Signals:  memory.DetectSignals([]memory.Message{{Role: memory.RoleUser, Content: ex.User}}),
 					MetaData: meta, IdempotencyKey: key}
 				one := []memory.Turn{t}
-				red, err := memory.CheckImport(cfg, scope, nil, one)
+				red, err := engine.CheckImport(cfg, scope, nil, one)
 				if err != nil {
 					p.refused++
 					if p.refusedWhy == "" {

@@ -425,3 +425,29 @@ func TestImportHistoryUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestImportHistoryPostgres imports the ChatGPT export and the knowledge
+// graph into PostgreSQL through the binary, twice: the second adds
+// nothing.
+func TestImportHistoryPostgres(t *testing.T) {
+	mnemoBinary(t)
+	env := []string{"MNEMO_STORAGE=" + pgtest.NewDatabase(t)}
+	for _, p := range []string{filepath.Join("testdata", "import", "chatgpt"), filepath.Join("testdata", "import", "memory-graph")} {
+		code, out, errOut := runBinary(t, env, "import", "--user", "ana", p)
+		if code != 0 || !strings.Contains(out, "3 turns in 2 threads") && !strings.Contains(out, "7 facts") {
+			t.Fatalf("import %s = %d\n%s%s", p, code, out, errOut)
+		}
+		code, out, errOut = runBinary(t, env, "import", "--user", "ana", p)
+		if code != 0 || !strings.Contains(out, "0 turns") && !strings.Contains(out, "0 facts") {
+			t.Fatalf("second import %s = %d\n%s%s, want nothing added", p, code, out, errOut)
+		}
+	}
+	code, out, errOut := runBinary(t, env, "show", "--user", "ana", "--json")
+	var got showOutput
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil {
+		t.Fatalf("show = %d %v %s", code, err, errOut)
+	}
+	if got.StoredTurns != 3 || len(got.Facts) != 7 {
+		t.Errorf("stored %d turns and %d facts, want 3 and 7", got.StoredTurns, len(got.Facts))
+	}
+}

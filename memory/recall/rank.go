@@ -40,8 +40,7 @@ type pageLinks struct {
 	last       map[string]int32 // thread → last position seen
 }
 
-// updateLinks extends the links to every turn of st. The caller holds st.mu for
-// writing.
+// updateLinks extends the links to every turn of st.
 func (st *Pages) updateLinks() {
 	l := &st.links
 	if l.last == nil {
@@ -61,10 +60,9 @@ func (st *Pages) updateLinks() {
 	}
 }
 
-// rankPages returns the k best pages for query, best first: the lexical
-// ranking, fused with the nearest pages to the query's vector qv when
-// there is one, the vectors having the share vw (see fuse). The caller
-// holds st.mu for writing.
+// RankPages returns the k best pages for query, best first: the lexical
+// ranking, fused with the nearest pages to the query's vector qv when there is
+// one, the vectors having the share vw (see fuse).
 func RankPages(st *Pages, query string, qv []float32, vw float64, k int) []lexical.Hit {
 	pool := max(RankPool, k)
 	lex := lexicalPages(st, query, pool)
@@ -75,8 +73,7 @@ func RankPages(st *Pages, query string, qv []float32, vw float64, k int) []lexic
 	return hits[:min(k, len(hits))]
 }
 
-// lexicalPages ranks up to pool pages by words. The caller holds st.mu for
-// writing.
+// lexicalPages ranks up to pool pages by words.
 func lexicalPages(st *Pages, query string, pool int) []lexical.Hit {
 	qterms := QueryTerms(query)
 	hits := st.Index.SearchTerms(qterms, pool, nil)
@@ -131,7 +128,7 @@ var askingWords = func() map[string]bool {
 // a CJK bigram holding one is about the asking.
 const askingRunes = "什么怎哪吗呢"
 
-// queryTerms analyses query into the terms searched for: Tokenize's, less
+// QueryTerms analyses query into the terms searched for: Tokenize's, less
 // the askingWords and bigrams with askingRunes unless nothing else is left; a repeated term counts
 // once per occurrence.
 func QueryTerms(query string) []lexical.Term {

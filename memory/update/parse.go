@@ -154,14 +154,14 @@ func isUpdateObject(obj map[string]json.RawMessage) bool {
 	return found
 }
 
-// updateParser collects a validated Update and its notes.
+// UpdateParser collects a validated Update and its notes.
 type UpdateParser struct{ U Update }
 
 func (p *UpdateParser) note(format string, args ...any) {
 	p.U.Notes = append(p.U.Notes, fmt.Sprintf(format, args...))
 }
 
-// sections collects the sections marked for update, in document order.
+// Sections collects the sections marked for update, in document order.
 func (p *UpdateParser) Sections(obj map[string]json.RawMessage) {
 	for _, g := range updateGroups {
 		raw, ok := obj[g.key]

@@ -75,7 +75,7 @@ func quoteForNote(s string) string {
 	return strconv.Quote(s)
 }
 
-// findObject returns the first JSON object in reply (reasoning traces
+// FindObject returns the first JSON object in reply (reasoning traces
 // removed) that has one of keys. It stops at the first candidate that runs
 // into the end of the reply: the rest is inside a truncated object.
 func FindObject(reply string, keys ...string) (map[string]json.RawMessage, error) {

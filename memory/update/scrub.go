@@ -22,7 +22,7 @@ func aboutUpload(sentence string) bool {
 		(uploadWord.MatchString(sentence) && uploadThing.MatchString(sentence))
 }
 
-// scrubUploads removes the sentences of s that are about uploaded files.
+// ScrubUploads removes the sentences of s that are about uploaded files.
 // It returns s unchanged when there are none, and "" when nothing with a
 // letter or digit is left.
 func ScrubUploads(s string) string {

@@ -295,7 +295,7 @@ const maskedPassword = "xxxxx"
 
 // keywordPassword finds password=… in a key=value connection string, and
 // in the query of a URL.
-var keywordPassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)
+var keywordPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`) })
 
 // MaskURL returns a PostgreSQL connection string (URL or key=value form)
 // with its password replaced by "xxxxx", for logs, errors and doctor
@@ -307,9 +307,9 @@ func MaskURL(conn string) string {
 		if err != nil {
 			scheme, rest, _ := strings.Cut(conn, "://")
 			if at := strings.LastIndex(rest, "@"); at >= 0 {
-				return scheme + "://" + maskedPassword + "@" + keywordPassword.ReplaceAllString(rest[at+1:], "${1}"+maskedPassword)
+				return scheme + "://" + maskedPassword + "@" + keywordPassword().ReplaceAllString(rest[at+1:], "${1}"+maskedPassword)
 			}
-			return keywordPassword.ReplaceAllString(conn, "${1}"+maskedPassword)
+			return keywordPassword().ReplaceAllString(conn, "${1}"+maskedPassword)
 		}
 		if _, ok := u.User.Password(); ok {
 			u.User = url.UserPassword(u.User.Username(), maskedPassword)
@@ -321,7 +321,7 @@ func MaskURL(conn string) string {
 		// url.URL.String escapes the mask's characters no further.
 		return u.String()
 	}
-	return keywordPassword.ReplaceAllString(conn, "${1}"+maskedPassword)
+	return keywordPassword().ReplaceAllString(conn, "${1}"+maskedPassword)
 }
 
 // passwordOf returns the password in conn, if one can be found, for
@@ -332,7 +332,7 @@ func passwordOf(conn string) string {
 			return p
 		}
 	}
-	if m := keywordPassword.FindStringSubmatch(conn); m != nil {
+	if m := keywordPassword().FindStringSubmatch(conn); m != nil {
 		return strings.Trim(m[2], "'")
 	}
 	return ""

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
@@ -114,7 +115,7 @@ func lexicalPages(st *Pages, query string, pool int) []lexical.Hit {
 // ("what did I mention recently about…", "what kind of…"): stemmed as
 // Tokenize stems them, they are left out of a query that has other words.
 // Measured on the LoCoMo development split: R@10 +0.006, multi-hop +0.017.
-var askingWords = func() map[string]bool {
+var askingWords = sync.OnceValue(func() map[string]bool {
 	m := make(map[string]bool)
 	for _, t := range lexical.Tokenize(`mention mentioned recently lately kind type sort many much remember
 		remind recall know tell told say said talk talked discuss discussed share shared ever currently
@@ -122,7 +123,7 @@ var askingWords = func() map[string]bool {
 		m[t] = true
 	}
 	return m
-}()
+})
 
 // askingRunes are Chinese question characters (什么, 怎么, 哪里, 吗, 呢):
 // a CJK bigram holding one is about the asking.
@@ -135,7 +136,7 @@ func QueryTerms(query string) []lexical.Term {
 	toks := lexical.Tokenize(query)
 	out := make([]lexical.Term, 0, len(toks))
 	for _, t := range toks {
-		if !askingWords[t] && !strings.ContainsAny(t, askingRunes) {
+		if !askingWords()[t] && !strings.ContainsAny(t, askingRunes) {
 			out = append(out, lexical.Term{Text: t, Weight: 1})
 		}
 	}

@@ -99,6 +99,7 @@ type config struct {
 	defaultUser   string
 	authenticated bool
 	extra         []server.ServerOption
+	initialized   []func()
 }
 
 // WithLLMConfigured tells the server instructions whether a language model
@@ -122,6 +123,13 @@ func WithDefaultUser(userID string) Option {
 // without this option.
 func WithAuthenticatedCallers() Option {
 	return func(c *config) { c.authenticated = true }
+}
+
+// WithAfterInitialize calls fn each time an initialize request has been
+// handled, just before its answer is written: work that would only slow
+// the answer (loading a scope, the token encoding) waits for it.
+func WithAfterInitialize(fn func()) Option {
+	return func(c *config) { c.initialized = append(c.initialized, fn) }
 }
 
 // WithServerOptions adds options to the underlying MCP server, after the
@@ -170,6 +178,9 @@ func NewServer(m Memory, version string, opts ...Option) *server.MCPServer {
 		panic(fmt.Sprintf("tools: %v", err))
 	}
 	hooks := &server.Hooks{}
+	for _, fn := range cfg.initialized {
+		hooks.AddAfterInitialize(func(context.Context, any, *mcp.InitializeRequest, *mcp.InitializeResult) { fn() })
+	}
 	s := server.NewMCPServer(serverName, version, append([]server.ServerOption{
 		server.WithHooks(hooks),
 		server.WithToolCapabilities(false),

@@ -62,11 +62,6 @@ func All(m Memory, opts ...Option) []server.ServerTool {
 	return build(makers)
 }
 
-// ManageTools returns the tools that manage memory directly over m.
-func ManageTools(m Manager) []server.ServerTool {
-	return build(manageMakers(m))
-}
-
 func manageMakers(m Manager) []func() server.ServerTool {
 	return []func() server.ServerTool{
 		func() server.ServerTool { return SaveMemory(m) },

@@ -72,21 +72,10 @@ type options struct {
 	now      func() time.Time
 	log      *slog.Logger
 	versions int
-	maxConns int32
 }
 
 // Option configures a Store.
 type Option func(*options)
-
-// WithClock sets the clock that stamps Document.LastUpdated; nil means
-// time.Now.
-func WithClock(now func() time.Time) Option {
-	return func(o *options) {
-		if now != nil {
-			o.now = now
-		}
-	}
-}
 
 // WithLogger sets where the store reports migrations and reconnections;
 // nil means slog.Default().
@@ -105,17 +94,6 @@ func WithVersions(n int) Option {
 	return func(o *options) {
 		if n >= 0 {
 			o.versions = n
-		}
-	}
-}
-
-// WithMaxConns bounds the connections the Store opens; 0 or less means
-// pgxpool's default (the larger of 4 and the number of CPUs). A
-// pool_max_conns parameter in the URL is overridden.
-func WithMaxConns(n int) Option {
-	return func(o *options) {
-		if n > 0 {
-			o.maxConns = int32(n)
 		}
 	}
 }
@@ -144,9 +122,6 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "mnemo"
-	}
-	if o.maxConns > 0 {
-		cfg.MaxConns = o.maxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -13,7 +13,9 @@ type FlushRequest struct {
 	UserID    string
 	AgentName string
 	ThreadID  string
-	// Progress, when set, is called before each thread is processed.
+	// Progress, when set, is called before each thread is processed and
+	// at the end, with the turns processed so far of those pending and
+	// what is being done.
 	Progress func(done, total int, message string)
 }
 
@@ -91,6 +93,10 @@ func (s *Service) Flush(ctx context.Context, req FlushRequest) (*FlushResult, er
 		order = append(order, t)
 	}
 	sort.Strings(order)
+	pendingTurns := 0 // for progress: turns processed of pending
+	for _, t := range order {
+		pendingTurns += byThread[t]
+	}
 	if len(order) == 0 {
 		if res.EmbeddingBacklog, err = s.awaitEmbeddings(ctx, scope); err != nil {
 			return nil, err
@@ -122,7 +128,8 @@ func (s *Service) Flush(ctx context.Context, req FlushRequest) (*FlushResult, er
 		if ev.start {
 			running[ev.thread] = ev.seq
 			if req.Progress != nil {
-				req.Progress(ev.index, len(order), fmt.Sprintf("updating memory from thread %s", ev.thread))
+				req.Progress(res.TurnsProcessed, max(pendingTurns, res.TurnsProcessed),
+					fmt.Sprintf("updating memory from thread %s (%d of %d)", ev.thread, ev.index+1, len(order)))
 			}
 			return
 		}
@@ -200,7 +207,7 @@ wait:
 		if len(res.Running) > 0 {
 			msg = "still running in the background: " + strings.Join(res.Running, ", ")
 		}
-		req.Progress(finished, len(order), msg)
+		req.Progress(res.TurnsProcessed, max(pendingTurns, res.TurnsProcessed), msg)
 	}
 	return s.finishFlush(context.WithoutCancel(ctx), res, scope, req.ThreadID, reasons)
 }

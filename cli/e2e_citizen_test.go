@@ -256,7 +256,7 @@ func TestE2EStdioCitizen(t *testing.T) {
 				t.Fatal(err)
 			}
 			var res struct {
-				IsError           bool            `json:"isError"`
+				IsError           bool `json:"isError"`
 				Content           []struct{ Text string }
 				StructuredContent json.RawMessage `json:"structuredContent"`
 			}

@@ -290,3 +290,70 @@ func TestE2EStdioCitizen(t *testing.T) {
 		t.Errorf("exit code = %d, want 0", code)
 	}
 }
+
+// TestE2EStdioModern: a client of protocol 2026-07-28 over stdio sends no
+// initialize; it gets resources/updated on its subscriptions/listen
+// stream, tagged with the stream's id, for the URIs it named; and a forget
+// of everything answers input_required with the question, which a decline
+// answers with nothing deleted.
+func TestE2EStdioModern(t *testing.T) {
+	ctx := t.Context()
+	srv := startServer(t, t.TempDir())
+	box := newInbox()
+	srv.handle(box.add)
+	meta := map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "mnemo-e2e-modern", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
+	}
+	if _, err := srv.call(ctx, "server/discover", map[string]any{"_meta": meta}); err != nil {
+		t.Fatal(err)
+	}
+	go srv.call(ctx, "subscriptions/listen", map[string]any{"_meta": meta, "notifications": map[string]any{
+		"resourceSubscriptions": []string{"mnemo://memory/facts.json"}}})
+	box.await(ctx, t, "subscriptions acknowledged", func(m rpcMessage) bool {
+		return m.Method == "notifications/subscriptions/acknowledged"
+	})
+	if _, err := srv.call(ctx, "tools/call", map[string]any{"_meta": meta, "name": "save_memory",
+		"arguments": map[string]any{"content": "Prefers green tea"}}); err != nil {
+		t.Fatal(err)
+	}
+	box.await(ctx, t, "tagged resources/updated of mnemo://memory/facts.json", func(m rpcMessage) bool {
+		var p struct {
+			Meta map[string]any `json:"_meta"`
+			URI  string         `json:"uri"`
+		}
+		return m.Method == "notifications/resources/updated" && json.Unmarshal(m.Params, &p) == nil &&
+			p.URI == "mnemo://memory/facts.json" && p.Meta["io.modelcontextprotocol/subscriptionId"] != nil
+	})
+
+	forget := map[string]any{"_meta": meta, "name": "forget_memory", "arguments": map[string]any{"all": true}}
+	raw, err := srv.call(ctx, "tools/call", forget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	}
+	if json.Unmarshal(raw, &asked) != nil || asked.ResultType != "input_required" || len(asked.InputRequests) != 1 {
+		t.Fatalf("forget_memory all = %s, want input_required with one question", raw)
+	}
+	responses := map[string]any{}
+	for id := range asked.InputRequests {
+		responses[id] = map[string]any{"action": "decline"}
+	}
+	forget["inputResponses"] = responses
+	raw, err = srv.call(ctx, "tools/call", forget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"isError":true`) || !strings.Contains(string(raw), "not confirmed") {
+		t.Errorf("forget_memory after a decline = %s, want an error result, nothing deleted", raw)
+	}
+	raw, err = srv.call(ctx, "tools/call", map[string]any{"_meta": meta, "name": "list_memories", "arguments": map[string]any{"kind": "facts"}})
+	if err != nil || !strings.Contains(string(raw), "Prefers green tea") {
+		t.Errorf("list_memories after a declined forget = %s (%v), want the fact kept", raw, err)
+	}
+	srv.stop()
+}

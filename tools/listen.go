@@ -30,18 +30,19 @@ type listenStreams struct {
 type listener struct {
 	client logClient
 	uris   map[string]bool
+	id     any // the subscriptions/listen request's, which tags each notification
 }
 
 // track registers the streams through the hook that runs before
 // subscriptions/listen; each is dropped when its request ends.
 func (ls *listenStreams) track(hooks *server.Hooks) {
-	hooks.AddBeforeSubscriptionsListen(func(ctx context.Context, _ any, req *mcp.SubscriptionsListenRequest) {
+	hooks.AddBeforeSubscriptionsListen(func(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
 		session := server.ClientSessionFromContext(ctx)
 		want := req.Params.Notifications.ResourceSubscriptions
 		if session == nil || len(want) == 0 {
 			return
 		}
-		l := listener{client: clientOf(ctx), uris: map[string]bool{}}
+		l := listener{client: clientOf(ctx), uris: map[string]bool{}, id: id}
 		for _, uri := range want {
 			l.uris[uri] = true
 		}
@@ -85,7 +86,10 @@ func (ls *listenStreams) send(sc memory.Scope, authenticated bool, defaultUser s
 			}
 			n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
 				Method: string(mcp.MethodNotificationResourceUpdated),
-				Params: mcp.NotificationParams{AdditionalFields: map[string]any{"uri": uri}},
+				Params: mcp.NotificationParams{
+					Meta:             map[string]any{mcp.MetaKeySubscriptionID: l.id},
+					AdditionalFields: map[string]any{"uri": uri},
+				},
 			}}
 			select {
 			case session.NotificationChannel() <- n:

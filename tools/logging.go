@@ -33,7 +33,8 @@ import (
 //   - A record logged outside any request (an update in the background, an
 //     endpoint going down) goes to the open notification streams: the stdio
 //     client, and over HTTP the GET streams. A record about one scope (its
-//     "scope" attribute) goes only to the callers who may read that scope.
+//     "scope" attribute) goes only to the callers who may read that scope,
+//     and a shared server's callers never see a path of its data directory.
 //
 // No record carries a secret (the project's rule for every log line);
 // attributes that may quote memory (contentKeys) are sent only at debug.
@@ -238,12 +239,16 @@ func (l *ClientLog) data(r slog.Record, debug bool) (map[string]any, *memory.Sco
 			user, agent, _ := strings.Cut(a.Value.String(), "/")
 			scope = &memory.Scope{UserID: user, AgentName: agent}
 		}
-		// A path in the data directory names scopes; a caller of a shared
-		// server sees only its own.
+		// The data directory's layout (its paths name scopes) is the
+		// operator's business, not a shared server's callers'.
 		if !debug && contentKeys[key] || auth && key == "path" {
 			return
 		}
-		out[a.Key] = attrValue(a.Value)
+		v := attrValue(a.Value)
+		if s, ok := v.(string); ok && auth {
+			v = withoutPaths(s)
+		}
+		out[a.Key] = v
 	}
 	for _, a := range l.attrs {
 		add(a)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -110,5 +111,44 @@ func TestClientLog(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "fact saved") || !strings.Contains(stderr.String(), "memory update failed") {
 		t.Errorf("stderr =\n%s\nwant warnings and up only (its own level)", stderr.String())
+	}
+}
+
+// TestClientLogData checks what a record's data becomes for the clients
+// of a shared (authenticated) server: no path of the data directory, the
+// scope it names, and the memory-quoting attributes only at debug.
+func TestClientLogData(t *testing.T) {
+	cl := NewClientLog(slog.DiscardHandler)
+	cl.hub.authenticated.Store(true)
+	tests := []struct {
+		name      string
+		debug     bool
+		attrs     []any
+		want      string
+		wantScope string
+	}{
+		{"path dropped, paths in errors cut", false,
+			[]any{"scope", "ana/cli", "path", "/srv/mnemo/ana/memory.json", "err", "open /srv/mnemo/bob/turns.jsonl: permission denied"},
+			`{"err":"open …: permission denied","message":"m","scope":"ana/cli"}`, "ana/cli"},
+		{"notes only at debug", false, []any{"notes", "quoted", "n", 3}, `{"message":"m","n":3}`, ""},
+		{"debug", true, []any{"notes", "quoted"}, `{"message":"m","notes":"quoted"}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := slog.NewRecord(time.Time{}, slog.LevelWarn, "m", 0)
+			r.Add(tt.attrs...)
+			data, scope := cl.data(r, tt.debug)
+			b, _ := json.Marshal(data)
+			if string(b) != tt.want {
+				t.Errorf("data = %s, want %s", b, tt.want)
+			}
+			got := ""
+			if scope != nil {
+				got = scope.Key()
+			}
+			if got != tt.wantScope {
+				t.Errorf("scope = %q, want %q", got, tt.wantScope)
+			}
+		})
 	}
 }

@@ -126,11 +126,15 @@ func TestE2EStdioCitizen(t *testing.T) {
 	srv := startServer(t, t.TempDir(), "MNEMO_LLM_BASE_URL="+llm.URL, "MNEMO_LLM_API_KEY=sk-test", "MNEMO_LLM_MODEL=fake",
 		"MNEMO_DEBOUNCE_SECONDS=300")
 	box := newInbox()
-	var answer atomic.Value // the user's answer to a question
-	answer.Store(map[string]any{"action": "decline"})
+	var answer atomic.Value // the host's answer to a question: {"result": …} or {"error": …}
+	answer.Store(map[string]any{"result": map[string]any{"action": "decline"}})
 	srv.handle(func(m rpcMessage) {
 		if m.Method == "elicitation/create" && len(m.ID) > 0 {
-			if err := srv.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": answer.Load()}); err != nil {
+			reply := map[string]any{"jsonrpc": "2.0", "id": m.ID}
+			for k, v := range answer.Load().(map[string]any) {
+				reply[k] = v
+			}
+			if err := srv.send(reply); err != nil {
 				t.Error(err)
 			}
 		}
@@ -280,7 +284,16 @@ func TestE2EStdioCitizen(t *testing.T) {
 			t.Fatalf("facts after a declined forget = %d (%v), want the 4 saved still there", len(listed.Facts), err)
 		}
 
-		answer.Store(map[string]any{"action": "accept", "content": map[string]any{"confirm": true}})
+		answer.Store(map[string]any{"error": map[string]any{"code": -32603, "message": "the host's dialog failed"}})
+		isErr, text, _ = forgetAll()
+		if !isErr || !strings.Contains(text, "could not be asked") {
+			t.Errorf("forget_memory when the question failed = %v %q, want an error result, nothing deleted", isErr, text)
+		}
+		if err := srv.tool(ctx, "list_memories", map[string]any{"kind": "facts"}, &listed); err != nil || len(listed.Facts) < 4 {
+			t.Fatalf("facts after a failed question = %d (%v), want the 4 saved still there", len(listed.Facts), err)
+		}
+
+		answer.Store(map[string]any{"result": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}})
 		isErr, text, structured := forgetAll()
 		if isErr || !strings.Contains(string(structured), `"scope_forgotten":true`) {
 			t.Errorf("forget_memory after the user accepted = %v %q %s, want everything forgotten", isErr, text, structured)

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -17,13 +18,14 @@ import (
 //     with the answer (a multi-round-trip request, stateless over HTTP);
 //   - protocol 2025-06-18 and 2025-11-25: the server sends elicitation/create
 //     to a client that declared the elicitation capability and waits for
-//     the answer — over stdio only; over stateless HTTP the answer could not
-//     be tied to the asking request (WithStatelessHTTP), so the confirm
-//     phrase stays the way;
+//     the answer (a question that fails deletes nothing) — over stdio
+//     only; over stateless HTTP the answer could not be tied to the asking
+//     request (WithStatelessHTTP), so the confirm phrase stays the way;
 //   - any other client: the confirm phrase, as before.
 //
-// mcp-go runs the older exchange for a handler written the newer way, so
-// forget_memory has one code path: ask when there is no answer yet.
+// The older exchange is run here rather than left to mcp-go's bridge for
+// input_required results, so that a client failing to answer gets a tool
+// result, not a JSON-RPC error.
 
 // confirmForgetInput is the key of the forget-everything question.
 const confirmForgetInput = "confirm_forget"
@@ -47,9 +49,40 @@ func formElicitation(c *mcp.ElicitationCapability) bool {
 	return c != nil && (c.Form != nil || c.URL == nil)
 }
 
-// askForgetAll is the question put to the user before a scope is deleted.
-func askForgetAll(what string) *mcp.CallToolResult {
-	return server.NewInputRequestBuilder("").Elicit(confirmForgetInput, mcp.ElicitationParams{
+// confirmForgetAll asks the user whether to forget everything about what
+// (canAskUser said the client can be asked), or reads the answer a client
+// of 2026-07-28 brought back. It returns the result the call answers with
+// when it must stop here (the question, or nothing deleted), or nil when
+// the user said yes.
+func confirmForgetAll(ctx context.Context, req mcp.CallToolRequest, what string) *mcp.CallToolResult {
+	question := forgetAllQuestion(what)
+	answer := server.ElicitationResponse(req.Params.InputResponses, confirmForgetInput)
+	if answer == nil {
+		if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+			return server.NewInputRequestBuilder("").Elicit(confirmForgetInput, question).ToolResult()
+		}
+		err := server.ErrNoActiveSession
+		if srv := server.ServerFromContext(ctx); srv != nil {
+			answer, err = srv.RequestElicitation(ctx, mcp.ElicitationRequest{
+				Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)}, Params: question})
+		}
+		if err != nil {
+			slog.WarnContext(ctx, "cannot ask the user to confirm forgetting everything", "err", err)
+			return mcp.NewToolResultError("not confirmed: the user could not be asked to confirm forgetting everything about " + what +
+				", so nothing was deleted; try again later")
+		}
+	}
+	if !userConfirmed(answer) {
+		return mcp.NewToolResultError("not confirmed: the user did not confirm forgetting everything about " + what +
+			" (" + string(answer.Action) + "), so nothing was deleted; do not call it again unless the user asks anew")
+	}
+	return nil
+}
+
+// forgetAllQuestion is the question put to the user before a scope is
+// deleted.
+func forgetAllQuestion(what string) mcp.ElicitationParams {
+	return mcp.ElicitationParams{
 		Mode: mcp.ElicitationModeForm,
 		Message: "Forget everything remembered about " + what + "? The profile, every fact and every stored exchange " +
 			"are deleted for good and cannot be recovered.",
@@ -64,7 +97,7 @@ func askForgetAll(what string) *mcp.CallToolResult {
 			},
 			"required": []string{"confirm"},
 		},
-	}).ToolResult()
+	}
 }
 
 // userConfirmed reports whether the answer to the question is a yes.

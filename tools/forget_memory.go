@@ -60,14 +60,8 @@ func ForgetMemory(m Manager, opts ...Option) server.ServerTool {
 	)
 	return typed(tool, func(ctx context.Context, req mcp.CallToolRequest, args forgetArgs) (*mcp.CallToolResult, error) {
 		if args.All && canAskUser(ctx, cfg.legacyHTTP) {
-			answer := server.ElicitationResponse(req.Params.InputResponses, confirmForgetInput)
-			if answer == nil {
-				return askForgetAll(forgetAllText(args, cfg.defaultUser)), nil
-			}
-			if !userConfirmed(answer) {
-				return mcp.NewToolResultError("not confirmed: the user did not confirm forgetting everything about " +
-					forgetAllText(args, cfg.defaultUser) + " (" + string(answer.Action) + "), so nothing was deleted; " +
-					"do not call it again unless the user asks anew"), nil
+			if stop := confirmForgetAll(ctx, req, forgetAllText(args, cfg.defaultUser)); stop != nil {
+				return stop, nil
 			}
 			args.Confirm = memory.ForgetEverything
 		}

@@ -2,7 +2,11 @@
 // one tool per file, each a constructor returning a server.ServerTool over
 // the memory service. It decodes and describes arguments, applies the one
 // error policy (errors.go) and renders results for the host's model; what
-// memory does lives in package memory.
+// memory does lives in package memory. Around the tools: resources.go and
+// listen.go (memory as documents, and their change notifications for
+// every protocol revision), logging.go (the server's log records as
+// notifications/message), confirm.go (asking the user before everything
+// is forgotten).
 package tools
 
 import (

@@ -42,23 +42,27 @@ const serveGCPercent = 35
 // is cancelled (SIGINT/SIGTERM); both are a clean shutdown. lowGC lowers
 // the GC percent to serveGCPercent once the default scope is loaded.
 func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, log *slog.Logger, lowGC bool) (err error) {
-	// Nothing costly runs before the initialize answer: the token
-	// encoding and the default scope load once it is written (answered),
-	// or when serve returns without one.
+	// Nothing costly runs before the first answer (initialize, or the
+	// first request of a client that sends none): the token encoding and
+	// the default scope load once it is written, or when serve returns
+	// without one.
 	answered := make(chan struct{})
 	markAnswered := sync.OnceFunc(func() { close(answered) })
 	defer markAnswered()
-	store, err := openStore(ctx, cfg, log)
+	// What the memory service and its store log also goes to the client
+	// (notifications/message, at the level it sets); stderr is unchanged.
+	clientLog := tools.NewClientLog(log.Handler())
+	store, err := openStore(ctx, cfg, slog.New(clientLog))
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
-	svc, err := openService(cfg, store, log, withModels, answered)
+	svc, err := openService(cfg, store, slog.New(clientLog), withModels, answered)
 	if err != nil {
 		return err
 	}
 
-	mcpServer := newMCPServer(svc, cfg, tools.WithAfterInitialize(markAnswered))
+	mcpServer := newMCPServer(svc, cfg, tools.WithClientLog(clientLog), tools.WithAfterFirstAnswer(markAnswered))
 	stdio := server.NewStdioServer(mcpServer)
 	stdio.SetErrorLogger(slog.NewLogLogger(log.Handler(), slog.LevelError))
 	log.Info("serving MCP on stdio",

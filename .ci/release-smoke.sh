@@ -55,10 +55,17 @@ say "GoReleaser snapshot ($GORELEASER)"
 rm -rf "$OUT/dist" "$OUT"/mnemo_*
 # The same configuration, writing into OUTDIR instead of ./dist.
 { cat .goreleaser.yaml; printf '\ndist: %s\n' "$OUT/dist"; } >"$WORK/goreleaser.yaml"
+# GoReleaser reads the commit only in a clone with a remote; a checkout
+# without one (a local worktree) is given the project's URL for this run
+# alone, through git's environment, not its configuration.
+if [[ -z $(git remote) ]]; then
+	export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/mnemo-mcp/mnemo.git
+fi
 go run "$GORELEASER" release --snapshot --clean --config "$WORK/goreleaser.yaml" >"$WORK/goreleaser.log" 2>&1 || {
 	cat "$WORK/goreleaser.log" >&2
 	exit 1
 }
+unset GIT_CONFIG_COUNT GIT_CONFIG_KEY_0 GIT_CONFIG_VALUE_0
 grep -E 'release succeeded|WARN|DEPRECATED' "$WORK/goreleaser.log" || true
 VERSION=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$OUT/dist/metadata.json")
 COMMIT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["commit"])' "$OUT/dist/metadata.json")
@@ -91,12 +98,13 @@ say "npm launcher: assemble, pack, install into an empty prefix"
 rm -f "$OUT"/*.tgz
 node npm/assemble.mjs "$OUT/dist" "$WORK/npm" --pack host
 cp "$WORK"/npm/*.tgz "$OUT/"
+TGZ=("$OUT"/*.tgz)
 ls -l "$OUT"/*.tgz | awk '{printf "%10d  %s\n", $5, $NF}'
 PREFIX=$WORK/prefix
 mkdir -p "$PREFIX"
 # The other platforms' packages are optional dependencies that are not
 # published: npm skips them (offline, they cannot be fetched).
-(cd "$PREFIX" && npm install --offline --no-save --no-package-lock "$OUT"/*.tgz >"$WORK/npm.log" 2>&1) || {
+(cd "$PREFIX" && npm install --offline --no-save --no-package-lock "${TGZ[@]}" >"$WORK/npm.log" 2>&1) || {
 	cat "$WORK/npm.log" >&2
 	exit 1
 }
@@ -104,6 +112,17 @@ LAUNCHER=$PREFIX/node_modules/.bin/mnemo
 "$LAUNCHER" version
 python3 .ci/mcp-stdio.py initialize --tools -- "$LAUNCHER" serve --data-dir "$WORK/npm-data"
 python3 .ci/mcp-stdio.py launcher "$LAUNCHER" "$BIN" "$WORK/npm-data"
+# Run from the launcher, setup writes the npx form by itself.
+HOME=$WORK/home "$LAUNCHER" setup claude-desktop --print --data-dir "$WORK/npm-data" >"$WORK/setup.json" 2>"$WORK/setup.err"
+python3 - "$WORK/setup.json" "$WORK/npm-data" <<'PY'
+import json, sys
+entry = json.load(open(sys.argv[1]))["mcpServers"]["mnemo"]
+want = {"command": "npx", "args": ["-y", "@mnemo-mcp/mnemo", "serve", "--data-dir", sys.argv[2]]}
+assert entry == want, (entry, want)
+print("setup from the launcher:", json.dumps(entry))
+PY
+# And npx itself, from the packed tarballs, with a cache of its own.
+npm_config_cache=$WORK/npm-cache npx --offline -y "${TGZ[@]/#/--package=}" -- mnemo version
 
 say "container image: buildah from scratch, OCI archive"
 IMAGE_ARCHIVE=$OUT/mnemo_${VERSION}_linux_${GOARCH}_image.tar

@@ -77,7 +77,18 @@ if [[ ${#archives[@]} -ne 6 ]]; then
 fi
 sha256sum --quiet -c mnemo_checksums.txt
 cp "${archives[@]}" mnemo_checksums.txt "$OUT/"
-ls homebrew/Casks/mnemo.rb >/dev/null
+# The cask names the darwin and linux archives with their checksums.
+python3 - homebrew/Casks/mnemo.rb mnemo_checksums.txt <<'PY'
+import re, sys
+cask = open(sys.argv[1]).read()
+sums = {name: digest for digest, name in (l.split() for l in open(sys.argv[2]))}
+pairs = re.findall(r'sha256 "([0-9a-f]{64})"\s+url "[^"]*/([^/"]+)"', cask)
+assert sorted(n for _, n in pairs) == sorted(n for n in sums if "windows" not in n), pairs
+for digest, name in pairs:
+    assert sums[name] == digest, (name, digest, sums[name])
+assert 'binary "mnemo"' in cask, cask
+print(f"cask: {len(pairs)} archives, checksums match")
+PY
 cd "$ROOT"
 ls -l "${archives[@]/#/$OUT/}" "$OUT/mnemo_checksums.txt" | awk '{printf "%10d  %s\n", $5, $NF}'
 

@@ -59,6 +59,9 @@ type AddResult struct {
 }
 
 // PendingInfo says how much background work waits for the updater.
+// Without an extraction model there is no updater and nothing waits: the
+// host's model passes the facts with add_memory, so Turns is 0 and LLM is
+// KeylessMode.
 type PendingInfo struct {
 	Turns int `json:"turns"`
 	// Threads maps a thread id to its pending turns: the thread of the
@@ -67,12 +70,17 @@ type PendingInfo struct {
 	// OtherThreads counts the threads with pending turns left out of
 	// Threads, so an answer stays small however many threads a user has.
 	OtherThreads int `json:"other_threads,omitempty"`
-	// LLM is "not configured" or the state of the configured model.
+	// LLM is KeylessMode or the state of the configured model.
 	LLM string `json:"llm"`
 	// Deferred, when set, says that extraction waits for the daily token
 	// budget to renew (daily_token_budget).
 	Deferred string `json:"deferred,omitempty"`
 }
+
+// KeylessMode is PendingInfo.LLM without an extraction model: a complete
+// mode in which the host's model is the extraction model.
+const KeylessMode = "not configured, and none is needed: the host's model passes the lasting facts with add_memory (facts), kept at once; " +
+	"every exchange is stored and searchable, and none waits for extraction"
 
 // SourceConsolidation is the source of the events of the consolidation
 // pass with the model.
@@ -337,7 +345,8 @@ type ListedTurn struct {
 	Time     time.Time `json:"timestamp"`
 	User     string    `json:"user_input,omitempty"`
 	Reply    string    `json:"agent_response,omitempty"`
-	// Processed is true once the updater has read the exchange.
+	// Processed is true once the updater has read the exchange, and
+	// always without an extraction model: then nothing waits for one.
 	Processed bool `json:"processed"`
 }
 
@@ -345,7 +354,7 @@ type ListedTurn struct {
 type ListedThread struct {
 	ID      string    `json:"thread_id"`
 	Turns   int       `json:"turns"`
-	Pending int       `json:"pending"`
+	Pending int       `json:"pending"` // 0 without an extraction model
 	First   time.Time `json:"first"`
 	Last    time.Time `json:"last"`
 }

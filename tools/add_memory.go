@@ -73,10 +73,13 @@ func AddMemory(m Memory, opts ...Option) server.ServerTool {
 	}
 	facts := "A language model also distils the stored exchanges into the profile and facts in the background; " +
 		"facts you pass in facts are kept as well and are not extracted twice. "
+	returns := "and how many turns wait to be distilled into the profile and facts."
 	if !cfg.llm {
-		facts = "No extraction model is configured, so memory learns only the facts you pass: with each exchange, " +
-			"pass in facts its lasting facts about the user (few, short, only what is worth remembering across conversations; never secrets), " +
-			"and after the user corrects you, a fact of category correction with the right approach and source_error. "
+		facts = "No extraction model is configured, and none is needed: you are the extraction model, and the facts you pass are what memory learns. " +
+			"With each exchange, pass in facts its lasting facts about the user (few, short, only what is worth remembering across conversations; never secrets), " +
+			"and after the user corrects you, a fact of category correction with the right approach and source_error; " +
+			"the facts are kept at once. "
+		returns = "and that nothing waits for extraction."
 	}
 	tool := mcp.NewTool(nameAddMemory,
 		mcp.WithDescription("Store a finished exchange in the user's long-term memory. "+
@@ -86,7 +89,7 @@ func AddMemory(m Memory, opts ...Option) server.ServerTool {
 			"The exchange is durable and searchable with retrieve_memory as soon as this returns. "+
 			"Returns the stored turn ids, what the message filter kept and dropped, correction or reinforcement cues noticed in the user's words, "+
 			"what became of each fact (kept, merged or refused with the reason), what memory asks of you, "+
-			"and how many turns wait to be distilled into the profile and facts."),
+			returns),
 		inputSchema[addArgs](func(root schemaNode) {
 			freeObject(root, "meta_data")
 			for _, id := range []string{"thread_id", "user_id", "agent_name", "idempotency_key"} {
@@ -238,6 +241,9 @@ func addSummary(r *memory.AddResult) string {
 	}
 	if r.Pending.Turns > 0 {
 		fmt.Fprintf(&b, "; %s pending — LLM %s", count(r.Pending.Turns, "turn"), r.Pending.LLM)
+	}
+	if r.Pending.LLM == memory.KeylessMode && len(r.TurnIDs) > 0 && r.Ask == "" {
+		b.WriteString("; stored and searchable, and nothing waits for extraction: the facts come from you")
 	}
 	b.WriteString(".")
 	if r.Ask != "" {

@@ -24,14 +24,26 @@ type flushArgs struct {
 
 // FlushMemory returns the flush_memory tool: it runs the pending memory
 // updates now instead of after the quiet period.
-func FlushMemory(m Memory) server.ServerTool {
+// WithLLMConfigured words its description for the mode: without an
+// extraction model nothing waits to be distilled.
+func FlushMemory(m Memory, opts ...Option) server.ServerTool {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	desc := "Distil the pending exchanges into the user's long-term profile and facts now, instead of after the quiet period. " +
+		"Call it before ending a long session, or when the user asks you to remember something now. " +
+		"Returns how many exchanges were processed, the ids of facts added and removed, the profile sections updated, " +
+		"and what is still pending and why; with vector retrieval it also waits for the stored exchanges to be embedded " +
+		"and reports how many are not yet (embedding_backlog). Calling it again when nothing is pending changes nothing."
+	if !cfg.llm {
+		desc = "Finish memory's background work now. No extraction model is configured, and none is needed: the facts you pass with add_memory " +
+			"are kept at once, so nothing waits to be distilled and you seldom need this tool. " +
+			"With vector retrieval it waits for the stored exchanges to be embedded and reports how many are not yet (embedding_backlog); " +
+			"it also runs memory's maintenance of the facts. Returns what was done and says that nothing waits for extraction. Calling it again changes nothing."
+	}
 	tool := mcp.NewTool(nameFlushMemory,
-		mcp.WithDescription("Distil the pending exchanges into the user's long-term profile and facts now, instead of after the quiet period. "+
-			"Call it before ending a long session, or when the user asks you to remember something now. "+
-			"Returns how many exchanges were processed, the ids of facts added and removed, the profile sections updated, "+
-			"and what is still pending and why; with vector retrieval it also waits for the stored exchanges to be embedded "+
-			"and reports how many are not yet (embedding_backlog). Without a configured language model nothing can be processed: it says so, "+
-			"and the stored exchanges stay searchable with retrieve_memory. Calling it again when nothing is pending changes nothing."),
+		mcp.WithDescription(desc),
 		inputSchema[flushArgs](func(root schemaNode) {
 			for _, id := range []string{"thread_id", "user_id", "agent_name"} {
 				set(root, idSchema(), id)
@@ -120,6 +132,8 @@ func flushSummary(r *memory.FlushResult) string {
 		fmt.Fprintf(&b, "; %s still pending: %s", count(pending, "turn"), r.Reason)
 	case pending > 0:
 		fmt.Fprintf(&b, "; %s still pending", count(pending, "turn"))
+	case r.TurnsProcessed == 0 && r.Reason != "":
+		b.WriteString(": " + r.Reason)
 	case r.TurnsProcessed == 0:
 		b.WriteString(": no turns were pending")
 	}

@@ -114,7 +114,7 @@ func TestAddMemoryAsksForFacts(t *testing.T) {
 	e := newEnv(t)
 	var res memory.AddResult
 	text := e.mustOK(t, "add_memory", `{"user_input": "I live in Lisbon.", "agent_response": "Noted.", "thread_id": "t1"}`, &res)
-	if !strings.Contains(res.Ask, "pass its lasting facts") || !strings.Contains(text, "Memory asks: no extraction model is configured") {
+	if !strings.Contains(res.Ask, "pass its lasting facts") || !strings.Contains(text, "Memory asks: you are the extraction model") {
 		t.Errorf("ask = %q, text = %q; want a request for the exchange's facts", res.Ask, text)
 	}
 	var retry memory.AddResult

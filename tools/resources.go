@@ -332,7 +332,11 @@ func profileMarkdown(r *memory.ProfileResult) (string, error) {
 	if r.LastUpdated != "" {
 		fmt.Fprintf(&b, "Last updated %s. ", r.LastUpdated)
 	}
-	fmt.Fprintf(&b, "%s stored, %d pending.\n", count(r.StoredTurns, "exchange"), r.Pending.Turns)
+	if r.Pending.LLM == memory.KeylessMode {
+		fmt.Fprintf(&b, "%s stored; the facts come from the host's model (no extraction model is configured, and none is needed).\n", count(r.StoredTurns, "exchange"))
+	} else {
+		fmt.Fprintf(&b, "%s stored, %d pending.\n", count(r.StoredTurns, "exchange"), r.Pending.Turns)
+	}
 	if r.Empty {
 		b.WriteString("\nNothing has been learned yet.\n")
 		return b.String(), nil

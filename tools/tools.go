@@ -57,7 +57,7 @@ func All(m Memory, opts ...Option) []server.ServerTool {
 		func() server.ServerTool { return AddMemory(m, opts...) },
 		func() server.ServerTool { return RetrieveMemory(m) },
 		func() server.ServerTool { return GetUserProfile(m) },
-		func() server.ServerTool { return FlushMemory(m) },
+		func() server.ServerTool { return FlushMemory(m, opts...) },
 	}
 	mm, ok := m.(Manager)
 	if ok || m == nil {

@@ -164,7 +164,7 @@ func (s *Service) addFacts(ctx context.Context, res *memory.AddResult, facts []m
 		res.Ask = "the user corrected you: send this call again with the same exchange (it is not stored twice) and a facts entry of category correction, " +
 			"whose content is the right approach and source_error what went wrong"
 	case len(facts) == 0:
-		res.Ask = "no extraction model is configured, so nothing is learned from this exchange unless you pass its lasting facts: " +
+		res.Ask = "you are the extraction model (none is configured), so this exchange teaches memory nothing unless you pass its lasting facts: " +
 			"send this call again with the same exchange (it is not stored twice) and facts, a few short ones worth remembering across conversations, " +
 			"never secrets — or nothing if it holds none"
 	}
@@ -177,6 +177,12 @@ const maxPendingThreads = 10
 // pendingInfo reports the scope's pending work, listing thread (when it has
 // pending turns) and the busiest other threads.
 func (s *Service) pendingInfo(st *scopeState, thread string) memory.PendingInfo {
+	if s.llm == nil {
+		// No updater reads the turns above the watermarks, so none of
+		// them is pending: they are stored, and the facts come from the
+		// host. (A model configured later takes them, oldest first.)
+		return memory.PendingInfo{LLM: memory.KeylessMode}
+	}
 	// The call's thread and the maxPendingThreads busiest others, from
 	// the cache's ranking: no pass over every thread of the scope.
 	c := st.pendingCounts()
@@ -192,20 +198,17 @@ func (s *Service) pendingInfo(st *scopeState, thread string) memory.PendingInfo 
 		}
 	}
 	other := len(c.count) - len(byThread)
-	llm := "not configured: turns are stored and searchable; extraction waits for an LLM"
-	if s.llm != nil {
-		llm = fmt.Sprintf("configured: pending turns are processed after %ds of quiet per thread, or now by flush_memory", s.cfg.DebounceSeconds)
-		if fails := s.queue.failures(st.scope); len(fails) > 0 {
-			parts := make([]string, 0, len(fails))
-			for thread, msg := range fails {
-				parts = append(parts, "thread "+thread+": "+msg)
-			}
-			sort.Strings(parts)
-			llm = "configured, but the last update failed and is retried in the background with backoff — " + strings.Join(parts, "; ")
+	llm := fmt.Sprintf("configured: pending turns are processed after %ds of quiet per thread, or now by flush_memory", s.cfg.DebounceSeconds)
+	if fails := s.queue.failures(st.scope); len(fails) > 0 {
+		parts := make([]string, 0, len(fails))
+		for thread, msg := range fails {
+			parts = append(parts, "thread "+thread+": "+msg)
 		}
+		sort.Strings(parts)
+		llm = "configured, but the last update failed and is retried in the background with backoff — " + strings.Join(parts, "; ")
 	}
 	p := memory.PendingInfo{Turns: c.total, Threads: byThread, OtherThreads: other, LLM: llm}
-	if s.llm != nil && s.cfg.DailyTokenBudget > 0 && c.total > 0 {
+	if s.cfg.DailyTokenBudget > 0 && c.total > 0 {
 		p.Deferred = s.usageOf(st.scope, st.doc).Deferred
 	}
 	return p

@@ -207,9 +207,10 @@ func (s *Service) finishFlush(ctx context.Context, res *memory.FlushResult, scop
 		pending = res.Pending.Threads[thread]
 	}
 	switch {
-	case pending == 0:
 	case s.llm == nil:
-		res.Reason = fmt.Sprintf("no LLM is configured, so nothing was extracted: %d turn(s) stay stored, searchable and pending until an OpenAI-compatible endpoint is configured (MNEMO_LLM_BASE_URL / OPENAI_API_KEY)", pending)
+		res.Reason = "no extraction model is configured, and none is needed — the facts the host's model passes with add_memory " +
+			"are kept at once, so nothing waits to be distilled, and every stored exchange is searchable"
+	case pending == 0:
 	case len(reasons) > 0:
 		parts := make([]string, 0, len(reasons))
 		for t, r := range reasons {

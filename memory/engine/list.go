@@ -104,7 +104,7 @@ func (s *Service) List(ctx context.Context, req memory.ListRequest) (*memory.Lis
 			t := st.Turns[i]
 			if (req.ThreadID == "" || t.ThreadID == req.ThreadID) && inRange(t.Time) && has(t.User, t.Reply) {
 				turns = append(turns, memory.ListedTurn{ID: t.ID, Seq: t.Seq, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply,
-					Processed: t.Seq <= st.doc.Watermarks[t.ThreadID]})
+					Processed: s.llm == nil || t.Seq <= st.doc.Watermarks[t.ThreadID]})
 			}
 		}
 		res.Total = len(turns)
@@ -125,7 +125,7 @@ func (s *Service) List(ctx context.Context, req memory.ListRequest) (*memory.Lis
 				if t.Time.After(th.Last) {
 					th.Last = t.Time
 				}
-				if t.Seq > st.doc.Watermarks[id] {
+				if s.llm != nil && t.Seq > st.doc.Watermarks[id] {
 					th.Pending++
 				}
 				match = match || has(t.User, t.Reply)

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -66,7 +67,11 @@ func TestAddReadsBackOnlyWhenNeeded(t *testing.T) {
 			}
 			t.Cleanup(func() { fs.Close() })
 			store := &readCountingStore{Store: fs, interleave: tt.interleave}
-			svc, err := engine.NewService(memory.DefaultConfig(), store, mustTokens(t), engine.WithLogger(slog.New(slog.DiscardHandler)))
+			// A model that is down: the turns stay pending, so the answer's count shows what the add read.
+			down := funcLLM{func(context.Context, memory.CompletionRequest) (memory.Completion, error) {
+				return memory.Completion{}, fmt.Errorf("model down")
+			}}
+			svc, err := engine.NewService(memory.DefaultConfig(), store, mustTokens(t), engine.WithLogger(slog.New(slog.DiscardHandler)), engine.WithLLM(down))
 			if err != nil {
 				t.Fatalf("NewService() = %v", err)
 			}

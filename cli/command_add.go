@@ -113,6 +113,10 @@ func runAdd(ctx context.Context, c *call) int {
 		return exitOK
 	}
 	fmt.Fprintf(c.stdout, "stored %s in thread %s of %s: %s\n", plural(len(res.TurnIDs), "turn"), res.ThreadID, res.Scope.Key(), strings.Join(res.TurnIDs, ", "))
+	if res.Pending.LLM == memory.KeylessMode {
+		fmt.Fprintf(c.stdout, "extraction model: %s\n", res.Pending.LLM)
+		return exitOK
+	}
 	fmt.Fprintf(c.stdout, "waiting for the updater: %s (%s)\n", plural(res.Pending.Turns, "turn"), res.Pending.LLM)
 	return exitOK
 }

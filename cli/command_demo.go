@@ -28,25 +28,46 @@ type demoStep struct {
 	args  map[string]any
 }
 
+// fact is one entry of add_memory's facts, as the host's model passes it.
+func fact(category, content string) map[string]any {
+	return map[string]any{"category": category, "content": content}
+}
+
 // demoScript is a developer introducing themselves over a few exchanges,
 // with one correction, one exchange in Chinese and one agent turn with
-// tool traffic and an uploaded file that the filter removes.
+// tool traffic and an uploaded file that the filter removes. Like a host
+// with no extraction model configured, each call passes the exchange's
+// lasting facts (none for the file question), the correction as a fact of
+// category correction.
 var demoScript = []demoStep{
 	{"introduction", map[string]any{
 		"user_input":     "Hi! I'm Maya, a backend developer in Lisbon. I'm building tidewater, a CLI that syncs tide tables for sailing clubs.",
 		"agent_response": "Nice to meet you, Maya! tidewater sounds useful. What are you working on in it right now?",
+		"facts": []map[string]any{
+			fact("context", "Maya is a backend developer in Lisbon"),
+			fact("goal", "Builds tidewater, a CLI that syncs tide tables for sailing clubs"),
+		},
 	}},
 	{"a wrong guess", map[string]any{
 		"user_input":     "Right now I'm adding offline caching so it works on boats without signal.",
 		"agent_response": "Good idea. Since your project is in Python, a SQLite cache via the sqlite3 module would be the simplest start.",
+		"facts":          []map[string]any{fact("goal", "Is adding offline caching to tidewater so it works on boats without signal")},
 	}},
 	{"a correction", map[string]any{
 		"user_input":     "That's wrong, I use Go not Python. tidewater is written in Go 1.26 and I want to keep it dependency-free.",
 		"agent_response": "Sorry about that! For Go without dependencies, a file cache with atomic renames under os.UserCacheDir works well.",
+		"facts": []map[string]any{
+			{"category": "correction", "content": "tidewater is written in Go 1.26, kept dependency-free; suggest Go, not Python",
+				"source_error": "assumed tidewater was a Python project"},
+		},
 	}},
 	{"in Chinese", map[string]any{
 		"user_input":     "以后关于部署的问题请用中文回答。我们每周五把 tidewater 部署到 Fly.io。",
 		"agent_response": "好的，以后部署相关的问题我会用中文回答。每周五部署到 Fly.io，我记住了。",
+		"facts": []map[string]any{
+			fact("preference", "Wants questions about deployment answered in Chinese"),
+			fact("context", "Deploys tidewater to Fly.io every Friday"),
+		},
 	}},
 	{"tool call and uploaded file (filtered)", map[string]any{
 		"messages": []map[string]any{
@@ -63,6 +84,7 @@ var demoScript = []demoStep{
 	{"reinforcement", map[string]any{
 		"user_input":     "Perfect. That's exactly what I wanted, keep doing that: short answers with Go code.",
 		"agent_response": "Will do: short answers with Go snippets.",
+		"facts":          []map[string]any{fact("preference", "Likes short answers with Go code")},
 	}},
 }
 
@@ -134,8 +156,9 @@ func demo(ctx context.Context, cfg *Config, stdout io.Writer, log *slog.Logger) 
 	}
 
 	p.printf("mnemo demo: a scripted conversation sent through the real MCP server\n\n")
-	p.printf("Each step is an add_memory call an assistant makes after an exchange; then\n")
-	p.printf("retrieve_memory is called as it would be before answering the next message.\n\n")
+	p.printf("Each step is an add_memory call an assistant makes after an exchange, passing\n")
+	p.printf("the exchange and its lasting facts; then retrieve_memory is called as it would\n")
+	p.printf("be before answering the next message.\n\n")
 	p.printf("  server     %s %s (protocol %s)\n", initRes.ServerInfo.Name, initRes.ServerInfo.Version, initRes.ProtocolVersion)
 	p.printf("  tools      %s\n", strings.Join(names, ", "))
 	p.printf("  data dir   %s %s\n", cfg.DataDir, dirNote)
@@ -153,6 +176,12 @@ func demo(ctx context.Context, cfg *Config, stdout io.Writer, log *slog.Logger) 
 		p.printf("  stored     %s\n", orNone(strings.Join(res.TurnIDs, ", ")))
 		p.printf("  filter     %s\n", describeFilter(res.Filter))
 		p.printf("  signals    %s\n", describeSignals(res.Signals))
+		for _, f := range res.Facts {
+			p.printf("  fact       %s: %s\n", describeFact(f), clip(f.Content, 80))
+		}
+		if res.Ask != "" {
+			p.printf("  asks       %s\n", res.Ask)
+		}
 		if res.Note != "" {
 			p.printf("  note       %s\n", res.Note)
 		}
@@ -183,9 +212,13 @@ func demo(ctx context.Context, cfg *Config, stdout io.Writer, log *slog.Logger) 
 	p.heading("get_user_profile")
 	p.printf("  stored turns   %d\n", prof.StoredTurns)
 	p.printf("  facts          %d\n", len(prof.Facts))
-	p.printf("  pending        %d turns waiting for the memory updater (LLM: %s)\n", prof.Pending.Turns, prof.Pending.LLM)
+	if prof.Pending.LLM == memory.KeylessMode {
+		p.printf("  extraction     %s\n", prof.Pending.LLM)
+	} else {
+		p.printf("  pending        %d turns waiting for the memory updater (LLM: %s)\n", prof.Pending.Turns, prof.Pending.LLM)
+	}
 	if prof.Empty {
-		p.printf("  profile        empty: profile sections and facts are extracted by an LLM, and none is configured\n")
+		p.printf("  profile        empty: nothing has been learned yet\n")
 	}
 
 	var flush memory.FlushResult
@@ -200,7 +233,8 @@ func demo(ctx context.Context, cfg *Config, stdout io.Writer, log *slog.Logger) 
 
 	p.heading("files in the data dir")
 	p.files(cfg.DataDir)
-	p.printf("\nEvery exchange above is stored durably and searchable without any API key.\n")
+	p.printf("\nEvery exchange above is stored durably and searchable, and the facts the host\n")
+	p.printf("passed are the user's long-term memory: no API key is needed.\n")
 	p.printf("Run 'mnemo help' for settings, and see README.md to connect mnemo to your MCP host.\n")
 	return p.err
 }
@@ -319,14 +353,25 @@ func describeFilter(r memory.FilterReport) string {
 	return strings.Join(parts, ", ")
 }
 
+// describeFact says what became of a fact passed with an exchange.
+func describeFact(f memory.HostFactResult) string {
+	switch f.Status {
+	case memory.HostFactRefused:
+		return "refused (" + f.Reason + ")"
+	case memory.HostFactMerged:
+		return "merged with " + f.FactID
+	}
+	return "kept as " + f.FactID
+}
+
 func describeSignals(s memory.Signals) string {
 	switch {
 	case s.Correction && s.Reinforcement:
 		return "correction and reinforcement"
 	case s.Correction:
-		return "correction (flagged for the memory updater, which records what to avoid)"
+		return "correction (the user corrected the assistant: memory asks for a correction fact)"
 	case s.Reinforcement:
-		return "reinforcement (flagged for the memory updater, which records what worked)"
+		return "reinforcement (the user approved the approach)"
 	}
 	return "none"
 }

@@ -85,7 +85,7 @@ func runDoctor(ctx context.Context, c *call) int {
 		d.info("data_dir = %s (the default)", cfg.DataDir)
 	}
 	if !cfg.LLM.Configured() {
-		d.info("no LLM endpoint: turns are stored and searchable, but nothing is extracted into long-term memory until MNEMO_LLM_BASE_URL or MNEMO_LLM_API_KEY is set")
+		d.info("no extraction model, and none is needed: the host's model passes the lasting facts with add_memory, kept at once; every turn is stored and searchable")
 	}
 
 	if cfg.Storage != "" {
@@ -112,7 +112,7 @@ func runDoctor(ctx context.Context, c *call) int {
 	if cfg.LLM.Configured() {
 		d.checkLLM(ctx, cfg)
 	} else {
-		d.info("not configured (optional)")
+		d.info("not configured: optional — the host's model is the extraction model; set llm_base_url (or an API key) only to have exchanges distilled in the background as well")
 	}
 	if cfg.Embedding.Configured() {
 		d.section("Embeddings endpoint")
@@ -444,9 +444,10 @@ func (d *doctor) usage(ctx context.Context, c *call) {
 		budget += fmt.Sprintf(", %d left today", max(0, cfg.Memory.DailyTokenBudget-t.Tokens()))
 	}
 	d.info("daily token budget: %s", budget)
-	if u.Deferred != "" {
+	switch {
+	case u.Deferred != "":
 		d.info("extraction is deferred until tomorrow (UTC): the budget is spent; turns stay pending, nothing is lost (raise daily_token_budget to resume now)")
-	} else {
+	case cfg.LLM.Configured():
 		d.info("extraction is not deferred")
 	}
 	d.info("mnemo show --usage lists the recent days (--user U [--agent A] for another memory)")

@@ -54,6 +54,22 @@ func TestDoctorCommand(t *testing.T) {
 			t.Errorf("doctor left %d entries in users/, want only ana", len(entries))
 		}
 	})
+	t.Run("keyless", func(t *testing.T) {
+		// No extraction model is a complete mode: doctor says the host's
+		// model passes the facts, and asks for no key.
+		dir := filepath.Join(t.TempDir(), "data")
+		seedRich(t, dir)
+		code, out, errOut := runEnv(t, env{"MNEMO_DATA_DIR": dir}, "doctor")
+		if code != exitOK {
+			t.Errorf("doctor = %d, want 0\n%s%s", code, out, errOut)
+		}
+		for _, bad := range []string{"pending", "until MNEMO_LLM", "extraction waits", "extraction is not deferred"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("doctor says %q without a model:\n%s", bad, out)
+			}
+		}
+		checkGolden(t, "doctor_keyless", strings.ReplaceAll(out, dir, "$DATA"))
+	})
 	t.Run("symlink", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "data")
 		seedRich(t, dir)

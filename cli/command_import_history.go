@@ -156,7 +156,7 @@ func importChats(ctx context.Context, e *call, file, format string, convs []impo
 		return exitOK
 	}
 	if !e.cfg.LLM.Configured() {
-		fmt.Fprintf(w, "facts: no extraction model is set, so %s wait, stored and searchable; facts come from the host's model as it passes them with add_memory (facts), or from an extraction model set in the settings (llm_base_url), which takes the waiting turns oldest first\n",
+		fmt.Fprintf(w, "facts: no extraction model is set, and none is needed: %s stored and searchable; the facts come from the host's model as it passes them with add_memory (facts); an extraction model set later (llm_base_url) would also read them, oldest first\n",
 			plural(nPending, "imported turn"))
 		return exitOK
 	}

@@ -72,8 +72,12 @@ func runSearch(ctx context.Context, e *call) int {
 // writeSearch prints the ranked pages and, when asked, the injection text.
 func writeSearch(w io.Writer, query string, res *memory.RetrieveResult, injection bool) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s for %q in %s (%s stored, %d not yet reflected in memory)\n",
-		plural(len(res.Pages), "page"), query, res.Scope.Key(), plural(res.StoredTurns, "turn"), res.Pending.Turns)
+	pending := fmt.Sprintf(", %d not yet reflected in memory", res.Pending.Turns)
+	if res.Pending.LLM == memory.KeylessMode {
+		pending = "" // nothing waits for a model: the facts come from the host
+	}
+	fmt.Fprintf(&b, "%s for %q in %s (%s stored%s)\n",
+		plural(len(res.Pages), "page"), query, res.Scope.Key(), plural(res.StoredTurns, "turn"), pending)
 	for i, p := range res.Pages {
 		fmt.Fprintf(&b, "\n%2d. score %.4f  %s  thread %s  %s\n", i+1, p.Score, fmtMinute(p.Time), p.ThreadID, p.ID)
 		for _, part := range []struct{ who, text string }{{"user:      ", p.User}, {"assistant: ", p.Reply}} {

@@ -61,11 +61,18 @@ func TestRunDemo(t *testing.T) {
 		"correction", "reinforcement", // signals were detected
 		"stripped 1 <uploaded_files> block", "dropped 1 tool result", // the filter report
 		"I use Go not Python", "Fly.io", // retrieval found the right exchanges
-		"no LLM", // flush is honest
+		"kept as fact_", "facts          7", // the host passed facts, and they are the memory
+		"none is needed", // flush is honest: with no model the host is the extraction model
 		"users/",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output does not contain %q:\n%s", want, out)
+		}
+	}
+	// Keyless is a complete mode: nothing is pending for a model that never comes.
+	for _, bad := range []string{"pending", "waits for an LLM", "extraction waits", "OPENAI_API_KEY"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("demo output says %q in the keyless mode:\n%s", bad, out)
 		}
 	}
 	// The script sends an <uploaded_files> block; nothing retrieved may show it.

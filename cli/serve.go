@@ -119,7 +119,7 @@ func newMCPServer(svc *engine.Service, cfg *Config, opts ...tools.Option) *serve
 // never includes the API key.
 func llmState(cfg *Config) string {
 	if !cfg.LLM.Configured() {
-		return "not configured (turns are stored and searchable; extraction waits for an endpoint)"
+		return "not configured, and none is needed (the host's model passes the facts with add_memory; turns are stored and searchable)"
 	}
 	base := cfg.LLM.BaseURL
 	if base == "" {

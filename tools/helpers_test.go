@@ -40,6 +40,13 @@ type testEnv struct {
 // schema the tool advertises.
 func newEnv(tb testing.TB, opts ...Option) *testEnv {
 	tb.Helper()
+	return newEnvWith(tb, nil, opts...)
+}
+
+// newEnvWith is newEnv over a service built with engine options too
+// (a fake language model, say).
+func newEnvWith(tb testing.TB, engineOpts []engine.Option, opts ...Option) *testEnv {
+	tb.Helper()
 	dir := tb.TempDir()
 	store, err := files.Open(dir)
 	if err != nil {
@@ -47,8 +54,7 @@ func newEnv(tb testing.TB, opts ...Option) *testEnv {
 	}
 	tb.Cleanup(func() { store.Close() })
 	svc, err := engine.NewService(memory.DefaultConfig(), store, mustCounter(tb),
-		engine.WithClock(func() time.Time { return testNow }),
-		engine.WithIDs(sequentialIDs("turn_")))
+		append([]engine.Option{engine.WithClock(func() time.Time { return testNow }), engine.WithIDs(sequentialIDs("turn_"))}, engineOpts...)...)
 	if err != nil {
 		tb.Fatalf("engine.NewService() error = %v", err)
 	}

@@ -373,3 +373,50 @@ func TestAddMemoryDescriptionModes(t *testing.T) {
 		})
 	}
 }
+
+// TestREADMEAddMemoryArguments checks that the README's add_memory table
+// documents every argument the tool takes (facts and idempotency_key
+// included): a host's developer reads it to know what to send.
+func TestREADMEAddMemoryArguments(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "### `add_memory`")
+	if !ok {
+		t.Fatal("README.md has no add_memory section")
+	}
+	section, _, _ = strings.Cut(section, "\n### ")
+	var rows []string
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "| `") {
+			cell, _, _ := strings.Cut(strings.TrimPrefix(line, "| "), " |")
+			rows = append(rows, cell)
+		}
+	}
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	raw, err := json.Marshal(AddMemory(nil).Tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tool struct {
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if err := json.Unmarshal(raw, &tool); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(tool.InputSchema, &schema); err != nil || len(schema.Properties) < 10 {
+		t.Fatalf("add_memory input schema has %d properties (err %v), want all its arguments", len(schema.Properties), err)
+	}
+	for name := range schema.Properties {
+		found := false
+		for _, cell := range rows {
+			found = found || strings.Contains(cell, "`"+name+"`")
+		}
+		if !found {
+			t.Errorf("README's add_memory table lacks the argument %s", name)
+		}
+	}
+}

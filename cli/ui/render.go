@@ -38,6 +38,7 @@ var funcs = template.FuncMap{
 	"conf":         func(c float64) string { return strconv.FormatFloat(c, 'f', 2, 64) },
 	"num":          func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
 	"categories":   func() []string { return memory.Categories },
+	"keyless":      func(p memory.PendingInfo) bool { return p.LLM == memory.KeylessMode },
 	"sectionTitle": sectionTitle,
 	"turnView": func(v *view, id, thread string, t time.Time, user, reply string, score float64, pending bool) turnData {
 		return turnData{V: v, ID: id, Thread: thread, Time: t, User: user, Reply: reply, Score: score, Pending: pending}

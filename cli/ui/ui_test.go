@@ -320,7 +320,7 @@ var pages = []struct {
 	{"/exchanges?user=ana&thread=work", "No exchange matches", "leaks goroutines"},
 	{"/sessions?user=ana", "No topic sessions yet", "Heat over time"},
 	{"/history?user=ana", "No changes recorded yet", "Prefers Go for backend services"},
-	{"/status?user=ana", "Nothing is pending", "not yet reflected"},
+	{"/status?user=ana", "nothing waits for extraction", "nothing waits for extraction"}, // no model: the assistant passes the facts
 	{"/preview?user=ana", "would put before", "would put before"},
 	{"/preview?user=ana&q=azores", "tokens · 0 pages", "Azores"},
 	{"/data?user=ana", "Forget everything", "ana/coder"},

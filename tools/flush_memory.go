@@ -17,7 +17,7 @@ const nameFlushMemory = "flush_memory"
 
 // flushArgs are the arguments of flush_memory.
 type flushArgs struct {
-	UserID    string `json:"user_id,omitempty" jsonschema:"Whose pending exchanges to process. Leave empty for the configured user."`
+	UserID    string `json:"user_id,omitempty" jsonschema:"Whose memory. Leave empty for the configured user."`
 	AgentName string `json:"agent_name,omitempty" jsonschema:"Process this agent's own memory instead of the user's shared memory."`
 	ThreadID  string `json:"thread_id,omitempty" jsonschema:"Process only this conversation. Default: every conversation of the user."`
 }
@@ -50,7 +50,7 @@ func FlushMemory(m Memory, opts ...Option) server.ServerTool {
 			}
 		}),
 		outputSchema[memory.FlushResult](nil),
-		annotate("Process pending memory now", false, false, true),
+		annotate("Update memory now", false, false, true),
 	)
 	return typed(tool, func(ctx context.Context, req mcp.CallToolRequest, args flushArgs) (*mcp.CallToolResult, error) {
 		res, err := m.Flush(ctx, memory.FlushRequest{

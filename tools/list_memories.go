@@ -92,7 +92,10 @@ func listText(r *memory.ListResult) string {
 		fmt.Fprintf(&b, "\n- %s [thread %s, %s] user: %s | assistant: %s", t.ID, t.ThreadID, t.Time.Format("2006-01-02 15:04"), clip(t.User, 200), clip(t.Reply, 200))
 	}
 	for _, th := range r.Threads {
-		fmt.Fprintf(&b, "\n- %s: %s, %s to %s, %d pending", th.ID, count(th.Turns, "exchange"), th.First.Format("2006-01-02"), th.Last.Format("2006-01-02"), th.Pending)
+		fmt.Fprintf(&b, "\n- %s: %s, %s to %s", th.ID, count(th.Turns, "exchange"), th.First.Format("2006-01-02"), th.Last.Format("2006-01-02"))
+		if th.Pending > 0 { // only with an extraction model: then turns wait for it
+			fmt.Fprintf(&b, ", %d pending", th.Pending)
+		}
 	}
 	if r.NextOffset > 0 {
 		fmt.Fprintf(&b, "\nMore: call again with offset %d.", r.NextOffset)

@@ -33,7 +33,10 @@ func (s *Service) Flush(ctx context.Context, req memory.FlushRequest) (*memory.F
 	if err != nil {
 		return nil, err
 	}
-	_, byThread := st.pending()
+	var byThread map[string]int
+	if s.llm != nil { // without a model no turn is pending: nothing to count
+		_, byThread = st.pending()
+	}
 	st.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.FlushTimeout)

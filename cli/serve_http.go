@@ -252,8 +252,7 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 	if !opts.insecure {
 		fmt.Fprintf(stderr, "mnemo: memory viewer: log in at %s with a token (mnemo token add --user NAME)\n", loginURL(resource))
 	}
-	if tlsConfig == nil && !strings.HasPrefix(hc.PublicURL, "https://") && !loopbackHost(strings.Trim(hostOf(bound), "[]")) {
-		msg := "serving plain HTTP on a non-loopback address: tokens, cookies and memory travel in clear over the network; set tls_cert_file and tls_key_file, or put a TLS-terminating proxy in front and set http_public_url to its https:// URL"
+	if msg := plainHTTPWarning(bound, tlsConfig != nil, hc.PublicURL); msg != "" {
 		fmt.Fprintf(stderr, "mnemo: warning: %s\n", msg)
 		log.Warn(msg, "addr", bound)
 	}
@@ -490,12 +489,19 @@ type streamIDs struct {
 
 func (*streamIDs) Generate() string { return "mnemo-stream-" + uuid.NewString() }
 
-// hostOf is the host of a host:port address.
-func hostOf(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
+// plainHTTPWarning is the warning for serving on bound (host:port)
+// without TLS where others can listen: "" on a loopback address, with
+// TLS, or behind a TLS-terminating proxy (an https:// public URL).
+func plainHTTPWarning(bound string, tls bool, publicURL string) string {
+	host := bound
+	if h, _, err := net.SplitHostPort(bound); err == nil {
+		host = h
 	}
-	return hostport
+	if tls || strings.HasPrefix(publicURL, "https://") || loopbackHost(host) {
+		return ""
+	}
+	return "serving plain HTTP on " + bound + ", which is not a loopback address: tokens, login cookies and memory travel in clear " +
+		"over the network; set tls_cert_file and tls_key_file, or put a TLS-terminating proxy in front and set http_public_url to its https:// URL"
 }
 
 // loginURL is the viewer's login page at the origin of resource (the MCP

@@ -36,6 +36,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/redact"
 )
 
 var _ memory.Store = (*Store)(nil)
@@ -278,7 +279,10 @@ func scrub(err error, password string) error {
 	if err == nil || password == "" || !strings.Contains(err.Error(), password) {
 		return err
 	}
-	return &scrubbedError{msg: strings.ReplaceAll(err.Error(), password, maskedPassword), err: err}
+	// A short password is masked only where it stands alone: masked
+	// inside words it would mangle the message and show itself by the
+	// gaps ("datxxxxxase").
+	return &scrubbedError{msg: redact.Secret(err.Error(), password), err: err}
 }
 
 type scrubbedError struct {

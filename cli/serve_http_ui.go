@@ -31,8 +31,8 @@ const uiCookie = "mnemo_ui_token"
 // /ui/login, kept in an HttpOnly, SameSite=Strict cookie scoped to /ui.
 type uiLogin struct {
 	verifiers []httpauth.Verifier
-	secure    bool   // the cookie is sent over HTTPS only
-	insecure  bool   // --insecure-no-auth: everyone is everyone
+	secure    bool // the cookie is sent over HTTPS only
+	insecure  bool // --insecure-no-auth: everyone is everyone
 	// shared is the CSRF session of an unauthenticated server, derived
 	// from the viewer's key so that every instance has the same.
 	shared string

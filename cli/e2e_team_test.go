@@ -125,6 +125,59 @@ func pingStatus(t *testing.T, endpoint, token string) int {
 	return code
 }
 
+// page is one Chromium tab.
+type page struct {
+	t   *testing.T
+	ctx context.Context // the test's bound
+	b   context.Context // the tab
+}
+
+func newPage(t *testing.T, ctx context.Context) *page {
+	return &page{t: t, ctx: ctx, b: browser(t, ctx)}
+}
+
+func (p *page) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.b, actions...); err != nil {
+		p.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (p *page) text() string {
+	p.t.Helper()
+	s, err := chromedp.Run(p.b, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return s
+}
+
+// waitText waits until the page shows s (a page being left ends a wait;
+// the next one waits on the new page).
+func (p *page) waitText(what, s string) {
+	p.t.Helper()
+	q, _ := json.Marshal(s)
+	var err error
+	for range 20 {
+		if _, err = chromedp.Run(p.b, chromedp.Poll[bool]("!!document.body && document.body.innerText.includes("+string(q)+")", chromedp.WithPollingTimeout(20*time.Second))); err == nil {
+			return
+		}
+		if p.ctx.Err() != nil {
+			break
+		}
+	}
+	p.t.Fatalf("%s: the page never showed %q: %v; it shows:\n%s", what, s, err, p.text())
+}
+
+// login logs in to the viewer of the server at base as a person does:
+// the login page, the token typed into its field, the button clicked.
+func (p *page) login(base, token string) {
+	p.t.Helper()
+	p.do("open the login page", chromedp.Navigate(base+"/ui/login"))
+	p.do("log in", chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Click(chromedp.CSS("form button[type=submit]")))
+	p.waitText("logged in", "Log out")
+}
+
 // viewerPosts counts the viewer's successful form posts (answered 303) in
 // a server's log.
 var viewerPost = regexp.MustCompile(`method=POST path=/ui/facts/\w+ status=303`)
@@ -227,41 +280,11 @@ func TestTeamBehindBalancer(t *testing.T) {
 	}
 
 	// The viewer in Chromium, through the balancer.
-	br := browser(t, ctx)
-	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(br, actions...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	text := func() string {
-		t.Helper()
-		s, err := chromedp.Run(br, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	waitText := func(what, s string) {
-		t.Helper()
-		q, _ := json.Marshal(s)
-		var err error
-		for range 20 {
-			if _, err = chromedp.Run(br, chromedp.Poll[bool]("!!document.body && document.body.innerText.includes("+string(q)+")", chromedp.WithPollingTimeout(20*time.Second))); err == nil {
-				return
-			}
-			if ctx.Err() != nil {
-				break
-			}
-		}
-		t.Fatalf("%s: the page never showed %q: %v; it shows:\n%s", what, s, err, text())
-	}
+	pg := newPage(t, ctx)
+	do, waitText := pg.do, pg.waitText
 	acceptConfirms := chromedp.Evaluate[chromedp.Void](`window.confirm = () => true`)
 
-	// Log in by typing the token into the form and clicking.
-	do("open login", chromedp.Navigate(lb+"/ui/login"))
-	do("log in", chromedp.SendKeys(chromedp.CSS("#token"), alice), chromedp.Click(chromedp.CSS("form button[type=submit]")))
-	waitText("logged in", "Log out")
+	pg.login(lb, alice)
 
 	// Add, edit and forget facts until the viewer's posts have landed on
 	// both instances (round-robin makes that the second round at the
@@ -350,4 +373,54 @@ func TestTeamBehindBalancer(t *testing.T) {
 			t.Errorf("a server log holds a token")
 		}
 	}
+}
+
+// TestE2EHTTPViewerBrowser: one serve --http on the file store, its
+// viewer in Chromium: a wrong token typed into the login form is
+// refused, the right one logs in, a fact added through the form is there
+// for the MCP tools, and the log-out button logs out. The viewer's key is
+// a 0600 file in the data directory.
+func TestE2EHTTPViewerBrowser(t *testing.T) {
+	mnemoBinary(t)
+	chromiumPath(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	cmd := mnemoCmd(t, dir, nil, "token", "add", "--user", "alice")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("mnemo token add: %v\n%s", err, stderr.String())
+	}
+	alice := strings.TrimSpace(string(out))
+	if !strings.Contains(stderr.String(), "http://127.0.0.1:8787/ui/login") {
+		t.Errorf("mnemo token add does not say where to log in:\n%s", stderr.String())
+	}
+	srv := startHTTP(t, dir, nil)
+	base := strings.TrimSuffix(srv.url, "/mcp")
+	if !strings.Contains(srv.stderr.String(), "log in at "+base+"/ui/login") {
+		t.Errorf("the start-up lines do not say where to log in:\n%s", srv.stderr.String())
+	}
+	if fi, err := os.Stat(filepath.Join(dir, uiKeyFileName)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the viewer's key file: %v, %v; want it, 0600", err, fi)
+	}
+
+	pg := newPage(t, ctx)
+	pg.do("open the login page", chromedp.Navigate(base+"/ui/login"))
+	pg.do("wrong token", chromedp.SendKeys(chromedp.CSS("#token"), "mnemo_not-a-token"), chromedp.Click(chromedp.CSS("form button[type=submit]")))
+	pg.waitText("wrong token refused", "That token was not accepted")
+	pg.login(base, alice)
+	pg.do("facts page", chromedp.Navigate(base+"/ui/facts"))
+	pg.do("add", chromedp.SendKeys(chromedp.CSS("form[action$='/facts/add'] textarea[name=content]"), "Keeps bees on the roof"),
+		chromedp.Click(chromedp.CSS("form[action$='/facts/add'] button[type=submit]")))
+	pg.waitText("added", "The fact is saved.")
+	c := mcpClient(t, srv.url, map[string]string{"Authorization": "Bearer " + alice})
+	if res := callHTTPTool(t, c, "list_memories", map[string]any{"kind": "facts"}); res.IsError || !strings.Contains(resultText(res), "Keeps bees on the roof") {
+		t.Errorf("list_memories after the viewer's add = %s", resultText(res))
+	}
+	pg.do("log out", chromedp.Click(chromedp.CSS("#logout")))
+	pg.waitText("logged out", "Your access token")
+	pg.do("after logout", chromedp.Navigate(base+"/ui/facts"))
+	pg.waitText("refused after logout", "/ui/login")
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -423,4 +424,18 @@ func TestE2EHTTPViewerBrowser(t *testing.T) {
 	pg.waitText("logged out", "Your access token")
 	pg.do("after logout", chromedp.Navigate(base+"/ui/facts"))
 	pg.waitText("refused after logout", "/ui/login")
+}
+
+// TestTeamRefusesToStartWithoutTokens: with PostgreSQL storage and no
+// token in the database (whatever the data directory holds), serve
+// --http refuses to start and says how to add one.
+func TestTeamRefusesToStartWithoutTokens(t *testing.T) {
+	mnemoBinary(t)
+	dbURL := pgtest.NewDatabase(t)
+	out, err := mnemoCmd(t, t.TempDir(), []string{"MNEMO_STORAGE=" + dbURL}, "serve", "--http", "127.0.0.1:0").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitUsage || !strings.Contains(string(out), "no tokens in the mnemo_tokens table") ||
+		!strings.Contains(string(out), "mnemo token add --user NAME") {
+		t.Errorf("serve --http without tokens: %v, output %q; want exit %d naming the table and mnemo token add", err, out, exitUsage)
+	}
 }

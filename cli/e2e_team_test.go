@@ -418,6 +418,13 @@ func TestE2EHTTPViewerBrowser(t *testing.T) {
 	pg.do("add", chromedp.SendKeys(chromedp.CSS("form[action$='/facts/add'] textarea[name=content]"), "Keeps bees on the roof"),
 		chromedp.Click(chromedp.CSS("form[action$='/facts/add'] button[type=submit]")))
 	pg.waitText("added", "The fact is saved.")
+	shot, err := chromedp.Run(pg.b, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(screenshotDir(t), "serve-facts-logged-in.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c := mcpClient(t, srv.url, map[string]string{"Authorization": "Bearer " + alice})
 	if res := callHTTPTool(t, c, "list_memories", map[string]any{"kind": "facts"}); res.IsError || !strings.Contains(resultText(res), "Keeps bees on the roof") {
 		t.Errorf("list_memories after the viewer's add = %s", resultText(res))

@@ -248,14 +248,16 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	ready.Store(true)
-	fmt.Fprintf(stderr, "mnemo: listening on %s\n", endpoint)
-	if !opts.insecure {
-		fmt.Fprintf(stderr, "mnemo: memory viewer: log in at %s with a token (mnemo token add --user NAME)\n", loginURL(resource))
-	}
+	// The listening line comes last: scripts wait for it, and then
+	// have the others.
 	if msg := plainHTTPWarning(bound, tlsConfig != nil, hc.PublicURL); msg != "" {
 		fmt.Fprintf(stderr, "mnemo: warning: %s\n", msg)
 		log.Warn(msg, "addr", bound)
 	}
+	if !opts.insecure {
+		fmt.Fprintf(stderr, "mnemo: memory viewer: log in at %s with a token (mnemo token add --user NAME)\n", loginURL(resource))
+	}
+	fmt.Fprintf(stderr, "mnemo: listening on %s\n", endpoint)
 	log.Info("serving MCP over HTTP",
 		"version", version(), "url", endpoint, "resource", resource, "data_dir", cfg.DataDir,
 		"auth", handler.authText, "llm", llmState(cfg))

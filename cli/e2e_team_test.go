@@ -405,6 +405,9 @@ func TestE2EHTTPViewerBrowser(t *testing.T) {
 	if !strings.Contains(srv.stderr.String(), "log in at "+base+"/ui/login") {
 		t.Errorf("the start-up lines do not say where to log in:\n%s", srv.stderr.String())
 	}
+	if code, _, body := rawPost(t, srv.url, "memory.example.org", nil, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); code != http.StatusForbidden || !strings.Contains(body, "http_allowed_hosts") {
+		t.Errorf("a request for another host name = %d %q, want 403 naming http_allowed_hosts", code, body)
+	}
 	if fi, err := os.Stat(filepath.Join(dir, uiKeyFileName)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the viewer's key file: %v, %v; want it, 0600", err, fi)
 	}

@@ -282,7 +282,7 @@ func ApplyConsolidation(d *Document, merges []ConsolidateMerge, opt ApplyConsoli
 		}
 		if keep.Content != before {
 			d.AddFactEvent(FactEvent{FactID: keep.ID, Event: FactUpdated, At: opt.Now, Source: opt.Source, Content: keep.Content,
-				Reason: fmt.Sprintf("reworded by the consolidation pass, merging %s (was %q)", strings.Join(ids, ", "), before)})
+				Reason: fmt.Sprintf("reworded by the consolidation pass, merging %s", strings.Join(ids, ", "))})
 		}
 		for _, j := range idx[1:] {
 			o := d.Facts[j]

@@ -100,6 +100,7 @@ func Authenticate(opts AuthOptions) (func(http.Handler) http.Handler, error) {
 					}
 					opts.Logger.InfoContext(r.Context(), "request refused", attrs...)
 				}
+				dropBody(w, r)
 				challenge(w, opts, aerr)
 				return
 			}

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -170,5 +172,73 @@ func TestE2EForgetScrubsHistoryAndVersions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestE2ERedactionRule (issue 24, low 7, 8 and 9) goes through mnemo
+// serve over stdio: an id that is a credential (user_id, thread_id,
+// idempotency_key) is refused with a message that names the kind and not
+// the id, and nothing is stored under it; Basic credentials in a turn are
+// redacted; and ordinary phrases that share a key's prefix are stored as
+// written.
+func TestE2ERedactionRule(t *testing.T) {
+	dir := t.TempDir()
+	ctx := t.Context()
+	srv := startServer(t, dir)
+	srv.initialize(ctx)
+	const (
+		ghToken = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
+		skKey   = "sk-proj-abcDEF1234567890abcdefGHIJ"
+		awsKey  = "AKIAIOSFODNN7EXAMPLE"
+	)
+	turn := func(extra map[string]any) map[string]any {
+		args := map[string]any{"user_input": "Where do I keep the spare key?", "agent_response": "Under the mat."}
+		for k, v := range extra {
+			args[k] = v
+		}
+		return args
+	}
+	for _, tc := range []struct {
+		field string
+		args  map[string]any
+	}{
+		{"user_id", turn(map[string]any{"user_id": ghToken})},
+		{"thread_id", turn(map[string]any{"thread_id": skKey})},
+		{"idempotency_key", turn(map[string]any{"idempotency_key": awsKey})},
+	} {
+		var out map[string]any
+		err := srv.tool(ctx, "add_memory", tc.args, &out)
+		if err == nil || !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), "looks like a credential") {
+			t.Errorf("add_memory with a credential as %s: %v, want a tool error saying it looks like a credential", tc.field, err)
+		}
+		for _, secret := range []string{ghToken, skKey, awsKey} {
+			if err != nil && strings.Contains(err.Error(), secret) {
+				t.Errorf("the refusal of %s quotes the credential: %v", tc.field, err)
+			}
+		}
+	}
+	prose := []string{"sk-learn-compatible-estimator", "xoxo-see-you-tomorrow", "The secret: extra-virgin-olive-oil",
+		"my secret = always-preheat-the-oven", "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", "access_token = will-be-issued-tomorrow-morning"}
+	basic := "YWxpY2U6czNjcjN0LXB3" // alice:s3cr3t-pw
+	var added struct {
+		TurnIDs []string `json:"turn_ids"`
+	}
+	if err := srv.tool(ctx, "add_memory", turn(map[string]any{"user_id": "bob", "thread_id": "notes",
+		"user_input": strings.Join(prose, "; ") + ". The API wants Authorization: Basic " + basic}), &added); err != nil {
+		t.Fatal(err)
+	}
+	if code := srv.stop(); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+	if hits := testutil.GrepFiles(t, dir, strings.ToLower(ghToken), strings.ToLower(skKey), strings.ToLower(awsKey), strings.ToLower(basic)); len(hits) > 0 {
+		t.Errorf("a credential is stored in %v", hits)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "users", ghToken)); err == nil {
+		t.Errorf("a directory is named after the credential given as user_id")
+	}
+	for _, p := range prose {
+		if hits := testutil.GrepFiles(t, dir, strings.ToLower(p)); len(hits) == 0 {
+			t.Errorf("%q was not stored as written (redacted as a secret?)", p)
+		}
 	}
 }

@@ -103,6 +103,9 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (*AddResult, error) {
 		if err := ValidateID("idempotency_key", req.IdempotencyKey); err != nil {
 			return nil, err
 		}
+		if err := credentialID("idempotency_key", req.IdempotencyKey); err != nil {
+			return nil, err
+		}
 	}
 	now := s.now().UTC()
 	when := now

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"sync"
@@ -120,5 +123,76 @@ func TestE2EHTTPUnauthenticatedUploads(t *testing.T) {
 	}
 	if code := srv.stop(t); code != 0 {
 		t.Errorf("exit code %d", code)
+	}
+}
+
+// TestE2EHTTPViewerLimits (issue 24, low 5): the viewer under serve
+// --http keeps http_max_body_bytes (a 6 MiB import from a logged-in
+// browser is answered 413, not parsed), and the login form takes no more
+// than a burst of tries from one address (429 after that).
+func TestE2EHTTPViewerLimits(t *testing.T) {
+	dir := t.TempDir()
+	alice := httpToken(t, dir, "alice")
+	srv := startHTTP(t, dir, nil)
+	base := strings.TrimSuffix(srv.url, "/mcp")
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	login := func(tok string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+"/ui/login", strings.NewReader(url.Values{"token": {tok}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", base)
+		resp, err := browser.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := login(alice); code != http.StatusOK {
+		t.Fatalf("login with alice's token = %d, want the viewer", code)
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("file", "export.json")
+	fw.Write(bytes.Repeat([]byte(" "), 6<<20))
+	mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, base+"/ui/import", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Origin", base)
+	resp, err := browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("6 MiB import through the viewer = %d, want 413 (http_max_body_bytes is 4 MiB)", resp.StatusCode)
+	}
+
+	codes := map[int]int{}
+	for range 30 {
+		codes[login("mnemo_"+strings.Repeat("A", 43))]++
+	}
+	if codes[http.StatusTooManyRequests] == 0 || codes[http.StatusUnauthorized] == 0 {
+		t.Errorf("30 wrong logins from one address answered %v, want 401s and then 429s", codes)
+	}
+}
+
+// TestUIOpenRedirect (issue 24, low 6): the one-time token exchange of
+// mnemo ui redirects only to a path of the viewer: "//evil.example/"
+// (a browser reads it as another host) becomes "/evil.example/".
+func TestUIOpenRedirect(t *testing.T) {
+	v := startViewer(t, t.TempDir())
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, path := range []string{"//evil.example/", "/\\evil.example/", "///evil.example/x"} {
+		resp, err := noFollow.Get(v.base + path + "?token=x&page=2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		loc := resp.Header.Get("Location")
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, "/\\") || strings.Contains(loc, "token") {
+			t.Errorf("GET %s?token=x = %d Location %q, want 303 to a path of the viewer without the token", path, resp.StatusCode, loc)
+		}
 	}
 }

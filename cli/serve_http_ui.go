@@ -19,6 +19,13 @@ import (
 // uiPath is where serve --http mounts the memory viewer.
 const uiPath = "/ui"
 
+// uiLoginRate and uiLoginBurst bound the logins one client address may
+// try: 10 at once, then one every 6 seconds.
+const (
+	uiLoginRate  = 1.0 / 6
+	uiLoginBurst = 10
+)
+
 // uiCookie holds the bearer token of a browser logged in to the viewer.
 // The token itself, not a session of this process, so that any instance
 // behind a load balancer answers and a revoked token stops working at
@@ -154,11 +161,22 @@ func mountUI(mux *http.ServeMux, svc *memory.Service, store memory.Store, cfg *C
 		Export:      uiExport(store),
 		Import:      uiImport(store, cfg.Memory),
 		Log:         log,
+
+		MaxBodyBytes: cfg.HTTP.MaxBodyBytes,
 	})
 	if err != nil {
 		return err
 	}
-	mux.HandleFunc(uiPath+"/login", login.handleLogin)
+	// Tokens tried on the login form are limited per client address, as
+	// /mcp limits each credential: guessing goes no faster than this.
+	tries := httpauth.RateLimit(httpauth.RateOptions{Rate: uiLoginRate, Burst: uiLoginBurst})(http.HandlerFunc(login.handleLogin))
+	mux.HandleFunc(uiPath+"/login", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			tries.ServeHTTP(w, r)
+			return
+		}
+		login.handleLogin(w, r)
+	})
 	mux.HandleFunc(uiPath+"/logout", login.handleLogout)
 	mux.Handle(uiPath+"/", h)
 	mux.Handle(uiPath, http.RedirectHandler(uiPath+"/", http.StatusMovedPermanently))

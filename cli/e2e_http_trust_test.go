@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -194,5 +195,57 @@ func TestUIOpenRedirect(t *testing.T) {
 		if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, "/\\") || strings.Contains(loc, "token") {
 			t.Errorf("GET %s?token=x = %d Location %q, want 303 to a path of the viewer without the token", path, resp.StatusCode, loc)
 		}
+	}
+}
+
+// TestE2EHTTPRevokedStreamCloses (issue 24, low 4): a notification
+// stream (GET /mcp) opened with a token ends once mnemo token revoke has
+// revoked the token, while another user's stream stays open.
+func TestE2EHTTPRevokedStreamCloses(t *testing.T) {
+	dir := t.TempDir()
+	dora, erin := httpToken(t, dir, "dora"), httpToken(t, dir, "erin")
+	srv := startHTTP(t, dir, nil)
+	open := func(tok string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			t.Fatalf("GET %s = %d %s, want a notification stream", srv.url, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	doraStream, erinStream := open(dora), open(erin)
+	erinEnded := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, erinStream.Body)
+		close(erinEnded)
+	}()
+	out, err := mnemoCmd(t, dir, nil, "token", "list", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []struct{ ID, User string }
+	if err := json.Unmarshal(out, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range list {
+		if tk.User == "dora" {
+			if out, err := mnemoCmd(t, dir, nil, "token", "revoke", tk.ID).CombinedOutput(); err != nil {
+				t.Fatalf("mnemo token revoke: %v\n%s", err, out)
+			}
+		}
+	}
+	// The stream ends: the read returns (bounded by the test's timeout).
+	io.Copy(io.Discard, doraStream.Body)
+	select {
+	case <-erinEnded:
+		t.Errorf("erin's stream ended too; only the revoked token's should")
+	default:
 	}
 }

@@ -41,6 +41,9 @@ const (
 	// bodyReadTimeout is how long an authenticated request's body may take
 	// to arrive (http_max_body_bytes at 70 KB/s).
 	bodyReadTimeout = time.Minute
+	// streamRecheck is how often the credential of an open notification
+	// stream is checked again, so that a revoked token's stream ends.
+	streamRecheck = 5 * time.Second
 )
 
 // HTTPConfig is what serve --http reads from the settings.
@@ -339,7 +342,8 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 			return nil, err
 		}
 		authenticate, err := httpauth.Authenticate(httpauth.AuthOptions{
-			Verifiers: verifiers, ResourceMetadataURL: metadataURL, Scope: hc.OAuthScope, Logger: log})
+			Verifiers: verifiers, ResourceMetadataURL: metadataURL, Scope: hc.OAuthScope, Logger: log,
+			Recheck: streamRecheck})
 		if err != nil {
 			return nil, err
 		}

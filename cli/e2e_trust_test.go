@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -240,5 +241,58 @@ func TestE2ERedactionRule(t *testing.T) {
 		if hits := testutil.GrepFiles(t, dir, strings.ToLower(p)); len(hits) == 0 {
 			t.Errorf("%q was not stored as written (redacted as a secret?)", p)
 		}
+	}
+}
+
+// TestPostgresRetryAcrossInstances (issue 24, low 11): the same exchange
+// with the same idempotency_key sent at once to two mnemo processes on
+// one database — a client retrying on another instance after an answer
+// it never got — is stored once, and both answer with the stored turn.
+func TestPostgresRetryAcrossInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("PostgreSQL end-to-end tests skip under -short")
+	}
+	mnemoBinary(t)
+	url := pgtest.NewDatabase(t)
+	ctx := t.Context()
+	a := startServer(t, t.TempDir(), "MNEMO_STORAGE="+url)
+	b := startServer(t, t.TempDir(), "MNEMO_STORAGE="+url)
+	a.initialize(ctx)
+	b.initialize(ctx)
+	const n = 30
+	type answer struct {
+		ids []string
+		err error
+	}
+	answers := make([][2]answer, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		for j, srv := range []*mnemoProc{a, b} {
+			wg.Go(func() {
+				var res struct {
+					TurnIDs []string `json:"turn_ids"`
+				}
+				err := srv.tool(ctx, "add_memory", map[string]any{"user_id": "rita", "thread_id": "retry",
+					"idempotency_key": fmt.Sprintf("key-%02d", i),
+					"user_input":      fmt.Sprintf("Exchange number %d", i), "agent_response": "Noted."}, &res)
+				answers[i][j] = answer{res.TurnIDs, err}
+			})
+		}
+	}
+	wg.Wait()
+	for i, pair := range answers {
+		if pair[0].err != nil || pair[1].err != nil {
+			t.Fatalf("exchange %d: %v / %v", i, pair[0].err, pair[1].err)
+		}
+		if len(pair[0].ids) != 1 || fmt.Sprint(pair[0].ids) != fmt.Sprint(pair[1].ids) {
+			t.Errorf("exchange %d answered %v by one instance and %v by the other, want the same one turn", i, pair[0].ids, pair[1].ids)
+		}
+	}
+	counts := map[string]int{}
+	for _, r := range dbTurns(t, url, "rita") {
+		counts[r.id]++
+	}
+	if len(counts) != n {
+		t.Errorf("%d turns stored for %d exchanges sent twice each, want %d", len(counts), n, n)
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mnemo-mcp/mnemo/cli/httpauth"
-	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/tools"
 )
 
@@ -176,18 +176,22 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 		resource = hc.PublicURL
 	}
 
-	store, err := openStore(ctx, cfg, log)
+	// The memory service's records also go to the clients that may see
+	// them (tools/logging.go); the HTTP layer's (access log, auth) only to
+	// stderr.
+	clientLog := tools.NewClientLog(log.Handler())
+	store, err := openStore(ctx, cfg, slog.New(clientLog))
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
 	built := make(chan struct{})
-	svc, err := openService(cfg, store, log, withModels, built)
+	svc, err := openService(cfg, store, slog.New(clientLog), withModels, built)
 	if err != nil {
 		close(built)
 		return err
 	}
-	opt := []tools.Option{tools.WithLLMConfigured(cfg.LLM.Configured())}
+	opt := []tools.Option{tools.WithLLMConfigured(cfg.LLM.Configured()), tools.WithClientLog(clientLog), tools.WithStatelessHTTP()}
 	if opts.insecure {
 		opt = append(opt, tools.WithDefaultUser(cfg.Memory.UserID))
 	} else {
@@ -260,7 +264,7 @@ func readiness(ready *atomic.Bool) error {
 
 // startService loads the default scope and resumes pending updates in the
 // background, as stdio serve does; the returned func stops both and waits.
-func startService(ctx context.Context, svc *memory.Service, log *slog.Logger, lowGC bool) func() {
+func startService(ctx context.Context, svc *engine.Service, log *slog.Logger, lowGC bool) func() {
 	startCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {

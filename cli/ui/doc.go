@@ -4,7 +4,7 @@
 // them correct and forget it, preview what retrieve_memory would inject,
 // export and import.
 //
-// Every read and change goes through the memory.Service methods the MCP
+// Every read and change goes through the engine.Service methods the MCP
 // tools use (Profile, List, Retrieve, SaveFact, UpdateFact, Forget,
 // FactHistory, MidTerm), so validation, ranking and the fact history are
 // the tools' own. The pages are rendered on the server with html/template;

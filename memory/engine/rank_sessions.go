@@ -33,9 +33,9 @@ type rankedSession struct {
 // term coverage then re-rank the pages (refine). It returns the k best pages,
 // best first, and the sessions of those pages, best first. The caller
 // holds st.mu for writing.
-func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query string, qv []float32, k int) ([]lexical.Hit, []rankedSession) {
+func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query string, keywords []string, qv []float32, k int) ([]lexical.Hit, []rankedSession) {
 	m := s.ensureMidTerm(ctx, st)
-	hits := recall.RankPages(&st.Pages, query, qv, s.emb.weight, max(recall.RankPool, k))
+	hits := recall.RankPages(&st.Pages, query, keywords, qv, s.emb.weight, max(recall.RankPool, k))
 	if len(hits) == 0 || hits[0].Score <= 0 {
 		return hits[:min(k, len(hits))], nil
 	}

@@ -224,3 +224,27 @@ func TestListQuestionSpreadsOverSittings(t *testing.T) {
 		t.Errorf("question for one item: top 3 = %v, want [0 1 2]", got)
 	}
 }
+
+// FuzzQueryAnalysis feeds arbitrary queries and keywords to the query's
+// analysis: it never panics, keyword terms stay bounded and weighted
+// below the query's, and a list question is decided the same way twice.
+func FuzzQueryAnalysis(f *testing.F) {
+	for _, s := range []string{"What foods does Nebraas like?", "how many", "Where has Emi traveled?", "什么时候", "what 's's", "WHICH Things", ""} {
+		f.Add(s, "puppy dog")
+	}
+	f.Fuzz(func(t *testing.T, query, keyword string) {
+		if asksForList(query) != asksForList(query) {
+			t.Fatal("asksForList is not deterministic")
+		}
+		terms := SearchTerms(query, []string{keyword, keyword})
+		q := len(QueryTerms(query))
+		if len(terms) < q || len(terms) > q+MaxKeywords {
+			t.Fatalf("SearchTerms gave %d terms for %d query terms", len(terms), q)
+		}
+		for _, k := range terms[q:] {
+			if k.Weight != keywordWeight {
+				t.Fatalf("keyword term %q weighs %v, want %v", k.Text, k.Weight, keywordWeight)
+			}
+		}
+	})
+}

@@ -233,7 +233,8 @@ func FuzzQueryAnalysis(f *testing.F) {
 		f.Add(s, "puppy dog")
 	}
 	f.Fuzz(func(t *testing.T, query, keyword string) {
-		if asksForList(query) != asksForList(query) {
+		first := asksForList(query)
+		if again := asksForList(query); again != first {
 			t.Fatal("asksForList is not deterministic")
 		}
 		terms := SearchTerms(query, []string{keyword, keyword})

@@ -170,18 +170,22 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 		resource = hc.PublicURL
 	}
 
-	store, err := openStore(ctx, cfg, log)
+	// The memory service's records also go to the clients that may see
+	// them (tools/logging.go); the HTTP layer's (access log, auth) only to
+	// stderr.
+	clientLog := tools.NewClientLog(log.Handler())
+	store, err := openStore(ctx, cfg, slog.New(clientLog))
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
 	built := make(chan struct{})
-	svc, err := openService(cfg, store, log, withModels, built)
+	svc, err := openService(cfg, store, slog.New(clientLog), withModels, built)
 	if err != nil {
 		close(built)
 		return err
 	}
-	opt := []tools.Option{tools.WithLLMConfigured(cfg.LLM.Configured())}
+	opt := []tools.Option{tools.WithLLMConfigured(cfg.LLM.Configured()), tools.WithClientLog(clientLog), tools.WithStatelessHTTP()}
 	if opts.insecure {
 		opt = append(opt, tools.WithDefaultUser(cfg.Memory.UserID))
 	} else {
@@ -208,7 +212,7 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
-	stopStart := startService(ctx, svc, log, opts.lowGC)
+	stopStart := startService(ctx, svc, log, opts.lowGC, nil)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	ready.Store(true)
@@ -253,11 +257,21 @@ func readiness(ready *atomic.Bool) error {
 }
 
 // startService loads the default scope and resumes pending updates in the
-// background, as stdio serve does; the returned func stops both and waits.
-func startService(ctx context.Context, svc *engine.Service, log *slog.Logger, lowGC bool) func() {
+// background, once after is closed (at once when it is nil): stdio serve
+// waits for its initialize answer. lowGC lowers the GC percent to
+// serveGCPercent once the scope is loaded. The returned func stops both
+// and waits.
+func startService(ctx context.Context, svc *engine.Service, log *slog.Logger, lowGC bool, after <-chan struct{}) func() {
 	startCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		if after != nil {
+			select {
+			case <-after:
+			case <-startCtx.Done():
+				return
+			}
+		}
 		if err := svc.Preload(startCtx, "", ""); err != nil && startCtx.Err() == nil {
 			log.Warn("cannot preload the default user's memory; it is loaded on first use", "err", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
@@ -40,8 +41,7 @@ type pageLinks struct {
 	last       map[string]int32 // thread → last position seen
 }
 
-// updateLinks extends the links to every turn of st. The caller holds st.mu for
-// writing.
+// updateLinks extends the links to every turn of st.
 func (st *Pages) updateLinks() {
 	l := &st.links
 	if l.last == nil {
@@ -63,10 +63,9 @@ func (st *Pages) updateLinks() {
 
 // RankPages returns the k best pages for query, best first: the lexical
 // ranking of the query's terms and the keywords' (see SearchTerms) with
-// their other forms and synonyms (withVariants), fused
-// with the nearest pages to the query's vector qv when there is one, the
-// vectors having the share vw (see fuse). The caller holds st.mu for
-// writing.
+// their other forms and synonyms (withVariants), fused with the nearest
+// pages to the query's vector qv when there is one, the vectors having the
+// share vw (see fuse).
 func RankPages(st *Pages, query string, keywords []string, qv []float32, vw float64, k int) []lexical.Hit {
 	pool := max(RankPool, k)
 	lex := lexicalPages(st, withVariants(st, SearchTerms(query, keywords)), pool)
@@ -77,8 +76,7 @@ func RankPages(st *Pages, query string, keywords []string, qv []float32, vw floa
 	return hits[:min(k, len(hits))]
 }
 
-// lexicalPages ranks up to pool pages by the weighted terms qterms. The
-// caller holds st.mu for writing.
+// lexicalPages ranks up to pool pages by the weighted terms qterms.
 func lexicalPages(st *Pages, qterms []lexical.Term, pool int) []lexical.Hit {
 	hits := st.Index.SearchTerms(qterms, pool, nil)
 	if len(hits) == 0 {
@@ -118,7 +116,7 @@ func lexicalPages(st *Pages, qterms []lexical.Term, pool int) []lexical.Hit {
 // ("what did I mention recently about…", "what kind of…"): stemmed as
 // Tokenize stems them, they are left out of a query that has other words.
 // Measured on the LoCoMo development split: R@10 +0.006, multi-hop +0.017.
-var askingWords = func() map[string]bool {
+var askingWords = sync.OnceValue(func() map[string]bool {
 	m := make(map[string]bool)
 	for _, t := range lexical.Tokenize(`mention mentioned recently lately kind type sort many much remember
 		remind recall know tell told say said talk talked discuss discussed share shared ever currently
@@ -126,20 +124,20 @@ var askingWords = func() map[string]bool {
 		m[t] = true
 	}
 	return m
-}()
+})
 
 // askingRunes are Chinese question characters (什么, 怎么, 哪里, 吗, 呢):
 // a CJK bigram holding one is about the asking.
 const askingRunes = "什么怎哪吗呢"
 
-// queryTerms analyses query into the terms searched for: Tokenize's, less
+// QueryTerms analyses query into the terms searched for: Tokenize's, less
 // the askingWords and bigrams with askingRunes unless nothing else is left; a repeated term counts
 // once per occurrence.
 func QueryTerms(query string) []lexical.Term {
 	toks := lexical.Tokenize(query)
 	out := make([]lexical.Term, 0, len(toks))
 	for _, t := range toks {
-		if !askingWords[t] && !strings.ContainsAny(t, askingRunes) {
+		if !askingWords()[t] && !strings.ContainsAny(t, askingRunes) {
 			out = append(out, lexical.Term{Text: t, Weight: 1})
 		}
 	}
@@ -187,7 +185,7 @@ func KeywordTerms(keywords []string) []lexical.Term {
 	seen := make(map[string]bool)
 	for _, kw := range keywords {
 		for _, t := range lexical.Tokenize(kw) {
-			if seen[t] || askingWords[t] || len(terms) == MaxKeywords {
+			if seen[t] || askingWords()[t] || len(terms) == MaxKeywords {
 				continue
 			}
 			seen[t] = true

@@ -10,10 +10,10 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
 )
 
-// testPages builds a Pages over exchanges, each given as user and reply;
+// sittingPages builds a Pages over exchanges, each given as user and reply;
 // a sitting holds the exchanges of one string slice (a minute apart), and
 // sittings are a day apart.
-func testPages(t *testing.T, sittings ...[][2]string) *Pages {
+func sittingPages(t *testing.T, sittings ...[][2]string) *Pages {
 	t.Helper()
 	st := &Pages{Index: lexical.New(lexical.Options{}), Threads: make(map[string][]int)}
 	day := time.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC)
@@ -77,7 +77,7 @@ func TestKeywordTermsBounded(t *testing.T) {
 }
 
 func TestKeywordsFindWhatTheQueryMisses(t *testing.T) {
-	st := testPages(t,
+	st := sittingPages(t,
 		[][2]string{{"Mel: I finally brought home a puppy from the shelter!", "Caroline: So cute, what is its name?"}},
 		[][2]string{{"Mel: The weather was awful today.", "Caroline: Same here, rain all day."}},
 		[][2]string{{"Mel: I started a new morning routine.", "Caroline: Tell me more."}},
@@ -121,7 +121,7 @@ func TestAsksForList(t *testing.T) {
 }
 
 func TestSpreadSittings(t *testing.T) {
-	st := testPages(t,
+	st := sittingPages(t,
 		[][2]string{{"a", "a"}, {"b", "b"}, {"c", "c"}},
 		[][2]string{{"d", "d"}},
 	)
@@ -154,7 +154,7 @@ func TestSpreadSittings(t *testing.T) {
 }
 
 func TestVariants(t *testing.T) {
-	st := testPages(t, [][2]string{
+	st := sittingPages(t, [][2]string{
 		{"Mel: We went to the theatre with the children.", "Caroline: Which film?"},
 		{"Mel: My self-care routine is yoga.", "Caroline: Nice weekend plan."},
 	})
@@ -201,7 +201,7 @@ func TestListQuestionSpreadsOverSittings(t *testing.T) {
 	// Three pages of one sitting about hiking and one of another, ranked
 	// in that order: asked for several items, the other sitting's page
 	// comes into the first three; asked for one, it stays fourth.
-	st := testPages(t,
+	st := sittingPages(t,
 		[][2]string{
 			{"Jon: I went hiking at Mount Tam.", "Ana: Nice!"},
 			{"Jon: More pictures from hiking Mount Tam.", "Ana: Lovely."},

@@ -34,10 +34,10 @@ const (
 	speakerPool = 20
 )
 
-// refine applies the query's time windows, term coverage, named speaker
+// Refine applies the query's time windows, term coverage, named speaker
 // (weighSpeaker) and, for a question asking for several items, the spread
-// over sittings (spreadSittings) to hits (the ranked candidates, best first) and returns the
-// k best. The caller holds st.mu for writing.
+// over sittings (spreadSittings) to hits (the ranked candidates, best
+// first) and returns the k best.
 func Refine(st *Pages, query string, now time.Time, hits []lexical.Hit, k int) []lexical.Hit {
 	if len(hits) == 0 {
 		return hits
@@ -164,8 +164,7 @@ const (
 	minCoverage = 0.25
 )
 
-// relevant reports which hits (ranked, best first) clear the relevance
-// floor. The caller holds st.mu for writing.
+// Relevant reports which hits (ranked, best first) clear the relevance floor.
 func Relevant(st *Pages, qterms []lexical.Term, hits []lexical.Hit) []bool {
 	out := make([]bool, len(hits))
 	if len(hits) == 0 || hits[0].Score <= 0 {

@@ -2,6 +2,7 @@ package recall
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
 )
@@ -68,8 +69,12 @@ var synonyms = []string{
 }
 
 // formTable and synonymTable map an analysed term to the analysed terms
-// of its other forms (wordForms) and of its synonyms (synonyms).
-var formTable, synonymTable = buildVariants(wordForms), buildVariants(synonyms)
+// of its other forms (wordForms) and of its synonyms (synonyms); built on
+// first use, not at start-up.
+var (
+	formTable    = sync.OnceValue(func() map[string][]string { return buildVariants(wordForms) })
+	synonymTable = sync.OnceValue(func() map[string][]string { return buildVariants(synonyms) })
+)
 
 func buildVariants(groups []string) map[string][]string {
 	m := make(map[string][]string)
@@ -107,10 +112,10 @@ func withVariants(st *Pages, terms []lexical.Term) []lexical.Term {
 		}
 	}
 	for _, t := range terms {
-		for _, v := range formTable[t.Text] {
+		for _, v := range formTable()[t.Text] {
 			add(v, variantWeight*t.Weight)
 		}
-		for _, v := range synonymTable[t.Text] {
+		for _, v := range synonymTable()[t.Text] {
 			add(v, variantWeight/2*t.Weight)
 		}
 	}

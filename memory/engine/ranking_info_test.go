@@ -37,7 +37,7 @@ func TestRetrieveSaysHowItRanked(t *testing.T) {
 				if tc.embedder != nil {
 					opts = append(opts, WithEmbedder(tc.embedder()))
 				}
-				s := newEmbedService(t, newMemStore(), func(c *memory.Config) { c.EmbeddingFusionWeight = tc.weight }, opts...)
+				s := newTestService(t, newMemStore(), configWith(func(c *memory.Config) { c.EmbeddingFusionWeight = tc.weight }), opts...)
 				defer s.Close(context.Background())
 				addPair(t, s, "a", "We adopted a puppy", "Congratulations")
 				synctest.Wait()
@@ -61,7 +61,7 @@ func TestRetrieveSaysHowItRanked(t *testing.T) {
 }
 
 func TestRetrieveKeywords(t *testing.T) {
-	s := newEmbedService(t, newMemStore(), nil)
+	s := newTestService(t, newMemStore(), configWith(nil))
 	defer s.Close(context.Background())
 	addPair(t, s, "a", "I finally brought home a puppy from the shelter", "So cute")
 	addPair(t, s, "b", "The weather was awful", "Rain all day")

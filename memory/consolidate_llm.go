@@ -349,7 +349,7 @@ func (s *Service) consolidateWithLLM(ctx context.Context, scope Scope) (Consolid
 	merges, notes, perr := ParseConsolidation(reply.Text)
 	var rep ConsolidateReport
 	var usage []UsageDay
-	_, err = s.store.UpdateDocument(context.WithoutCancel(ctx), scope, func(d *Document) error {
+	_, err = s.store.UpdateDocument(WithActor(context.WithoutCancel(ctx), ActorUpdater), scope, func(d *Document) error {
 		if perr == nil {
 			var more []string
 			rep, more = ApplyConsolidation(d, merges, ApplyConsolidationOptions{Clusters: clusters, Now: now, RedactSecrets: s.cfg.RedactSecrets})

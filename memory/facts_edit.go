@@ -24,7 +24,7 @@ func manualReason(source, verb string) string {
 	if source == SourceCLI {
 		return verb + " from the command line"
 	}
-	return verb + " manually (by the assistant's tool call)"
+	return verb + " manually"
 }
 
 // SaveFactRequest is one save_memory call: a fact to remember as given.

@@ -15,6 +15,9 @@ type HistoryRequest struct {
 	// Limit bounds the events returned: DefaultListLimit when 0, at most
 	// MaxListLimit.
 	Limit int
+	// Offset skips that many of the newest events of the scope (a page of
+	// the latest events); not used with FactID.
+	Offset int
 }
 
 // HistoryResult is how facts came to be. For one fact the events are
@@ -37,7 +40,7 @@ func (s *Service) FactHistory(ctx context.Context, req HistoryRequest) (*History
 	if err != nil {
 		return nil, err
 	}
-	_, limit, err := checkPage(0, req.Limit)
+	offset, limit, err := checkPage(req.Offset, req.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +53,7 @@ func (s *Service) FactHistory(ctx context.Context, req HistoryRequest) (*History
 	res := &HistoryResult{Scope: scope, FactID: req.FactID, Events: []FactEvent{}}
 	if req.FactID == "" {
 		res.Total = len(d.FactEvents)
-		for i := len(d.FactEvents) - 1; i >= 0 && len(res.Events) < limit; i-- {
+		for i := len(d.FactEvents) - 1 - offset; i >= 0 && len(res.Events) < limit; i-- {
 			res.Events = append(res.Events, d.FactEvents[i])
 		}
 		return res, nil

@@ -189,7 +189,7 @@ func (s *Service) promoteHot(ctx context.Context, scope Scope) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, err = s.store.UpdateDocument(context.WithoutCancel(ctx), scope, func(d *Document) error {
+	_, err = s.store.UpdateDocument(WithActor(context.WithoutCancel(ctx), ActorUpdater), scope, func(d *Document) error {
 		ApplyUpdate(d, upd, ApplyOptions{
 			Source:              "mid-term " + id,
 			CreatedReason:       "analysed from mid-term session " + id,

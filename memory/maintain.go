@@ -174,7 +174,7 @@ func (s *Service) Maintain(ctx context.Context, userID, agentName string) (Maint
 func (s *Service) maintainScope(ctx context.Context, scope Scope) (MaintainReport, error) {
 	var rep MaintainReport
 	var usage []UsageDay
-	_, err := s.store.UpdateDocument(ctx, scope, func(d *Document) error {
+	_, err := s.store.UpdateDocument(WithActor(ctx, ActorUpdater), scope, func(d *Document) error {
 		if d.Revision == 0 && len(d.Facts) == 0 {
 			return errNoChange // nothing stored: no document is created
 		}

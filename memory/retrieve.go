@@ -25,6 +25,10 @@ type RetrieveRequest struct {
 	// injection header so the host's model can adjust its tone.
 	RelationshipWithUser string
 	StyleHint            string
+	// Peek looks without touching: no visit to a topic session is
+	// counted, so no heat changes and no analysis starts (the memory
+	// viewer's preview and search).
+	Peek bool
 }
 
 // PageHit is a past exchange that matches the query.
@@ -124,7 +128,7 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (*RetrieveR
 		prev, next := pageNeighbours(st, h.ID)
 		res.Pages = append(res.Pages, PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: round4(h.Score), MetaData: t.MetaData, PrevID: prev, NextID: next})
 	}
-	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, req.Query, res.Pages, ranked)
+	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, req.Query, res.Pages, ranked, req.Peek)
 	conv := s.conversation(st, thread, req.ThreadID != "")
 	recentPos := s.recent(conv)
 	res.Recent = make([]RecentTurn, 0, len(recentPos))

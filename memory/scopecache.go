@@ -302,7 +302,7 @@ func (w localWrites) AppendTurns(ctx context.Context, scope Scope, turns []Turn)
 
 func (w localWrites) UpdateDocument(ctx context.Context, scope Scope, fn func(*Document) error) (*Document, error) {
 	defer w.s.invalidate(scope)
-	return w.Store.UpdateDocument(ctx, scope, fn)
+	return w.Store.UpdateDocument(ctx, scope, stampActor(ctx, fn))
 }
 
 func (w localWrites) DeleteScope(ctx context.Context, scope Scope) error {

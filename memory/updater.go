@@ -160,7 +160,7 @@ func (s *Service) updateBatch(ctx context.Context, scope Scope, thread string, b
 	}
 	var report ApplyReport
 	var usage []UsageDay
-	_, err = s.store.UpdateDocument(context.WithoutCancel(ctx), scope, func(d *Document) error {
+	_, err = s.store.UpdateDocument(WithActor(context.WithoutCancel(ctx), ActorUpdater), scope, func(d *Document) error {
 		if d.TurnLogEpoch != doc.TurnLogEpoch || d.Revision < doc.Revision {
 			return errTurnsForgotten
 		}

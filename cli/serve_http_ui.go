@@ -106,7 +106,7 @@ func (l *uiLogin) handleLogin(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Referrer-Policy", "same-origin") // LOCAL ONLY, not committed
+	w.Header().Set("Referrer-Policy", "no-referrer")
 	switch r.Method {
 	case http.MethodGet:
 		uiLoginPage.Execute(w, map[string]any{"Action": uiPath + "/login"})

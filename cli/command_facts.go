@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 )
 
 // The facts commands change and list facts through the same memory
@@ -23,7 +24,7 @@ var (
 
 // openMemory opens the store and the memory service for a command that
 // changes or reads memory without the LLM; close closes both.
-func (c *call) openMemory(ctx context.Context) (svc *memory.Service, close func(context.Context), code int, ok bool) {
+func (c *call) openMemory(ctx context.Context) (svc *engine.Service, close func(context.Context), code int, ok bool) {
 	store, err := openStore(ctx, c.cfg, c.log)
 	if err != nil {
 		return nil, nil, c.fail(exitError, "%v", err), false

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 )
@@ -106,7 +107,7 @@ func TestForgetPartsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := memory.NewService(memory.DefaultConfig(), store, counter)
+	svc, err := engine.NewService(memory.DefaultConfig(), store, counter)
 	if err != nil {
 		t.Fatal(err)
 	}

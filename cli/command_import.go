@@ -14,6 +14,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // Import formats.
@@ -68,7 +70,7 @@ func runImport(ctx context.Context, e *call) int {
 		pending:     e.args.flag("pending"),
 		now:         time.Now().UTC(),
 		newTurnID:   func() string { return "turn_" + uuid.Must(uuid.NewV7()).String() },
-		newFactID:   memory.NewFactID,
+		newFactID:   update.NewFactID,
 	}
 	for _, id := range []struct{ field, v string }{{"--user", opt.user}, {"--agent", opt.agent}, {"--thread", opt.thread}, {"--from-user", opt.fromUser}, {"--from-agent", opt.fromAgent}} {
 		if id.v != "" {
@@ -303,7 +305,7 @@ func pickScopes(all []exportScope, opt *importOptions) ([]exportScope, error) {
 }
 
 // checkImport validates what is about to be imported: distinct, valid
-// scopes; turns in increasing Seq order; and everything memory.CheckImport
+// scopes; turns in increasing Seq order; and everything engine.CheckImport
 // checks (the limits and the text rule of the tools), redacting secrets
 // in place. It returns the redactions of every scope.
 func checkImport(cfg memory.Config, scopes []importedScope) ([]memory.Redaction, error) {
@@ -330,7 +332,7 @@ func checkImport(cfg memory.Config, scopes []importedScope) ([]memory.Redaction,
 			}
 			last = t.Seq
 		}
-		found, err := memory.CheckImport(cfg, s.scope, s.doc, s.turns)
+		found, err := engine.CheckImport(cfg, s.scope, s.doc, s.turns)
 		if err != nil {
 			return nil, err
 		}

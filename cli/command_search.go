@@ -10,7 +10,7 @@ import (
 )
 
 // runSearch is "mnemo search QUERY": the retrieval retrieve_memory runs,
-// through the same memory.Service, printed for a terminal or as JSON.
+// through the same engine.Service, printed for a terminal or as JSON.
 func runSearch(ctx context.Context, e *call) int {
 	query := strings.Join(e.args.positional, " ")
 	if strings.TrimSpace(query) == "" {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/cli/ui"
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 const uiDetails = `Pages: the profile, facts (filter, add, edit, forget), exchanges (search
@@ -157,7 +158,7 @@ func uiImport(store memory.Store, cfg memory.Config) func(context.Context, ui.Im
 			defaultUser: cfg.UserID,
 			now:         time.Now().UTC(),
 			newTurnID:   func() string { return "turn_" + uuid.Must(uuid.NewV7()).String() },
-			newFactID:   memory.NewFactID,
+			newFactID:   update.NewFactID,
 		}
 		format, err := detectFormatData("the file", req.Data)
 		if err != nil {

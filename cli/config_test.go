@@ -268,7 +268,7 @@ func TestREADMESettingsTable(t *testing.T) {
 	}
 	want := settingsMarkdown()
 	if got := readme[i+len(begin) : j]; got != want {
-		if *update {
+		if *updateGolden {
 			readme = readme[:i+len(begin)] + want + readme[j:]
 			if err := os.WriteFile("../README.md", []byte(readme), 0o644); err != nil {
 				t.Fatal(err)

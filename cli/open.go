@@ -9,10 +9,12 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"os"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 	"github.com/mnemo-mcp/mnemo/memory/openai"
 	"github.com/mnemo-mcp/mnemo/memory/postgres"
@@ -106,12 +108,12 @@ const (
 // encoding loads in the background once loadAfter is closed (at once when
 // it is nil), so that a command that counts no tokens never waits for it.
 // The caller closes the service, then the store.
-func openService(cfg *Config, store memory.Store, log *slog.Logger, models bool, loadAfter <-chan struct{}, extra ...memory.Option) (*memory.Service, error) {
+func openService(cfg *Config, store memory.Store, log *slog.Logger, models bool, loadAfter <-chan struct{}, extra ...engine.Option) (*engine.Service, error) {
 	tokens, err := tiktoken.NewLazy(cfg.TokenEncoding)
 	if err != nil {
 		return nil, fmt.Errorf("load token encoding %s: %w", cfg.TokenEncoding, err)
 	}
-	opts := []memory.Option{memory.WithLogger(log)}
+	opts := []engine.Option{engine.WithLogger(log)}
 	if models && cfg.LLM.Configured() {
 		llm, err := openai.New(openai.Config{
 			BaseURL: cfg.LLM.BaseURL,
@@ -123,7 +125,7 @@ func openService(cfg *Config, store memory.Store, log *slog.Logger, models bool,
 		if err != nil {
 			return nil, fmt.Errorf("set up llm endpoint: %w", err)
 		}
-		opts = append(opts, memory.WithLLM(llm))
+		opts = append(opts, engine.WithLLM(llm))
 	}
 	if models && cfg.Embedding.Configured() {
 		emb, err := openai.NewEmbedder(openai.EmbedConfig{
@@ -139,9 +141,9 @@ func openService(cfg *Config, store memory.Store, log *slog.Logger, models bool,
 		if err != nil {
 			return nil, fmt.Errorf("set up embeddings endpoint: %w", err)
 		}
-		opts = append(opts, memory.WithEmbedder(emb))
+		opts = append(opts, engine.WithEmbedder(emb))
 	}
-	svc, err := memory.NewService(cfg.Memory, store, tokens, append(opts, extra...)...)
+	svc, err := engine.NewService(cfg.Memory, store, tokens, append(opts, extra...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 )
 
 // The printers every command shares.
@@ -194,13 +195,13 @@ func cliMessage(err error, scope memory.Scope) string {
 	).Replace(msg)
 }
 
-// loadProgress is a memory.WithProgress option that shows how far a long
+// loadProgress is a engine.WithProgress option that shows how far a long
 // load (indexing a large turn log, rebuilding the mid-term sessions) has
 // come on w, when w is a terminal; nothing otherwise.
-func loadProgress(w io.Writer) memory.Option {
+func loadProgress(w io.Writer) engine.Option {
 	var mu sync.Mutex
 	lines := map[string]*progress{}
-	return memory.WithProgress(func(stage string, done, total int) {
+	return engine.WithProgress(func(stage string, done, total int) {
 		mu.Lock()
 		defer mu.Unlock()
 		p := lines[stage]

@@ -11,7 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/openai"
 	"github.com/mnemo-mcp/mnemo/memory/redact"
 	"github.com/mnemo-mcp/mnemo/tools"
@@ -122,7 +122,7 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 
 // newMCPServer is the MCP server over svc, told what the configuration
 // means for the host's model.
-func newMCPServer(svc *memory.Service, cfg *Config) *server.MCPServer {
+func newMCPServer(svc *engine.Service, cfg *Config) *server.MCPServer {
 	return tools.NewServer(svc, version(),
 		tools.WithDefaultUser(cfg.Memory.UserID),
 		tools.WithLLMConfigured(cfg.LLM.Configured()),

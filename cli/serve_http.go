@@ -20,7 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mnemo-mcp/mnemo/cli/httpauth"
-	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/tools"
 )
 
@@ -254,7 +254,7 @@ func readiness(ready *atomic.Bool) error {
 
 // startService loads the default scope and resumes pending updates in the
 // background, as stdio serve does; the returned func stops both and waits.
-func startService(ctx context.Context, svc *memory.Service, log *slog.Logger, lowGC bool) func() {
+func startService(ctx context.Context, svc *engine.Service, log *slog.Logger, lowGC bool) func() {
 	startCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -14,6 +14,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/cli/httpauth"
 	"github.com/mnemo-mcp/mnemo/cli/ui"
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 )
 
 // uiPath is where serve --http mounts the memory viewer.
@@ -142,7 +143,7 @@ func (l *uiLogin) handleLogout(w http.ResponseWriter, r *http.Request) {
 // mountUI adds the viewer under /ui to mux, behind the same tokens or
 // OAuth issuer as /mcp. The Host and Origin checks are the server's
 // (CheckHostOrigin wraps mux), so the viewer's own are off.
-func mountUI(mux *http.ServeMux, svc *memory.Service, store memory.Store, cfg *Config, login *uiLogin, log *slog.Logger) error {
+func mountUI(mux *http.ServeMux, svc *engine.Service, store memory.Store, cfg *Config, login *uiLogin, log *slog.Logger) error {
 	hint := "Log in at " + uiPath + "/login with your token (mnemo token add --user NAME prints one) or an OAuth access token."
 	h, err := ui.New(svc, store, ui.Options{
 		Prefix:      uiPath,

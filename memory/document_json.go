@@ -9,14 +9,6 @@ import (
 	"time"
 )
 
-// memory.json keeps DeerFlow's names (schema 1.0: createdAt, topOfMind,
-// …) on disk, in exports and in kept versions, so that DeerFlow files and
-// files written by earlier builds load unchanged. Tool results and the
-// command line's JSON are snake_case: they use the struct tags of Fact,
-// Section, UserSections, HistorySections and FactEvent. A Document
-// translates between the two when it is encoded or decoded, through the
-// disk* types below, which are the memory.json format.
-
 // diskDocument is Document as memory.json spells it; its fields are
 // Document's, in the same order (TestDiskDocumentFields).
 type diskDocument struct {

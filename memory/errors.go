@@ -47,7 +47,7 @@ func (e *InputError) Error() string {
 func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
 
 // invalid builds an InputError for field with a formatted message.
-func invalid(field, format string, args ...any) error {
+func Invalid(field, format string, args ...any) error {
 	return &InputError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -66,6 +66,6 @@ func (e *NotFoundError) Error() string { return "not found: " + e.Message }
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
 // notFound builds a NotFoundError with a formatted message.
-func notFound(format string, args ...any) error {
+func NotFound(format string, args ...any) error {
 	return &NotFoundError{Message: fmt.Sprintf(format, args...)}
 }

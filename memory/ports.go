@@ -7,19 +7,6 @@ import (
 	"time"
 )
 
-// This file declares the ports of the memory package: the interfaces the
-// Service needs from the outside world, implemented by adapters in
-// sub-packages (memory/files, memory/openai, memory/tiktoken).
-//
-// A Store may have optional capabilities: MidTermStore, PageIndexStore and
-// VectorStore. They are passed one way only: as methods of the Store given
-// to NewService, which finds them by type assertion (as net/http finds a
-// Flusher on a ResponseWriter). A store without one works; the Service
-// then keeps that state in memory and rebuilds it after a restart. Tests
-// that want a capability on its own wrap a Store in a struct that embeds
-// both. The Embedder, LLM and TokenCounter are not store capabilities and
-// are passed explicitly (WithEmbedder, WithLLM, NewService).
-
 // Store keeps turn logs and memory documents durably. One implementation
 // per backend: memory/files (the default) and memory/postgres; each
 // passes the contract tests of memory/storetest. Every method is safe for

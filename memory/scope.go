@@ -46,17 +46,17 @@ func (s Scope) Validate() error {
 func ValidateID(field, id string) error {
 	switch {
 	case id == "":
-		return invalid(field, "must not be empty")
+		return Invalid(field, "must not be empty")
 	case !utf8.ValidString(id):
-		return invalid(field, "must be valid UTF-8")
+		return Invalid(field, "must be valid UTF-8")
 	case len(id) > MaxIDLength:
-		return invalid(field, "is %d characters long; use at most %d", len(id), MaxIDLength)
+		return Invalid(field, "is %d characters long; use at most %d", len(id), MaxIDLength)
 	case id == "." || id == "..":
-		return invalid(field, "%q is not allowed; use letters, digits, '.', '_' or '-'", id)
+		return Invalid(field, "%q is not allowed; use letters, digits, '.', '_' or '-'", id)
 	}
 	if i := strings.IndexFunc(id, func(r rune) bool { return !idRune(r) }); i >= 0 {
 		r, _ := utf8.DecodeRuneInString(id[i:])
-		return invalid(field, "contains %q; use only letters a-z A-Z, digits, '.', '_' and '-' (1-%d characters)", r, MaxIDLength)
+		return Invalid(field, "contains %q; use only letters a-z A-Z, digits, '.', '_' and '-' (1-%d characters)", r, MaxIDLength)
 	}
 	return nil
 }

@@ -8,12 +8,6 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/redact"
 )
 
-// Secrets are redacted before anything is written (redact.Text is the
-// rule): the turns add_memory stores (user input, reply, meta_data), facts
-// saved and updated by hand, what a language model writes into facts,
-// profile sections and knowledge, and what mnemo import reads. A secret is
-// replaced by "[redacted: KIND]". Config.RedactSecrets turns it off.
-
 // Redaction counts the secrets of one kind that were redacted. It never
 // holds the secret.
 type Redaction struct {
@@ -22,14 +16,14 @@ type Redaction struct {
 }
 
 // redactor redacts secrets when on, and counts them by kind.
-type redactor struct {
-	on    bool
+type Redactor struct {
+	On    bool
 	found []Redaction
 }
 
 // text returns s with its secrets redacted.
-func (r *redactor) text(s string) string {
-	if !r.on {
+func (r *Redactor) Text(s string) string {
+	if !r.On {
 		return s
 	}
 	out, found := redact.Text(s)
@@ -37,10 +31,10 @@ func (r *redactor) text(s string) string {
 	return out
 }
 
-// json returns compact JSON data with the secrets in its strings (keys
+// JSON returns compact JSON data with the secrets in its strings (keys
 // included) redacted; everything else is kept byte for byte.
-func (r *redactor) json(data json.RawMessage) json.RawMessage {
-	if !r.on || len(data) == 0 {
+func (r *Redactor) JSON(data json.RawMessage) json.RawMessage {
+	if !r.On || len(data) == 0 {
 		return data
 	}
 	var out []byte
@@ -78,7 +72,7 @@ func (r *redactor) json(data json.RawMessage) json.RawMessage {
 	return append(out, data[last:]...)
 }
 
-func (r *redactor) count(found []redact.Finding) {
+func (r *Redactor) count(found []redact.Finding) {
 	for _, f := range found {
 		i := 0
 		for i < len(r.found) && r.found[i].Kind != f.Kind {
@@ -92,7 +86,7 @@ func (r *redactor) count(found []redact.Finding) {
 }
 
 // take returns the redactions counted since the last take.
-func (r *redactor) take() []Redaction {
+func (r *Redactor) Take() []Redaction {
 	found := r.found
 	r.found = nil
 	return found
@@ -100,7 +94,7 @@ func (r *redactor) take() []Redaction {
 
 // redactionNote words redactions for a note: "secrets redacted: 2 openai
 // api key".
-func redactionNote(found []Redaction) string {
+func RedactionNote(found []Redaction) string {
 	parts := make([]string, len(found))
 	for i, f := range found {
 		parts[i] = fmt.Sprintf("%d %s", f.Count, f.Kind)

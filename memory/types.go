@@ -1,24 +1,5 @@
 package memory
 
-// Vocabulary. One word per thing, in code, tool results, logs and docs:
-//
-//   - An exchange, in the plain sense, is a user input and the assistant's
-//     reply to it.
-//   - A turn is one stored exchange: what add_memory keeps (Turn), with its
-//     thread, time and meta data, in the scope's turn log.
-//   - A page is a turn as the retrieval side sees it: indexed for search
-//     (the page index), ranked, and returned by retrieve_memory (PageHit).
-//     Every page is a turn; the word says which side of the pipeline is
-//     speaking (MemoryOS calls them pages).
-//   - A thread is one conversation: the turns with one thread id.
-//   - A sitting is a run of turns of one thread with no pause longer than
-//     sittingGap; ranking lends a page some of its neighbours' scores
-//     within a sitting.
-//   - A session is one mid-term topic session (MidTermSession) and nothing
-//     else: pages that left the short-term window, grouped by topic.
-//     Mid-term names carry the prefix midTerm/MidTerm.
-//   - Facts, knowledge and the profile are the long-term memory (Document).
-
 import (
 	"encoding/json"
 	"slices"

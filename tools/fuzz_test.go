@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 )
 
@@ -33,7 +34,7 @@ func FuzzToolArguments(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { store.Close() })
-	svc, err := memory.NewService(memory.DefaultConfig(), store, mustCounter(f))
+	svc, err := engine.NewService(memory.DefaultConfig(), store, mustCounter(f))
 	if err != nil {
 		f.Fatal(err)
 	}

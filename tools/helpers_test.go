@@ -16,17 +16,18 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 )
 
-// *memory.Service is the Memory the server runs with.
-var _ Memory = (*memory.Service)(nil)
+// *engine.Service is the Memory the server runs with.
+var _ Memory = (*engine.Service)(nil)
 
 // testNow is the fixed clock of the test service.
 var testNow = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// testEnv is a server over a real memory.Service and file store, and an
+// testEnv is a server over a real engine.Service and file store, and an
 // in-process MCP client connected to it.
 type testEnv struct {
 	client *client.Client
@@ -45,11 +46,11 @@ func newEnv(tb testing.TB, opts ...Option) *testEnv {
 		tb.Fatalf("files.Open() error = %v", err)
 	}
 	tb.Cleanup(func() { store.Close() })
-	svc, err := memory.NewService(memory.DefaultConfig(), store, mustCounter(tb),
-		memory.WithClock(func() time.Time { return testNow }),
-		memory.WithIDs(sequentialIDs("turn_")))
+	svc, err := engine.NewService(memory.DefaultConfig(), store, mustCounter(tb),
+		engine.WithClock(func() time.Time { return testNow }),
+		engine.WithIDs(sequentialIDs("turn_")))
 	if err != nil {
-		tb.Fatalf("memory.NewService() error = %v", err)
+		tb.Fatalf("engine.NewService() error = %v", err)
 	}
 	opts = append(opts, WithServerOptions(server.WithOutputSchemaValidation()))
 	return connect(tb, NewServer(svc, "test", opts...), dir)

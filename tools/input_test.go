@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 )
 
@@ -22,11 +23,11 @@ func newEnvConfig(tb testing.TB, cfg memory.Config) *testEnv {
 		tb.Fatalf("files.Open() error = %v", err)
 	}
 	tb.Cleanup(func() { store.Close() })
-	svc, err := memory.NewService(cfg, store, mustCounter(tb),
-		memory.WithClock(func() time.Time { return testNow }),
-		memory.WithIDs(sequentialIDs("turn_")))
+	svc, err := engine.NewService(cfg, store, mustCounter(tb),
+		engine.WithClock(func() time.Time { return testNow }),
+		engine.WithIDs(sequentialIDs("turn_")))
 	if err != nil {
-		tb.Fatalf("memory.NewService() error = %v", err)
+		tb.Fatalf("engine.NewService() error = %v", err)
 	}
 	return connect(tb, NewServer(svc, "test", WithServerOptions(server.WithOutputSchemaValidation())), dir)
 }

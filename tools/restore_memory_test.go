@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 )
 
@@ -35,7 +36,7 @@ func TestRestoreMemoryTool(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := memory.NewService(memory.DefaultConfig(), store, mustCounter(t), memory.WithClock(func() time.Time { return testNow }))
+	svc, err := engine.NewService(memory.DefaultConfig(), store, mustCounter(t), engine.WithClock(func() time.Time { return testNow }))
 	if err != nil {
 		t.Fatal(err)
 	}

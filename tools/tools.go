@@ -17,7 +17,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/prompts"
 )
 
-// Memory is the memory service behind the tools; *memory.Service
+// Memory is the memory service behind the tools; *engine.Service
 // implements it. Errors wrapping memory.ErrInvalidInput, ErrNotFound or
 // ErrNoLLM carry a message for the caller and are reported as such;
 // ErrLLMUnavailable is reported as a passing outage; any other error is
@@ -30,7 +30,7 @@ type Memory interface {
 }
 
 // Manager is the part of the memory service that manages memory directly
-// (save, correct, forget, browse, explain); *memory.Service implements it.
+// (save, correct, forget, browse, explain); *engine.Service implements it.
 // Errors follow the same contract as Memory's.
 type Manager interface {
 	SaveFact(ctx context.Context, req memory.SaveFactRequest) (*memory.SaveFactResult, error)

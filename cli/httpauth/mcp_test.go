@@ -15,6 +15,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/cli/httpauth"
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 	"github.com/mnemo-mcp/mnemo/tools"
@@ -34,7 +35,7 @@ func TestStreamableHTTPCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := memory.NewService(memory.DefaultConfig(), store, counter)
+	svc, err := engine.NewService(memory.DefaultConfig(), store, counter)
 	if err != nil {
 		t.Fatal(err)
 	}

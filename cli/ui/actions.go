@@ -10,7 +10,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory"
 )
 
-// The changes. Each goes through the memory.Service method the MCP tool
+// The changes. Each goes through the engine.Service method the MCP tool
 // of the same change uses, with source "manual", so validation,
 // deduplication, max_facts and the fact history are the tools'; the
 // request's context carries memory.ActorViewer, so the history says the

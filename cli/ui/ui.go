@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 )
 
 //go:embed static templates
@@ -103,7 +104,7 @@ type Options struct {
 
 // handler is the viewer.
 type handler struct {
-	svc   *memory.Service
+	svc   *engine.Service
 	store memory.Store
 	opt   Options
 	mux   *http.ServeMux
@@ -115,7 +116,7 @@ type handler struct {
 
 // New returns the viewer over svc and store (the store the service
 // runs on; it lists scopes and tells revisions for live updates).
-func New(svc *memory.Service, store memory.Store, opt Options) (http.Handler, error) {
+func New(svc *engine.Service, store memory.Store, opt Options) (http.Handler, error) {
 	if svc == nil || store == nil {
 		return nil, errors.New("new ui: a service and a store are required")
 	}

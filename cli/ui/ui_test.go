@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 )
 
@@ -26,7 +27,7 @@ type words struct{}
 func (words) Count(s string) int { return len(strings.Fields(s)) }
 
 // quiet keeps the services' logs out of the test output.
-var quiet = memory.WithLogger(slog.New(slog.DiscardHandler))
+var quiet = engine.WithLogger(slog.New(slog.DiscardHandler))
 
 // testNow is the clock of the seeded memories.
 var testNow = time.Date(2026, time.May, 4, 10, 30, 0, 0, time.UTC)
@@ -35,7 +36,7 @@ var testNow = time.Date(2026, time.May, 4, 10, 30, 0, 0, time.UTC)
 // session.
 type fixture struct {
 	t      *testing.T
-	svc    *memory.Service
+	svc    *engine.Service
 	store  *files.Store
 	h      http.Handler
 	cookie *http.Cookie
@@ -53,7 +54,7 @@ func newFixture(t *testing.T, opts ...func(*Options)) *fixture {
 	t.Cleanup(func() { store.Close() })
 	cfg := memory.DefaultConfig()
 	cfg.UserID = "ana"
-	svc, err := memory.NewService(cfg, store, words{}, memory.WithClock(func() time.Time { return testNow }), quiet)
+	svc, err := engine.NewService(cfg, store, words{}, engine.WithClock(func() time.Time { return testNow }), quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,14 +135,14 @@ func (f *fixture) post(path string, form url.Values) *httptest.ResponseRecorder 
 	return f.do(r)
 }
 
-func mustAdd(t *testing.T, svc *memory.Service, user, thread, in, out string) {
+func mustAdd(t *testing.T, svc *engine.Service, user, thread, in, out string) {
 	t.Helper()
 	if _, err := svc.Add(t.Context(), memory.AddRequest{UserID: user, ThreadID: thread, UserInput: in, AgentResponse: out}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func mustSave(t *testing.T, svc *memory.Service, user, content, cat string) memory.Fact {
+func mustSave(t *testing.T, svc *engine.Service, user, content, cat string) memory.Fact {
 	t.Helper()
 	res, err := svc.SaveFact(t.Context(), memory.SaveFactRequest{UserID: user, Content: content, Category: cat})
 	if err != nil {
@@ -395,7 +396,7 @@ var hostile = []string{
 }
 
 // SeedHostile stores hostile text everywhere remembered text is shown.
-func seedHostile(t *testing.T, svc *memory.Service, store memory.Store, user string) {
+func seedHostile(t *testing.T, svc *engine.Service, store memory.Store, user string) {
 	t.Helper()
 	for i, h := range hostile {
 		mustAdd(t, svc, user, "evil", h, h)
@@ -589,7 +590,7 @@ func TestCallerScopes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	svc, err := memory.NewService(memory.DefaultConfig(), store, words{}, quiet)
+	svc, err := engine.NewService(memory.DefaultConfig(), store, words{}, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -644,7 +645,7 @@ func TestRevisionChanges(t *testing.T) {
 	}
 	r0 := rev()
 	// Another service on the same data directory: another process.
-	other, err := memory.NewService(memory.DefaultConfig(), f.store, words{}, quiet)
+	other, err := engine.NewService(memory.DefaultConfig(), f.store, words{}, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -673,7 +674,7 @@ func TestNewRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	svc, _ := memory.NewService(memory.DefaultConfig(), store, words{}, quiet)
+	svc, _ := engine.NewService(memory.DefaultConfig(), store, words{}, quiet)
 	access := func(*http.Request) (Caller, error) { return Caller{}, errors.New("no") }
 	for _, tc := range []struct {
 		name string

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 )
 
@@ -20,7 +21,7 @@ type runeCounter struct{}
 
 func (runeCounter) Count(s string) int { return len(s)/4 + 1 }
 
-func newTierService(t *testing.T, dir string) *memory.Service {
+func newTierService(t *testing.T, dir string) *engine.Service {
 	t.Helper()
 	store, err := files.Open(dir)
 	if err != nil {
@@ -30,7 +31,7 @@ func newTierService(t *testing.T, dir string) *memory.Service {
 	cfg := memory.DefaultConfig()
 	cfg.ShortTermCapacity = 3
 	clock := func() time.Time { return time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC) }
-	s, err := memory.NewService(cfg, store, runeCounter{}, memory.WithClock(clock), memory.WithLogger(slog.New(slog.DiscardHandler)))
+	s, err := engine.NewService(cfg, store, runeCounter{}, engine.WithClock(clock), engine.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func newTierService(t *testing.T, dir string) *memory.Service {
 }
 
 // placements maps each turn id to the session holding it.
-func placements(t *testing.T, s *memory.Service) map[string]string {
+func placements(t *testing.T, s *engine.Service) map[string]string {
 	t.Helper()
 	view, err := s.MidTerm(t.Context(), "", "")
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 	"github.com/mnemo-mcp/mnemo/memory/openai/openaitest"
 )
@@ -92,7 +93,7 @@ func TestServiceFallsBackToWordsWhileTheEndpointIsDown(t *testing.T) {
 		defer store.Close()
 		cfg := memory.DefaultConfig()
 		cfg.EmbeddingQueryPrefix = "query: "
-		svc, err := memory.NewService(cfg, store, runeCounter{}, memory.WithEmbedder(e), memory.WithLogger(slog.New(slog.DiscardHandler)))
+		svc, err := engine.NewService(cfg, store, runeCounter{}, engine.WithEmbedder(e), engine.WithLogger(slog.New(slog.DiscardHandler)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/tiers"
+)
+
+// saveMidTerm writes st's mid-term state when a MidTermStore is set. The
+// caller holds st.mu.
+func (s *Service) saveMidTerm(ctx context.Context, st *scopeState) {
+	if s.midTermStore == nil || st.midTerm == nil {
+		return
+	}
+	saved, err := s.saveCache(st, "mid-term memory", func() error {
+		return s.midTermStore.SaveMidTerm(ctx, st.scope, st.midTerm.State())
+	})
+	if err != nil {
+		s.log.Warn("cannot save mid-term memory; it will be rebuilt from the turn log if lost", "scope", st.scope.Key(), "err", err)
+	}
+	if !saved {
+		return
+	}
+	st.midTerm.Dirty = false
+	st.midTerm.Saved = time.Now()
+}
+
+// saveMidTermSoon writes st's mid-term state in the background: the
+// state is copied under st.mu, which the caller holds, and encoded and
+// written after, so that add_memory never waits for a save. One save per
+// scope runs at a time; a change meanwhile stays dirty for the next.
+func (s *Service) saveMidTermSoon(st *scopeState) {
+	m := st.midTerm
+	if s.midTermStore == nil || m == nil || m.Saving {
+		return
+	}
+	state := m.State()
+	m.Saving, m.Dirty, m.Saved = true, false, time.Now()
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		saved, err := s.saveCache(st, "mid-term memory", func() error {
+			return s.midTermStore.SaveMidTerm(s.bgCtx, st.scope, state)
+		})
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		m.Saving = false
+		if !saved {
+			m.Dirty = true
+		}
+		if err != nil {
+			s.log.Warn("cannot save mid-term memory; it will be rebuilt from the turn log if lost", "scope", st.scope.Key(), "err", err)
+		}
+	}()
+}
+
+// flushMidTerm saves every scope whose mid-term state changed since its
+// last save; Close calls it once background saves are done.
+func (s *Service) flushMidTerm(ctx context.Context) {
+	s.mu.Lock()
+	states := make([]*scopeState, 0, len(s.scopes))
+	for _, st := range s.scopes {
+		states = append(states, st)
+	}
+	s.mu.Unlock()
+	for _, st := range states {
+		st.mu.Lock()
+		if st.midTerm != nil && st.midTerm.Dirty {
+			s.saveMidTerm(ctx, st)
+		}
+		st.mu.Unlock()
+	}
+}
+
+// loadMidTerm reads the saved state and fits it to the turns in st: pages
+// whose turns are gone (forgotten) are dropped, and so are sessions left
+// empty. Nothing saved, or a state that cannot be read, starts empty, and
+// syncMidTerm then rebuilds the sessions from the turn log.
+func (s *Service) loadMidTerm(ctx context.Context, st *scopeState) *tiers.MidTerm {
+	if s.midTermStore == nil {
+		return tiers.NewMidTerm()
+	}
+	saved, err := s.midTermStore.LoadMidTerm(ctx, st.scope)
+	return s.fitMidTerm(st, saved, err)
+}
+
+// fitMidTerm is loadMidTerm once the saved state is read (saved and err
+// are LoadMidTerm's results).
+func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err error) *tiers.MidTerm {
+	m := tiers.NewMidTerm()
+	if err != nil {
+		s.log.Warn("mid-term memory unreadable; rebuilding it from the turn log", "scope", st.scope.Key(), "err", err)
+		m.Dirty = true
+		return m
+	}
+	if saved == nil || saved.Version != memory.MidTermVersion {
+		return m
+	}
+	pos := make(map[string]int, len(st.Turns))
+	for p, t := range st.Turns {
+		pos[t.ID] = p
+	}
+	for thread, seq := range saved.Moved {
+		m.Moved[thread] = seq
+	}
+	seen := make(map[string]bool)
+	for _, ses := range saved.Sessions {
+		if ses == nil {
+			continue
+		}
+		had := len(ses.Pages)
+		pages := ses.Pages[:0]
+		for _, pg := range ses.Pages {
+			if _, ok := pos[pg.TurnID]; ok && !seen[pg.TurnID] {
+				seen[pg.TurnID] = true
+				pages = append(pages, pg)
+			}
+		}
+		if len(pages) == 0 {
+			m.Dirty = true
+			continue
+		}
+		ses.Pages = pages
+		for i := range pages {
+			pages[i].Pos = pos[pages[i].TurnID]
+		}
+		ses.SetKeywords(ses.Keywords)
+		if len(pages) < had {
+			// The summary may quote a forgotten exchange: make it again
+			// from what is left.
+			ses.LLMSummary, ses.SummarizedPages = false, 0
+			sessionTerms(st, ses)
+			s.refreshExtractive(st, ses)
+			m.Dirty = true
+		}
+		m.AddSession(ses)
+	}
+	m.NextID = max(m.NextID, saved.NextID)
+	m.Saved = time.Now()
+	return m
+}

@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/lexical"
+)
+
+// Snapshot policy. A snapshot is saved in the background once the pages
+// indexed from text since the last one (or since the start) reach
+// snapshotAfter, or a quarter of all pages, whichever is more; and on
+// Close once they reach snapshotAtClose. A restart then tokenizes at most
+// that tail.
+const (
+	snapshotAfter   = 5000
+	snapshotAtClose = 500
+)
+
+// pageIndexHeader opens a snapshot: which turns the index covers. The
+// lexical snapshot follows it.
+type pageIndexHeader struct {
+	Version int `json:"version"`
+	// Pages is how many turns, from the first of the log, are indexed:
+	// page ids 0 to Pages-1.
+	Pages int `json:"pages"`
+	// LastSeq is the Seq of the last of them, and IDsHash the FNV-64a of
+	// their ids: a snapshot whose turns are not the log's is not used.
+	LastSeq int64  `json:"lastSeq"`
+	IDsHash uint64 `json:"idsHash"`
+	// Epoch is the document's TurnLogEpoch when the snapshot was taken.
+	Epoch int64 `json:"epoch"`
+}
+
+const pageIndexVersion = 1
+
+// pageSnapshot is a snapshot read from the store, not yet checked against
+// the turn log.
+type pageSnapshot struct {
+	head pageIndexHeader
+	ix   *lexical.Index
+	err  error
+}
+
+// readPageSnapshot reads the scope's snapshot; a nil result means there
+// is none to use.
+func (s *Service) readPageSnapshot(ctx context.Context, scope memory.Scope) *pageSnapshot {
+	rc, err := s.pageStore.OpenPageIndex(ctx, scope)
+	if err != nil || rc == nil {
+		return &pageSnapshot{err: err}
+	}
+	defer rc.Close()
+	br := bufio.NewReaderSize(rc, 1<<16)
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return &pageSnapshot{err: fmt.Errorf("read page index header: %w", err)}
+	}
+	var head pageIndexHeader
+	if err := json.Unmarshal(line, &head); err != nil || head.Version != pageIndexVersion {
+		return &pageSnapshot{err: fmt.Errorf("page index header %.80q is not version %d", line, pageIndexVersion)}
+	}
+	ix, err := lexical.Read(br, lexical.Options{})
+	if err != nil {
+		return &pageSnapshot{err: err}
+	}
+	return &pageSnapshot{head: head, ix: ix}
+}
+
+// fits reports whether the snapshot indexes exactly the first
+// head.Pages of turns.
+func (p *pageSnapshot) fits(turns []memory.Turn, epoch int64) bool {
+	h := p.head
+	if p.ix == nil || h.Epoch != epoch || h.Pages < 1 || h.Pages > len(turns) || turns[h.Pages-1].Seq != h.LastSeq {
+		return false
+	}
+	return turnIDsHash(h.Pages, func(i int) string { return turns[i].ID }) == h.IDsHash
+}
+
+// turnIDsHash is the FNV-64a of the ids 0 to n-1, each ended by a zero
+// byte.
+func turnIDsHash(n int, id func(int) string) uint64 {
+	h := fnv.New64a()
+	for i := range n {
+		io.WriteString(h, id(i))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+// snapshotDue reports whether st's index has grown enough since its last
+// snapshot for a new one. The caller holds st.mu.
+func (st *scopeState) snapshotDue(least int) bool {
+	fresh := len(st.Turns) - st.snapPages
+	return !st.snapBusy && fresh > 0 && fresh >= max(least, len(st.Turns)/4)
+}
+
+// savePageSnapshot writes a snapshot of st's page index in the
+// background. The caller holds st.mu for writing; the snapshot is taken
+// under the read lock once the caller lets go.
+func (s *Service) savePageSnapshot(st *scopeState) {
+	st.snapBusy = true
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		s.writePageSnapshot(s.bgCtx, st)
+	}()
+}
+
+// writePageSnapshot serialises st's page index under its read lock and
+// saves it.
+func (s *Service) writePageSnapshot(ctx context.Context, st *scopeState) {
+	start := time.Now()
+	st.mu.RLock()
+	head := pageIndexHeader{Version: pageIndexVersion, Pages: len(st.Turns), Epoch: st.logEpoch}
+	var data bytes.Buffer
+	var err error
+	if head.Pages > 0 {
+		head.LastSeq = st.Turns[head.Pages-1].Seq
+		head.IDsHash = turnIDsHash(head.Pages, func(i int) string { return st.Turns[i].ID })
+		line, _ := json.Marshal(head) // plain numbers: cannot fail
+		data.Write(append(line, '\n'))
+		_, err = st.Index.WriteTo(&data)
+	}
+	st.mu.RUnlock()
+
+	// A state dropped meanwhile (its turns were rewritten or forgotten)
+	// is retired and never replaces a newer snapshot (saveCache).
+	saved := false
+	if head.Pages > 0 && err == nil {
+		saved, err = s.saveCache(st, "page index snapshot", func() error {
+			return s.pageStore.SavePageIndex(ctx, st.scope, data.Bytes())
+		})
+	}
+	st.mu.Lock()
+	st.snapBusy = false
+	if saved {
+		st.snapPages = head.Pages
+	}
+	st.mu.Unlock()
+	if err != nil {
+		s.log.Warn("cannot save the page index snapshot; the next start indexes the turn log again", "scope", st.scope.Key(), "err", err)
+		return
+	}
+	if !saved {
+		return
+	}
+	s.log.Debug("page index snapshot saved", "scope", st.scope.Key(), "pages", head.Pages, "bytes", data.Len(), "took", time.Since(start))
+}
+
+// flushPageSnapshots saves the snapshot of every scope whose index grew by
+// snapshotAtClose pages or more since its last one; Close calls it.
+func (s *Service) flushPageSnapshots(ctx context.Context) {
+	if s.pageStore == nil {
+		return
+	}
+	s.mu.Lock()
+	var due []*scopeState
+	for _, st := range s.scopes {
+		due = append(due, st)
+	}
+	s.mu.Unlock()
+	for _, st := range due {
+		st.mu.Lock()
+		ok := st.snapshotDue(snapshotAtClose)
+		if ok {
+			st.snapBusy = true
+		}
+		st.mu.Unlock()
+		if ok && ctx.Err() == nil {
+			s.writePageSnapshot(ctx, st)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package engine
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
+	"github.com/mnemo-mcp/mnemo/memory/update"
+)
+
+// maxFactHits bounds the facts listed in a retrieval result.
+const maxFactHits = 20
+
+// Retrieve finds the pages and facts relevant to the query and builds the
+// token-budgeted injection text. Errors wrapping ErrInvalidInput say what
+// to fix.
+func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*memory.RetrieveResult, error) {
+	scope, err := s.resolveScope(req.UserID, req.AgentName)
+	if err != nil {
+		return nil, err
+	}
+	thread, err := resolveThread(req.ThreadID)
+	if err != nil {
+		return nil, err
+	}
+	maxResults, maxTokens, err := s.checkRetrieve(&req)
+	if err != nil {
+		return nil, err
+	}
+
+	// Embedding the query is a network call: made before the scope is
+	// locked.
+	qv := s.queryVector(ctx, scope, req.Query)
+	st, err := s.loadedState(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	defer st.mu.Unlock()
+
+	res := &memory.RetrieveResult{Pages: []memory.PageHit{}, Scope: scope, ThreadID: thread, StoredTurns: len(st.Turns)}
+	hits, ranked := s.rankWithSessions(ctx, st, req.Query, qv, maxResults)
+	for _, h := range hits {
+		t := st.Turns[h.ID]
+		prev, next := pageNeighbours(st, h.ID)
+		res.Pages = append(res.Pages, memory.PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: update.Round4(h.Score), MetaData: t.MetaData, PrevID: prev, NextID: next})
+	}
+	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, req.Query, res.Pages, ranked, req.Peek)
+	conv := s.conversation(st, thread, req.ThreadID != "")
+	recentPos := s.recent(conv)
+	res.Recent = make([]memory.RecentTurn, 0, len(recentPos))
+	for _, p := range recentPos {
+		t := st.Turns[p]
+		res.Recent = append(res.Recent, memory.RecentTurn{ID: t.ID, Time: t.Time, User: t.User, Reply: t.Reply})
+	}
+	res.Facts = s.rankFacts(st, req.Query, conv)
+	res.PastFacts = recall.PastFacts(st.doc, req.Query)
+	qterms := recall.QueryTerms(req.Query)
+	if len(qterms) > recall.MaxTopicTerms {
+		qterms = qterms[:recall.MaxTopicTerms]
+	}
+	floor := recall.Relevant(&st.Pages, qterms, hits)
+	pageNotes := make([]recall.ItemNote, len(hits))
+	for i, h := range hits {
+		pageNotes[i] = recall.TurnNote(&st.Pages, h.ID, qterms)
+		pageNotes[i].Hidden = !floor[i]
+	}
+	// A correction about what a shown page speaks of is shown too, even
+	// below the floor: it says which of the two holds.
+	var shownTopics uint64
+	for _, n := range pageNotes {
+		if !n.Hidden {
+			shownTopics |= n.Topics
+		}
+	}
+	for i := range pageNotes {
+		if n := &pageNotes[i]; n.Hidden && n.Correction && n.Topics&shownTopics != 0 {
+			n.Hidden = false
+		}
+	}
+	recentNotes := make([]recall.ItemNote, len(recentPos))
+	for i, p := range recentPos {
+		recentNotes[i] = recall.TurnNote(&st.Pages, p, qterms)
+	}
+	factNotes := make([]recall.ItemNote, len(res.Facts))
+	for i, f := range res.Facts {
+		factNotes[i].Topics = recall.TextTopics(f.Content, qterms)
+	}
+	res.Profile = profileSections(st.doc)
+	res.Pending = s.pendingInfo(st, thread)
+	res.Injection, res.InjectionTokens = recall.BuildInjection(s.tokenCounter(st), recall.InjectionInput{
+		Relationship:       req.RelationshipWithUser,
+		StyleHint:          req.StyleHint,
+		Profile:            res.Profile,
+		Facts:              res.Facts,
+		PastFacts:          res.PastFacts,
+		Pages:              res.Pages,
+		Sessions:           res.Sessions,
+		UserKnowledge:      res.UserKnowledge,
+		AssistantKnowledge: res.AssistantKnowledge,
+		Recent:             res.Recent,
+		Budget:             maxTokens,
+		PageNotes:          pageNotes,
+		RecentNotes:        recentNotes,
+		FactNotes:          factNotes,
+	})
+	return res, nil
+}
+
+// conversation returns the positions of the turns that make up the
+// current conversation, oldest first: the thread's turns when the caller
+// named it (named), else only the latest turns of the default thread that
+// follow one another, and the last of them precedes now, by at most
+// conversation_idle_gap. Turns from an earlier sitting are never the
+// current conversation. The caller holds st.mu.
+func (s *Service) conversation(st *scopeState, thread string, named bool) []int {
+	positions := st.Threads[thread]
+	if named || len(positions) == 0 {
+		return positions
+	}
+	gap := s.cfg.ConversationIdleGap
+	last := st.Turns[positions[len(positions)-1]].Time
+	if s.now().Sub(last) > gap {
+		return nil
+	}
+	i := len(positions) - 1
+	for i > 0 && st.Turns[positions[i]].Time.Sub(st.Turns[positions[i-1]].Time).Abs() <= gap {
+		i--
+	}
+	return positions[i:]
+}
+
+// recent returns the positions of the last short_term_capacity exchanges
+// of the current conversation (positions, oldest first), oldest first.
+func (s *Service) recent(positions []int) []int {
+	if n := s.cfg.ShortTermCapacity; len(positions) > n {
+		positions = positions[len(positions)-n:]
+	}
+	return positions
+}
+
+// rankFacts scores every fact by similarity to the query plus the last
+// max_context_turns turns of the current conversation (positions, oldest
+// first; weight similarity_weight) and by confidence (weight
+// confidence_weight), best first. Similarity is normalised to [0, 1] by
+// the best match. The caller holds st.mu.
+func (s *Service) rankFacts(st *scopeState, query string, positions []int) []memory.FactHit {
+	facts := st.doc.Facts
+	if len(facts) == 0 {
+		return nil
+	}
+	ctxText := query
+	if s.cfg.MaxContextTurns > 0 && len(positions) > 0 {
+		if len(positions) > s.cfg.MaxContextTurns {
+			positions = positions[len(positions)-s.cfg.MaxContextTurns:]
+		}
+		var b strings.Builder
+		b.WriteString(query)
+		for _, p := range positions {
+			b.WriteString("\n")
+			b.WriteString(st.Turns[p].User)
+		}
+		ctxText = b.String()
+	}
+	sims := make([]float64, len(facts))
+	best := 0.0
+	for _, h := range st.factIdx.Search(ctxText, len(facts), nil) {
+		sims[h.ID] = h.Score
+		best = max(best, h.Score)
+	}
+	hits := make([]memory.FactHit, len(facts))
+	for i, f := range facts {
+		sim := 0.0
+		if best > 0 {
+			sim = sims[i] / best
+		}
+		hits[i] = memory.FactHit{Fact: f, Score: update.Round4(s.cfg.SimilarityWeight*sim + s.cfg.ConfidenceWeight*f.Confidence)}
+		if f.Category == memory.CategoryCorrection && sims[i] > 0 {
+			// A correction that matches what is asked is still relevant:
+			// it does not decay (maintain.go).
+			s.relevant.note(st.scope, f.ID, s.now().UTC())
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+	if len(hits) > maxFactHits {
+		// Corrections stay listed even when they rank low: they say what to avoid.
+		top := hits[:maxFactHits:maxFactHits]
+		for _, h := range hits[maxFactHits:] {
+			if h.Category == memory.CategoryCorrection {
+				top = append(top, h)
+			}
+		}
+		hits = top
+	}
+	return hits
+}
+
+// profileSections lists the document's non-empty sections in reading order.
+func profileSections(d *memory.Document) []memory.ProfileSection {
+	var out []memory.ProfileSection
+	for _, ns := range d.Sections() {
+		if strings.TrimSpace(ns.Section.Summary) != "" {
+			out = append(out, memory.ProfileSection{Name: ns.Name, Summary: ns.Section.Summary, UpdatedAt: ns.Section.UpdatedAt})
+		}
+	}
+	return out
+}

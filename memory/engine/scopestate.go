@@ -1,0 +1,349 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/lexical"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
+	"github.com/mnemo-mcp/mnemo/memory/tiers"
+)
+
+// scopeState is the in-memory view of one scope, rebuilt from the store.
+type scopeState struct {
+	scope memory.Scope
+
+	mu sync.RWMutex
+	// Pages are what ranking and injection read: the turns, their index,
+	// threads, sitting links and vectors.
+	recall.Pages
+	lastSeq int64
+	midTerm *tiers.MidTerm // mid-term sessions; nil until the first sync
+
+	doc      *memory.Document
+	factIdx  *lexical.Index // over doc.Facts, rebuilt when doc.Revision changes
+	docRev   int64
+	docReady bool
+	logEpoch int64 // doc.TurnLogEpoch when the turns were first read
+
+	// snapPages is how many pages the last page index snapshot saved or
+	// read holds; snapBusy says one is being written.
+	snapPages int
+	snapBusy  bool
+
+	pend pendingCache // what pending() reports, kept as turns arrive
+	// touched lists the threads that got turns since the mid-term tier
+	// last caught up with them.
+	touched map[string]bool
+
+	tokenCache map[string]int
+
+	// textBytes is the text held by turns, for the size estimate; size
+	// is the estimate last counted in the cache (under Service.mu), used
+	// the cache clock at the last use.
+	textBytes int64
+	size      int64
+	used      atomic.Int64
+
+	// changes counts announcements of changes to the scope (and the
+	// Service's own writes); seenChanges and seenEpoch are the counts the
+	// last read of the store started from, syncedAt when it ended.
+	changes     atomic.Uint64
+	seenChanges uint64
+	seenEpoch   uint64
+	syncedAt    time.Time
+
+	// saveMu is held while one of the scope's caches is saved to the
+	// store; retired, set under it, says the state was dropped (its turns
+	// were forgotten or rewritten) and must never be saved again.
+	saveMu  sync.Mutex
+	retired bool
+
+	// progress is the Service's progress report (WithProgress), or nil.
+	progress func(stage string, done, total int)
+}
+
+// state returns the scope's in-memory state, creating it empty.
+func (s *Service) state(scope memory.Scope) *scopeState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.scopes[scope.Key()]
+	if !ok {
+		st = &scopeState{
+			scope:      scope,
+			Pages:      recall.Pages{Index: lexical.New(lexical.Options{}), Threads: make(map[string][]int)},
+			tokenCache: make(map[string]int),
+			progress:   s.progress,
+		}
+		s.scopes[scope.Key()] = st
+	}
+	return st
+}
+
+// sync brings st up to date with the store: turns appended by any process
+// since the last call and the latest memory document. The caller holds
+// st.mu for writing.
+// The document is loaded first: when its TurnLogEpoch says turns were
+// removed from the log since st read it, sync returns errLogRewritten
+// and the caller starts over on a fresh state (resync).
+func (s *Service) sync(ctx context.Context, st *scopeState) error {
+	if s.fresh(st) {
+		s.noteUse(st)
+		return nil
+	}
+	changes, epoch := st.changes.Load(), s.cache.epoch.Load()
+	doc, err := s.store.LoadDocument(ctx, st.scope)
+	if err != nil {
+		return fmt.Errorf("load memory of %s: %w", st.scope.Key(), err)
+	}
+	// A new epoch means turns were removed; a lower revision means the
+	// scope was deleted (or replaced) by another process. Either way the
+	// in-memory turns no longer match the store.
+	if st.docReady && (doc.TurnLogEpoch != st.logEpoch || doc.Revision < st.docRev) {
+		return errLogRewritten
+	}
+	if !st.docReady || doc.Revision != st.docRev {
+		st.setDocument(doc)
+	}
+	// The first read of a scope reads the page index snapshot meanwhile,
+	// if there is one.
+	var snap chan *pageSnapshot
+	if s.pageStore != nil && len(st.Turns) == 0 && st.lastSeq == 0 {
+		snap = make(chan *pageSnapshot, 1)
+		go func() { snap <- s.readPageSnapshot(ctx, st.scope) }()
+	}
+	turns, err := s.store.ReadTurns(ctx, st.scope, st.lastSeq)
+	indexed := 0
+	if snap != nil {
+		p := <-snap
+		switch {
+		case err != nil:
+		case p.fits(turns, st.logEpoch):
+			st.Index, indexed, st.snapPages = p.ix, p.head.Pages, p.head.Pages
+			s.log.Debug("page index read from its snapshot", "scope", st.scope.Key(), "pages", indexed, "to_index", len(turns)-indexed)
+		case p.err != nil:
+			s.log.Info("page index snapshot not used; indexing the turn log", "scope", st.scope.Key(), "err", p.err)
+		case p.ix != nil:
+			s.log.Info("page index snapshot does not match the turn log; indexing it", "scope", st.scope.Key())
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("read turns of %s: %w", st.scope.Key(), err)
+	}
+	st.addTurns(turns, indexed)
+	s.noteNewPages(st)
+	s.syncMidTerm(ctx, st)
+	if s.pageStore != nil && st.snapshotDue(snapshotAfter) {
+		s.savePageSnapshot(st)
+	}
+	st.seenChanges, st.seenEpoch, st.syncedAt = changes, epoch, time.Now()
+	s.noteUse(st)
+	return nil
+}
+
+// appended adds to st the turns this process has just appended, when
+// they directly follow st's last turn: no other process appended between
+// st's sync and them, so st is up to date without reading the log back
+// (a round trip, two on PostgreSQL). It reports whether it added them;
+// if not, the caller syncs st. The caller holds st.mu for writing, over
+// a state synced before the append.
+func (s *Service) appended(ctx context.Context, st *scopeState, turns []memory.Turn) bool {
+	if len(turns) == 0 || turns[0].Seq != st.lastSeq+1 {
+		return false
+	}
+	for i := 1; i < len(turns); i++ {
+		if turns[i].Seq != turns[i-1].Seq+1 {
+			return false
+		}
+	}
+	st.addTurns(turns, 0)
+	s.noteNewPages(st)
+	s.syncMidTerm(ctx, st)
+	if s.pageStore != nil && st.snapshotDue(snapshotAfter) {
+		s.savePageSnapshot(st)
+	}
+	s.noteUse(st)
+	return true
+}
+
+// errLogRewritten means turns were removed from the scope's log since the
+// in-memory state read it.
+var errLogRewritten = errors.New("turn log rewritten")
+
+// resync syncs st, which the caller holds locked for writing. When the
+// log was rewritten, st is dropped and a fresh state is built from the
+// store. It returns the synced state, locked for writing, or an error
+// with nothing locked.
+func (s *Service) resync(ctx context.Context, st *scopeState) (*scopeState, error) {
+	for {
+		err := s.sync(ctx, st)
+		if err == nil {
+			return st, nil
+		}
+		st.mu.Unlock()
+		if !errors.Is(err, errLogRewritten) {
+			return nil, err
+		}
+		s.dropState(st)
+		st = s.liveState(st.scope)
+	}
+}
+
+// dropState forgets the in-memory state st, unless it was replaced already;
+// the next use of the scope rebuilds it from the store. st is retired: a
+// cache save of it that has not started yet never runs, and one that is
+// running is waited for.
+func (s *Service) dropState(st *scopeState) {
+	st.saveMu.Lock()
+	st.retired = true
+	st.saveMu.Unlock()
+	s.unlistState(st)
+}
+
+// unlistState removes st from the scopes of the Service, unless it was
+// replaced already.
+func (s *Service) unlistState(st *scopeState) {
+	s.mu.Lock()
+	s.removeStateLocked(st)
+	s.mu.Unlock()
+}
+
+// liveState returns the scope's state locked for writing, making sure it
+// is still the one in the cache: a state evicted or dropped between
+// s.state and its lock is left alone.
+func (s *Service) liveState(scope memory.Scope) *scopeState {
+	for {
+		st := s.state(scope)
+		st.mu.Lock()
+		s.mu.Lock()
+		live := s.scopes[scope.Key()] == st
+		s.mu.Unlock()
+		if live {
+			return st
+		}
+		st.mu.Unlock()
+	}
+}
+
+// addTurns indexes turns that follow st.lastSeq; older ones are ignored.
+// Many turns (a scope read from the start) are indexed a batch at a time,
+// tokenized in parallel. The pages at positions below indexed are in the
+// page index already (read from a snapshot) and are not tokenized.
+func (st *scopeState) addTurns(turns []memory.Turn, indexed int) {
+	const batch = 4096
+	var (
+		ids   = make([]int, 0, min(len(turns), batch))
+		texts = make([]string, 0, min(len(turns), batch))
+	)
+	st.Turns = slices.Grow(st.Turns, len(turns))
+	total := len(turns) - max(0, indexed-len(st.Turns))
+	report := st.progress != nil && total >= progressStep
+	done := 0
+	for i := range turns {
+		// The state points into turns rather than copying each turn to
+		// a heap object of its own: one allocation for a whole log.
+		t := &turns[i]
+		if t.Seq <= st.lastSeq {
+			continue
+		}
+		pos := len(st.Turns)
+		st.Turns = append(st.Turns, t)
+		st.lastSeq = t.Seq
+		st.Threads[t.ThreadID] = append(st.Threads[t.ThreadID], pos)
+		if st.touched == nil {
+			st.touched = make(map[string]bool)
+		}
+		st.touched[t.ThreadID] = true
+		st.notePending(t)
+		st.textBytes += int64(len(t.User) + len(t.Reply) + len(t.MetaData) + len(t.ID) + len(t.ThreadID))
+		if pos < indexed {
+			continue
+		}
+		ids, texts = append(ids, pos), append(texts, t.Text())
+		if len(ids) == batch {
+			st.Index.AddBatch(ids, texts)
+			ids, texts = ids[:0], texts[:0]
+			done += batch
+			if report {
+				st.progress(stageIndex, done, total)
+			}
+		}
+	}
+	st.Index.AddBatch(ids, texts)
+	if report {
+		st.progress(stageIndex, total, total)
+	}
+}
+
+// Stages of a long load, as WithProgress reports them.
+const (
+	stageIndex    = "indexing exchanges"
+	stageSessions = "placing exchanges in topic sessions"
+)
+
+func (st *scopeState) setDocument(doc *memory.Document) {
+	if !st.docReady {
+		st.logEpoch = doc.TurnLogEpoch
+	}
+	st.doc = doc
+	st.docRev = doc.Revision
+	st.docReady = true
+	st.factIdx = lexical.New(lexical.Options{})
+	for i, f := range doc.Facts {
+		st.factIdx.Add(i, f.Content)
+	}
+}
+
+// loadedState returns the scope's state synced with the store, locked for
+// writing; the caller must call st.mu.Unlock.
+func (s *Service) loadedState(ctx context.Context, scope memory.Scope) (*scopeState, error) {
+	return s.resync(ctx, s.liveState(scope))
+}
+
+// tokenCounter is countTokens for st as a function of the text alone.
+func (s *Service) tokenCounter(st *scopeState) func(string) int {
+	return func(text string) int { return s.countTokens(st, text) }
+}
+
+// countTokens counts text with a per-scope cache, so rebuilding an injection
+// text over the same items is cheap. The caller holds st.mu for writing.
+func (s *Service) countTokens(st *scopeState, text string) int {
+	if n, ok := st.tokenCache[text]; ok {
+		return n
+	}
+	if len(st.tokenCache) >= 20000 {
+		clear(st.tokenCache)
+	}
+	n := s.tokens.Count(text)
+	st.tokenCache[text] = n
+	return n
+}
+
+// saveCache runs save, which writes one of st's caches (page index
+// snapshot, mid-term state, vectors) to the store, unless st is retired.
+// A save the store refuses with ErrStale — the scope's turns were
+// forgotten, or the scope deleted, by another call or process since st
+// read them — is expected: st is retired and dropped, so the next use of
+// the scope reads it again, and it is logged at debug level only. It
+// reports whether save ran and succeeded, and any other error.
+func (s *Service) saveCache(st *scopeState, what string, save func() error) (bool, error) {
+	st.saveMu.Lock()
+	defer st.saveMu.Unlock()
+	if st.retired {
+		return false, nil
+	}
+	err := save()
+	if errors.Is(err, memory.ErrStale) {
+		st.retired = true
+		s.unlistState(st)
+		s.log.Debug("scope changed since it was read; its "+what+" is not saved and it is read again at its next use", "scope", st.scope.Key(), "err", err)
+		return false, nil
+	}
+	return err == nil, err
+}

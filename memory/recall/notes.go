@@ -1,0 +1,57 @@
+package recall
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/lexical"
+	"github.com/mnemo-mcp/mnemo/memory/update"
+)
+
+// maxTopicTerms bounds the query terms an itemNote's topics record.
+const MaxTopicTerms = 64
+
+// turnNote is what the injection needs to know of the turn at position p:
+// the query terms (qterms, at most maxTopicTerms) it holds and its
+// correction signal. The caller holds st.mu.
+func TurnNote(st *Pages, p int, qterms []lexical.Term) ItemNote {
+	n := ItemNote{Correction: st.Turns[p].Signals.Correction}
+	for j, m := range termMatch(st, p, qterms, 1) {
+		if m > 0 {
+			n.Topics |= 1 << j
+		}
+	}
+	return n
+}
+
+// textTopics returns the bits of the query terms (qterms, at most
+// maxTopicTerms) that text holds, or a word of the same prefix.
+func TextTopics(text string, qterms []lexical.Term) uint64 {
+	var topics uint64
+	for _, t := range lexical.Tokenize(text) {
+		for j, q := range qterms {
+			if t == q.Text || samePrefix(t, q.Text) {
+				topics |= 1 << j
+			}
+		}
+	}
+	return topics
+}
+
+// maxKnowledgeHits bounds the user and the assistant knowledge entries a
+// retrieval returns.
+const maxKnowledgeHits = 5
+
+// relevantKnowledge scores each entry against the query with the page
+// index's BM25 statistics and returns the best that share a term with it.
+func RelevantKnowledge(st *Pages, query string, list []memory.Fact) []memory.FactHit {
+	var hits []memory.FactHit
+	for _, f := range list {
+		if sc := st.Index.Similarity(query, f.Content); sc > 0 {
+			hits = append(hits, memory.FactHit{Fact: f, Score: update.Round4(sc)})
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b memory.FactHit) int { return cmp.Compare(b.Score, a.Score) })
+	return hits[:min(len(hits), maxKnowledgeHits)]
+}

@@ -1,0 +1,135 @@
+package recall
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mnemo-mcp/mnemo/memory/lexical"
+)
+
+// speakerWeight is how much a query that names a speaker asks of that
+// speaker's own words. Exchanges recorded as "Name: …" hold two speakers,
+// and a question about one of them ("What outdoor activities does John
+// enjoy?") is answered by what John said, not by what the other speaker
+// said to him; the name itself is in nearly every page and weighs nothing
+// in BM25. A page's score is multiplied by
+// (1 − speakerWeight) + speakerWeight × coverage, coverage being the
+// IDF-weighted share of the other query terms in the named speaker's words
+// of that page (a prefix match counts half), over the best speakerPool
+// pages. Measured on the LoCoMo development split through the binary:
+// multi-hop R@10 0.510 → 0.528 (up in 4 of 5 conversations), overall
+// 0.822 → 0.823; 0.2 / 0.4 / 0.5 gave 0.819 / 0.821 / 0.818 overall, and
+// counting the neighbours' words, the share of the page's match, or only
+// whether the speaker says any term lost recall (README).
+const speakerWeight = 0.3
+
+// maxSpeakerName bounds the "Name:" prefix read as a speaker.
+const maxSpeakerName = 40
+
+// speakerOf returns the analysed name of the speaker that begins side
+// ("Caroline: …" → "carolin"), or "" when it does not begin with one
+// capitalised word followed by a colon.
+func SpeakerOf(side string) string {
+	i := strings.IndexByte(side, ':')
+	if i <= 0 || i > maxSpeakerName {
+		return ""
+	}
+	name := side[:i]
+	if r, _ := utf8.DecodeRuneInString(name); !unicode.IsUpper(r) {
+		return ""
+	}
+	for _, r := range name {
+		if !unicode.IsLetter(r) && r != '-' && r != '.' {
+			return ""
+		}
+	}
+	toks := lexical.Tokenize(name)
+	if len(toks) != 1 {
+		return ""
+	}
+	return toks[0]
+}
+
+// namedSpeaker returns the first query term that names a speaker of the
+// best pages (the first ten hits) and the other query terms; "" when the
+// query names none.
+func namedSpeaker(st *Pages, qterms []lexical.Term, hits []lexical.Hit) (string, []lexical.Term) {
+	var names []string
+	for _, h := range hits[:min(10, len(hits))] {
+		t := st.Turns[h.ID]
+		for _, side := range [2]string{t.User, t.Reply} {
+			if n := SpeakerOf(side); n != "" && !contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "", nil
+	}
+	for i, q := range qterms {
+		if contains(names, q.Text) {
+			rest := make([]lexical.Term, 0, len(qterms)-1)
+			rest = append(rest, qterms[:i]...)
+			return q.Text, append(rest, qterms[i+1:]...)
+		}
+	}
+	return "", nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// weighSpeaker multiplies each hit's score by how much of the query the
+// speaker it names says in that page (see speakerWeight) and reports
+// whether it changed any. The caller holds st.mu for writing.
+func weighSpeaker(st *Pages, qterms []lexical.Term, hits []lexical.Hit) bool {
+	if len(qterms) < 2 || len(hits) == 0 {
+		return false
+	}
+	named, rest := namedSpeaker(st, qterms, hits)
+	if named == "" || len(rest) == 0 {
+		return false
+	}
+	idf := make([]float64, len(rest))
+	total := 0.0
+	for i, q := range rest {
+		idf[i] = st.Index.IDF(q.Text)
+		total += idf[i]
+	}
+	if total == 0 {
+		return false
+	}
+	held := make([]float64, len(rest))
+	for i, h := range hits {
+		clear(held)
+		t := st.Turns[h.ID]
+		for _, side := range [2]string{t.User, t.Reply} {
+			if SpeakerOf(side) != named {
+				continue
+			}
+			lexical.Words(side, func(term, _ string) {
+				for j, q := range rest {
+					switch {
+					case term == q.Text:
+						held[j] = 1
+					case held[j] == 0 && samePrefix(term, q.Text):
+						held[j] = 0.5
+					}
+				}
+			})
+		}
+		cov := 0.0
+		for j := range rest {
+			cov += idf[j] * held[j]
+		}
+		hits[i].Score *= (1 - speakerWeight) + speakerWeight*cov/total
+	}
+	return true
+}

@@ -1,0 +1,299 @@
+package recall
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// timeWindow is a span of time a query names: [from, to), or, when month is
+// set, that month of any year ("in June" with no year).
+type timeWindow struct {
+	from, to time.Time
+	month    time.Month
+}
+
+// contains reports whether t falls in the window, allowing slack after its
+// end: people talk about an event in the days after it happened.
+func (w timeWindow) contains(t time.Time, slack time.Duration) bool {
+	if w.month != 0 {
+		start := time.Date(t.Year(), w.month, 1, 0, 0, 0, 0, time.UTC)
+		if t.Before(start) {
+			start = start.AddDate(-1, 0, 0)
+		}
+		return t.Before(start.AddDate(0, 1, 0).Add(slack))
+	}
+	return !t.Before(w.from) && t.Before(w.to.Add(slack))
+}
+
+var monthNames = map[string]time.Month{
+	"january": time.January, "jan": time.January, "february": time.February, "feb": time.February,
+	"march": time.March, "mar": time.March, "april": time.April, "apr": time.April, "may": time.May,
+	"june": time.June, "jun": time.June, "july": time.July, "jul": time.July, "august": time.August,
+	"aug": time.August, "september": time.September, "sep": time.September, "sept": time.September,
+	"october": time.October, "oct": time.October, "november": time.November, "nov": time.November,
+	"december": time.December, "dec": time.December,
+}
+
+const (
+	monthRE = `(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)`
+	yearRE  = `((?:19|20)\d\d)`
+	dayRE   = `([0-3]?\d)(?:st|nd|rd|th)?`
+)
+
+// The English date expressions understood, most specific first; a span of
+// the query matched by one is not matched again by a later one.
+var (
+	reDayMonth  = regexp.MustCompile(`(?i)\b` + dayRE + `\s+(?:of\s+)?` + monthRE + `\b\.?(?:,?\s*` + yearRE + `\b)?`)
+	reMonthDay  = regexp.MustCompile(`(?i)\b` + monthRE + `\.?\s+` + dayRE + `\b(?:,?\s*` + yearRE + `\b)?`)
+	rePartMonth = regexp.MustCompile(`(?i)\b(early|beginning of|start of|mid|middle of|late|end of)[\s-]+` + monthRE + `\b(?:,?\s*(?:of\s+)?` + yearRE + `\b)?`)
+	reSeason    = regexp.MustCompile(`(?i)\b(spring|summer|autumn|fall|winter)\s+(?:of\s+)?` + yearRE + `\b`)
+	reMonthYear = regexp.MustCompile(`(?i)\b` + monthRE + `,?\s+(?:of\s+)?` + yearRE + `\b`)
+	// A bare month name; "may" only after a preposition, where it cannot
+	// be the verb.
+	reMonth    = regexp.MustCompile(`(?i)\b(?:(?:in|during|since|of|from|until|last|this|early|late|mid)\s+(may)|(january|february|march|april|june|july|august|september|october|november|december))\b`)
+	reYear     = regexp.MustCompile(`(?i)\b(?:in|during|since|of|from|year)\s+` + yearRE + `\b|\b` + yearRE + `\b`)
+	reRelative = regexp.MustCompile(`(?i)\b(yesterday|today|tonight|this morning|this afternoon|this evening|last night|(?:last|past|this)\s+(?:week(?:end)?|month|year)|(?:a|an|one|two|three|four|five|six|\d+)\s+(day|week|month|year)s?\s+ago)\b`)
+)
+
+// Chinese date expressions.
+var (
+	reZhYMD      = regexp.MustCompile(`(\d{4})年(\d{1,2})月(?:(\d{1,2})[日号])?`)
+	reZhYear     = regexp.MustCompile(`(\d{4})年`)
+	reZhMonthDay = regexp.MustCompile(`(\d{1,2}|[一二三四五六七八九十]{1,3})月(?:(\d{1,2})[日号])?`)
+	reZhAgo      = regexp.MustCompile(`(\d+|[一两二三四五六七八九十]{1,3})(天|周|个星期|星期|个月)前`)
+	zhRelative   = []string{"昨天", "昨晚", "前天", "今天", "今晚", "上周", "上星期", "上个星期", "上礼拜", "这周", "本周", "上个月", "上月", "这个月", "本月", "去年", "今年", "前年"}
+)
+
+// queryWindows returns the time windows that query names, relative
+// expressions ("yesterday", "last week", "上周") resolved against now.
+func queryWindows(query string, now time.Time) []timeWindow {
+	now = now.UTC()
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	var out []timeWindow
+	lower := strings.ToLower(query)
+	used := make([]bool, len(lower))
+	// scan runs re over the parts of the query no earlier expression
+	// claimed and calls fn with each match's submatches.
+	scan := func(re *regexp.Regexp, fn func(m []string)) {
+		for _, loc := range re.FindAllStringSubmatchIndex(lower, -1) {
+			if used[loc[0]] || used[loc[1]-1] {
+				continue
+			}
+			for i := loc[0]; i < loc[1]; i++ {
+				used[i] = true
+			}
+			m := make([]string, len(loc)/2)
+			for i := range m {
+				if loc[2*i] >= 0 {
+					m[i] = lower[loc[2*i]:loc[2*i+1]]
+				}
+			}
+			fn(m)
+		}
+	}
+	day := func(y int, mo time.Month, d int) {
+		if d < 1 || d > 31 {
+			return
+		}
+		if y == 0 {
+			y = latestYear(now, mo, d)
+		}
+		from := time.Date(y, mo, d, 0, 0, 0, 0, time.UTC)
+		out = append(out, timeWindow{from: from, to: from.AddDate(0, 0, 1)})
+	}
+	month := func(y int, mo time.Month) {
+		if y == 0 {
+			out = append(out, timeWindow{month: mo})
+			return
+		}
+		from := time.Date(y, mo, 1, 0, 0, 0, 0, time.UTC)
+		out = append(out, timeWindow{from: from, to: from.AddDate(0, 1, 0)})
+	}
+
+	scan(reZhYMD, func(m []string) {
+		if m[3] != "" {
+			day(atoi(m[1]), time.Month(atoi(m[2])), atoi(m[3]))
+		} else if mo := atoi(m[2]); mo >= 1 && mo <= 12 {
+			month(atoi(m[1]), time.Month(mo))
+		}
+	})
+	scan(reZhYear, func(m []string) {
+		from := time.Date(atoi(m[1]), time.January, 1, 0, 0, 0, 0, time.UTC)
+		out = append(out, timeWindow{from: from, to: from.AddDate(1, 0, 0)})
+	})
+	scan(reDayMonth, func(m []string) { day(atoi(m[3]), monthNames[m[2]], atoi(m[1])) })
+	scan(reMonthDay, func(m []string) { day(atoi(m[3]), monthNames[m[1]], atoi(m[2])) })
+	scan(rePartMonth, func(m []string) {
+		mo, y := monthNames[m[2]], atoi(m[3])
+		if y == 0 {
+			y = latestYear(now, mo, 1)
+		}
+		from := time.Date(y, mo, 1, 0, 0, 0, 0, time.UTC)
+		switch m[1] {
+		case "early", "beginning of", "start of":
+			out = append(out, timeWindow{from: from, to: from.AddDate(0, 0, 11)})
+		case "mid", "middle of":
+			out = append(out, timeWindow{from: from.AddDate(0, 0, 9), to: from.AddDate(0, 0, 21)})
+		default:
+			out = append(out, timeWindow{from: from.AddDate(0, 0, 19), to: from.AddDate(0, 1, 0)})
+		}
+	})
+	scan(reSeason, func(m []string) {
+		y := atoi(m[2])
+		start := map[string]time.Month{"spring": time.March, "summer": time.June, "autumn": time.September, "fall": time.September, "winter": time.December}[m[1]]
+		from := time.Date(y, start, 1, 0, 0, 0, 0, time.UTC)
+		out = append(out, timeWindow{from: from, to: from.AddDate(0, 3, 0)})
+	})
+	scan(reMonthYear, func(m []string) { month(atoi(m[2]), monthNames[m[1]]) })
+	scan(reMonth, func(m []string) { month(0, monthNames[m[1]+m[2]]) })
+	scan(reYear, func(m []string) {
+		y := atoi(m[1] + m[2])
+		from := time.Date(y, time.January, 1, 0, 0, 0, 0, time.UTC)
+		out = append(out, timeWindow{from: from, to: from.AddDate(1, 0, 0)})
+	})
+	scan(reRelative, func(m []string) {
+		switch w := strings.Join(strings.Fields(m[1]), " "); {
+		case w == "today" || w == "tonight" || strings.HasPrefix(w, "this ") && !strings.HasSuffix(w, "week") && !strings.HasSuffix(w, "month") && !strings.HasSuffix(w, "year"):
+			out = append(out, timeWindow{from: today, to: today.AddDate(0, 0, 1)})
+		case w == "yesterday" || w == "last night":
+			out = append(out, timeWindow{from: today.AddDate(0, 0, -1), to: today})
+		case strings.HasSuffix(w, "ago"):
+			n := smallNumber(strings.Fields(w)[0])
+			out = append(out, agoWindow(today, n, m[2]))
+		default:
+			out = append(out, recentWindow(today, w[strings.Index(w, " ")+1:], strings.HasPrefix(w, "this")))
+		}
+	})
+
+	scan(reZhMonthDay, func(m []string) {
+		mo := smallNumber(m[1])
+		if mo < 1 || mo > 12 {
+			return
+		}
+		if m[2] != "" {
+			day(0, time.Month(mo), atoi(m[2]))
+		} else {
+			month(0, time.Month(mo))
+		}
+	})
+	scan(reZhAgo, func(m []string) {
+		unit := map[string]string{"天": "day", "周": "week", "个星期": "week", "星期": "week", "个月": "month"}[m[2]]
+		out = append(out, agoWindow(today, smallNumber(m[1]), unit))
+	})
+	for _, w := range zhRelative {
+		if !strings.Contains(query, w) {
+			continue
+		}
+		switch w {
+		case "昨天", "昨晚":
+			out = append(out, timeWindow{from: today.AddDate(0, 0, -1), to: today})
+		case "前天":
+			out = append(out, timeWindow{from: today.AddDate(0, 0, -2), to: today.AddDate(0, 0, -1)})
+		case "今天", "今晚":
+			out = append(out, timeWindow{from: today, to: today.AddDate(0, 0, 1)})
+		case "上周", "上星期", "上个星期", "上礼拜":
+			out = append(out, recentWindow(today, "week", false))
+		case "这周", "本周":
+			out = append(out, recentWindow(today, "week", true))
+		case "上个月", "上月":
+			out = append(out, recentWindow(today, "month", false))
+		case "这个月", "本月":
+			out = append(out, recentWindow(today, "month", true))
+		case "去年":
+			out = append(out, recentWindow(today, "year", false))
+		case "今年":
+			out = append(out, recentWindow(today, "year", true))
+		case "前年":
+			from := time.Date(today.Year()-2, time.January, 1, 0, 0, 0, 0, time.UTC)
+			out = append(out, timeWindow{from: from, to: from.AddDate(1, 0, 0)})
+		}
+	}
+	return out
+}
+
+// recentWindow is "this" (current) or "last" (the one before) week,
+// weekend, month or year, as seen from today. Weeks are taken loosely (the
+// seven days before, or the fourteen before for "last week") because people
+// say "last week" of anything in the past fortnight.
+func recentWindow(today time.Time, unit string, this bool) timeWindow {
+	switch unit {
+	case "week", "weekend":
+		if this {
+			return timeWindow{from: today.AddDate(0, 0, -7), to: today.AddDate(0, 0, 1)}
+		}
+		return timeWindow{from: today.AddDate(0, 0, -14), to: today}
+	case "month":
+		first := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC)
+		if this {
+			return timeWindow{from: first, to: first.AddDate(0, 1, 0)}
+		}
+		return timeWindow{from: first.AddDate(0, -1, 0), to: first}
+	default:
+		first := time.Date(today.Year(), time.January, 1, 0, 0, 0, 0, time.UTC)
+		if this {
+			return timeWindow{from: first, to: first.AddDate(1, 0, 0)}
+		}
+		return timeWindow{from: first.AddDate(-1, 0, 0), to: first}
+	}
+}
+
+// agoWindow is "n units ago": the unit-long span centred on that time.
+func agoWindow(today time.Time, n int, unit string) timeWindow {
+	if n <= 0 {
+		n = 1
+	}
+	var at time.Time
+	var half time.Duration
+	switch unit {
+	case "day":
+		at, half = today.AddDate(0, 0, -n), 24*time.Hour
+	case "week":
+		at, half = today.AddDate(0, 0, -7*n), 4*24*time.Hour
+	case "month":
+		at, half = today.AddDate(0, -n, 0), 15*24*time.Hour
+	default:
+		at, half = today.AddDate(-n, 0, 0), 183*24*time.Hour
+	}
+	return timeWindow{from: at.Add(-half), to: at.Add(half)}
+}
+
+// latestYear is the year of the latest month/day on or before now.
+func latestYear(now time.Time, mo time.Month, d int) int {
+	if time.Date(now.Year(), mo, d, 0, 0, 0, 0, time.UTC).After(now) {
+		return now.Year() - 1
+	}
+	return now.Year()
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// smallNumber reads a count written in digits, in English words up to six
+// or in Chinese numerals up to 99.
+func smallNumber(s string) int {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n
+	}
+	if n, ok := map[string]int{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}[s]; ok {
+		return n
+	}
+	digits := map[rune]int{'一': 1, '二': 2, '两': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
+	n, cur := 0, 0
+	for _, r := range s {
+		if r == '十' {
+			n += max(cur, 1) * 10
+			cur = 0
+			continue
+		}
+		d, ok := digits[r]
+		if !ok {
+			return 0
+		}
+		cur = d
+	}
+	return n + cur
+}

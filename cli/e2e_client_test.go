@@ -112,6 +112,16 @@ type mnemoProc struct {
 	pending map[string]chan rpcMessage
 	bad     []string // stdout lines that are not JSON-RPC 2.0
 	lines   int
+	// onMessage, when set (handle), sees every notification and request
+	// the server sends, and the responses, in the order they arrive.
+	onMessage func(rpcMessage)
+}
+
+// handle sets the function that sees every message from the server.
+func (s *mnemoProc) handle(fn func(rpcMessage)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onMessage = fn
 }
 
 // startServer runs the binary in serve mode on dataDir.
@@ -168,7 +178,11 @@ func (s *mnemoProc) read(stdout io.Reader) {
 		}
 		ch := s.pending[string(m.ID)]
 		delete(s.pending, string(m.ID))
+		onMessage := s.onMessage
 		s.mu.Unlock()
+		if onMessage != nil && err == nil {
+			onMessage(m)
+		}
 		if isResponse && ch != nil {
 			ch <- m
 		}

@@ -53,17 +53,20 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 			close(built)
 		}
 	}()
-	store, err := openStore(ctx, cfg, log)
+	// What the memory service and its store log also goes to the client
+	// (notifications/message, at the level it sets); stderr is unchanged.
+	clientLog := tools.NewClientLog(log.Handler())
+	store, err := openStore(ctx, cfg, slog.New(clientLog))
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
-	svc, err := openService(cfg, store, log, withModels, built)
+	svc, err := openService(cfg, store, slog.New(clientLog), withModels, built)
 	if err != nil {
 		return err
 	}
 
-	mcpServer := newMCPServer(svc, cfg)
+	mcpServer := newMCPServer(svc, cfg, tools.WithClientLog(clientLog))
 	close(built)
 	stdio := server.NewStdioServer(mcpServer)
 	stdio.SetErrorLogger(slog.NewLogLogger(log.Handler(), slog.LevelError))
@@ -122,11 +125,11 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 
 // newMCPServer is the MCP server over svc, told what the configuration
 // means for the host's model.
-func newMCPServer(svc *engine.Service, cfg *Config) *server.MCPServer {
-	return tools.NewServer(svc, version(),
+func newMCPServer(svc *engine.Service, cfg *Config, opts ...tools.Option) *server.MCPServer {
+	return tools.NewServer(svc, version(), append([]tools.Option{
 		tools.WithDefaultUser(cfg.Memory.UserID),
 		tools.WithLLMConfigured(cfg.LLM.Configured()),
-	)
+	}, opts...)...)
 }
 
 // llmState describes the updater's model for the start-up log line; it

@@ -170,18 +170,22 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 		resource = hc.PublicURL
 	}
 
-	store, err := openStore(ctx, cfg, log)
+	// The memory service's records also go to the clients that may see
+	// them (tools/logging.go); the HTTP layer's (access log, auth) only to
+	// stderr.
+	clientLog := tools.NewClientLog(log.Handler())
+	store, err := openStore(ctx, cfg, slog.New(clientLog))
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
 	built := make(chan struct{})
-	svc, err := openService(cfg, store, log, withModels, built)
+	svc, err := openService(cfg, store, slog.New(clientLog), withModels, built)
 	if err != nil {
 		close(built)
 		return err
 	}
-	opt := []tools.Option{tools.WithLLMConfigured(cfg.LLM.Configured())}
+	opt := []tools.Option{tools.WithLLMConfigured(cfg.LLM.Configured()), tools.WithClientLog(clientLog), tools.WithStatelessHTTP()}
 	if opts.insecure {
 		opt = append(opt, tools.WithDefaultUser(cfg.Memory.UserID))
 	} else {

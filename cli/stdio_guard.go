@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/mnemo-mcp/mnemo/memory"
 )
 
@@ -106,6 +108,19 @@ type rpcEnvelope struct {
 	Method string          `json:"method"`
 }
 
+// modernRequest reports whether line is a request of protocol 2026-07-28
+// or later, which has no initialize: it names its revision in _meta.
+func modernRequest(line []byte) bool {
+	var req struct {
+		Params struct {
+			Meta struct {
+				ProtocolVersion string `json:"io.modelcontextprotocol/protocolVersion"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	return json.Unmarshal(line, &req) == nil && mcp.IsModernProtocol(req.Params.Meta.ProtocolVersion)
+}
+
 // check returns line if it may go to the server, else answers it and
 // returns nil.
 func (g *stdioGuard) check(line []byte) []byte {
@@ -130,6 +145,7 @@ func (g *stdioGuard) check(line []byte) []byte {
 	case msg.Method == "initialize":
 		g.initialized = true
 	case g.initialized || msg.Method == "ping":
+	case modernRequest(trimmed):
 	case !hasID:
 		return nil // a notification before initialize: nothing to answer
 	default:

@@ -142,7 +142,9 @@ type FlushRequest struct {
 	UserID    string
 	AgentName string
 	ThreadID  string
-	// Progress, when set, is called before each thread is processed.
+	// Progress, when set, is called before each thread is processed and
+	// at the end, with the turns processed so far of those pending and
+	// what is being done.
 	Progress func(done, total int, message string)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -54,7 +55,10 @@ func FlushMemory(m Memory) server.ServerTool {
 }
 
 // progress returns a callback that reports flush progress to the client as
-// notifications/progress, or nil when the client did not ask for progress.
+// notifications/progress (turns processed of those pending, and the
+// stage), or nil when the client did not ask for progress. Progress must
+// increase from one notification to the next, so a report that does not
+// is left out.
 func progress(ctx context.Context, req mcp.CallToolRequest) func(done, total int, message string) {
 	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
 		return nil
@@ -64,7 +68,15 @@ func progress(ctx context.Context, req mcp.CallToolRequest) func(done, total int
 		return nil
 	}
 	token := req.Params.Meta.ProgressToken
+	var mu sync.Mutex
+	last := -1
 	return func(done, total int, message string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if done <= last {
+			return
+		}
+		last = done
 		err := srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
 			"progressToken": token,
 			"progress":      done,

@@ -19,7 +19,7 @@ type forgetArgs struct {
 	TurnIDs   []string `json:"turn_ids,omitempty" jsonschema:"Ids of stored exchanges to delete (turn_…), as list_memories with kind turns shows them."`
 	ThreadID  string   `json:"thread_id,omitempty" jsonschema:"Delete every stored exchange of this conversation."`
 	All       bool     `json:"all,omitempty" jsonschema:"Delete everything remembered in this scope: profile, facts and every exchange (for the user's shared memory, every agent's memory of the user too). Needs confirm."`
-	Confirm   string   `json:"confirm,omitempty" jsonschema:"Only with all: the exact phrase 'forget everything', after the user confirmed."`
+	Confirm   string   `json:"confirm,omitempty" jsonschema:"Only with all: the exact phrase 'forget everything', after the user confirmed. When the client can ask the user itself, the server asks and this is not needed."`
 	KeepFacts bool     `json:"keep_facts,omitempty" jsonschema:"With turn_ids or thread_id: keep the facts extracted from a conversation that is left with no stored exchange (by default they are deleted with it)."`
 	UserID    string   `json:"user_id,omitempty" jsonschema:"Whose memory to delete from. Leave empty for the configured user."`
 	AgentName string   `json:"agent_name,omitempty" jsonschema:"Delete from this agent's own memory instead of the user's shared memory."`
@@ -27,7 +27,13 @@ type forgetArgs struct {
 
 // ForgetMemory returns the forget_memory tool: it deletes facts, stored
 // exchanges or a whole scope, for good.
-func ForgetMemory(m Manager) server.ServerTool {
+// When the client can ask the user (confirm.go), forgetting everything
+// waits for the user's answer instead of trusting confirm.
+func ForgetMemory(m Manager, opts ...Option) server.ServerTool {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
 	tool := mcp.NewTool(nameForgetMemory,
 		mcp.WithDescription("Permanently delete what memory holds: facts by id, stored exchanges by id, every exchange of one conversation (thread_id), "+
 			"or — with all and confirm 'forget everything' — the whole memory of the user. "+
@@ -52,7 +58,13 @@ func ForgetMemory(m Manager) server.ServerTool {
 		outputSchema[memory.ForgetResult](nil),
 		annotate("Forget memory", false, true, true),
 	)
-	return typed(tool, func(ctx context.Context, _ mcp.CallToolRequest, args forgetArgs) (*mcp.CallToolResult, error) {
+	return typed(tool, func(ctx context.Context, req mcp.CallToolRequest, args forgetArgs) (*mcp.CallToolResult, error) {
+		if args.All && canAskUser(ctx, cfg.legacyHTTP) {
+			if stop := confirmForgetAll(ctx, req, forgetAllText(args, cfg.defaultUser)); stop != nil {
+				return stop, nil
+			}
+			args.Confirm = memory.ForgetEverything
+		}
 		res, err := m.Forget(ctx, memory.ForgetRequest{
 			UserID:     args.UserID,
 			AgentName:  args.AgentName,
@@ -68,6 +80,23 @@ func ForgetMemory(m Manager) server.ServerTool {
 		}
 		return mcp.NewToolResultStructured(res, forgetSummary(res)), nil
 	})
+}
+
+// forgetAllText names the memory a forget-everything call deletes, for
+// the question put to the user.
+func forgetAllText(args forgetArgs, defaultUser string) string {
+	user := args.UserID
+	if user == "" {
+		user = defaultUser
+	}
+	text := "the configured user"
+	if user != "" {
+		text = "user " + user
+	}
+	if args.AgentName != "" {
+		return text + " in agent " + args.AgentName + "'s memory"
+	}
+	return text + ", including every agent's memory of them"
 }
 
 // forgetSummary is the text of a forget_memory result.

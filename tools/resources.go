@@ -27,7 +27,9 @@ import (
 //
 // When memory changes (a fact saved, updated or forgotten, an updater run)
 // the server sends notifications/resources/updated for the scope's URIs to
-// every client, and registers the scope's URIs as resources the first
+// every client (for clients of protocol 2026-07-28: to the
+// subscriptions/listen streams that name the URI, listen.go), and
+// registers the scope's URIs as resources the first
 // time it changes, which sends notifications/resources/list_changed.
 //
 // With a caller (an authenticated HTTP request, caller.go) the documents
@@ -97,6 +99,8 @@ func addResources(s *server.MCPServer, m Memory, cfg config, hooks *server.Hooks
 			streams.remove(session.SessionID())
 		})
 	}
+	listens := &listenStreams{m: map[server.ClientSession]listener{}}
+	listens.track(hooks)
 	hook, ok := m.(interface{ OnChange(func(memory.Scope)) })
 	if !ok {
 		return
@@ -107,7 +111,7 @@ func addResources(s *server.MCPServer, m Memory, cfg config, hooks *server.Hooks
 			defaultUser = c.Config().UserID
 		}
 	}
-	n := &notifier{srv: s, m: m, defaultUser: defaultUser, streams: streams, seen: map[memory.Scope]bool{}}
+	n := &notifier{srv: s, m: m, defaultUser: defaultUser, streams: streams, listens: listens, authenticated: cfg.authenticated, seen: map[memory.Scope]bool{}}
 	hook.OnChange(n.changed)
 }
 
@@ -251,6 +255,9 @@ type notifier struct {
 	// streams, when set, confine notifications to the callers who may
 	// read the scope (WithAuthenticatedCallers).
 	streams *callerStreams
+	// listens are the subscriptions/listen streams (listen.go).
+	listens       *listenStreams
+	authenticated bool
 
 	mu   sync.Mutex
 	seen map[memory.Scope]bool
@@ -262,6 +269,7 @@ func (n *notifier) changed(sc memory.Scope) {
 	n.seen[sc] = true
 	n.mu.Unlock()
 	uris := scopeURIs(sc)
+	n.listens.send(sc, n.authenticated, n.defaultUser)
 	if first {
 		res := make([]server.ServerResource, len(memoryDocs))
 		for i, d := range memoryDocs {

@@ -2,7 +2,11 @@
 // one tool per file, each a constructor returning a server.ServerTool over
 // the memory service. It decodes and describes arguments, applies the one
 // error policy (errors.go) and renders results for the host's model; what
-// memory does lives in package memory.
+// memory does lives in package memory. Around the tools: resources.go and
+// listen.go (memory as documents, and their change notifications for
+// every protocol revision), logging.go (the server's log records as
+// notifications/message), confirm.go (asking the user before everything
+// is forgotten).
 package tools
 
 import (
@@ -57,22 +61,22 @@ func All(m Memory, opts ...Option) []server.ServerTool {
 	}
 	mm, ok := m.(Manager)
 	if ok || m == nil {
-		makers = append(makers, manageMakers(mm)...)
+		makers = append(makers, manageMakers(mm, opts...)...)
 	}
 	return build(makers)
 }
 
 // ManageTools returns the tools that manage memory directly over m.
-func ManageTools(m Manager) []server.ServerTool {
-	return build(manageMakers(m))
+func ManageTools(m Manager, opts ...Option) []server.ServerTool {
+	return build(manageMakers(m, opts...))
 }
 
-func manageMakers(m Manager) []func() server.ServerTool {
+func manageMakers(m Manager, opts ...Option) []func() server.ServerTool {
 	return []func() server.ServerTool{
 		func() server.ServerTool { return SaveMemory(m) },
 		func() server.ServerTool { return UpdateMemory(m) },
 		func() server.ServerTool { return UpdateProfile(m) },
-		func() server.ServerTool { return ForgetMemory(m) },
+		func() server.ServerTool { return ForgetMemory(m, opts...) },
 		func() server.ServerTool { return ListMemories(m) },
 		func() server.ServerTool { return MemoryHistory(m) },
 		func() server.ServerTool { return RestoreMemory(m) },
@@ -98,6 +102,8 @@ type config struct {
 	llm           bool
 	defaultUser   string
 	authenticated bool
+	clientLog     *ClientLog
+	legacyHTTP    bool
 	extra         []server.ServerOption
 }
 
@@ -122,6 +128,23 @@ func WithDefaultUser(userID string) Option {
 // without this option.
 func WithAuthenticatedCallers() Option {
 	return func(c *config) { c.authenticated = true }
+}
+
+// WithClientLog has the server send the records of l (the logger the
+// memory service and its store write to) to its clients as
+// notifications/message (logging.go).
+func WithClientLog(l *ClientLog) Option {
+	return func(c *config) { c.clientLog = l }
+}
+
+// WithStatelessHTTP says that clients of protocol revisions before
+// 2026-07-28 reach the server over stateless HTTP, where a request the
+// server sends (elicitation/create) cannot be tied to the client that
+// must answer it: forget_memory then keeps to its confirm phrase for
+// them. Clients of 2026-07-28 are asked within their own request
+// (confirm.go).
+func WithStatelessHTTP() Option {
+	return func(c *config) { c.legacyHTTP = true }
 }
 
 // WithServerOptions adds options to the underlying MCP server, after the
@@ -175,11 +198,15 @@ func NewServer(m Memory, version string, opts ...Option) *server.MCPServer {
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(false),
+		server.WithLogging(),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 	}, cfg.extra...)...)
 	s.AddTools(All(m, opts...)...)
 	addResources(s, m, cfg, hooks)
+	if cfg.clientLog != nil {
+		cfg.clientLog.hub.attach(s, hooks, cfg.authenticated)
+	}
 	if manage {
 		addPrompts(s, cfg, names)
 	}

@@ -58,6 +58,10 @@ func (s *Service) Flush(ctx context.Context, req memory.FlushRequest) (*memory.F
 		order = append(order, t)
 	}
 	sort.Strings(order)
+	pendingTurns := 0 // for progress: turns processed of pending
+	for _, t := range order {
+		pendingTurns += byThread[t]
+	}
 	if len(order) == 0 {
 		if res.EmbeddingBacklog, err = s.awaitEmbeddings(ctx, scope); err != nil {
 			return nil, err
@@ -89,7 +93,8 @@ func (s *Service) Flush(ctx context.Context, req memory.FlushRequest) (*memory.F
 		if ev.start {
 			running[ev.thread] = ev.seq
 			if req.Progress != nil {
-				req.Progress(ev.index, len(order), fmt.Sprintf("updating memory from thread %s", ev.thread))
+				req.Progress(res.TurnsProcessed, max(pendingTurns, res.TurnsProcessed),
+					fmt.Sprintf("updating memory from thread %s (%d of %d)", ev.thread, ev.index+1, len(order)))
 			}
 			return
 		}
@@ -167,7 +172,7 @@ wait:
 		if len(res.Running) > 0 {
 			msg = "still running in the background: " + strings.Join(res.Running, ", ")
 		}
-		req.Progress(finished, len(order), msg)
+		req.Progress(res.TurnsProcessed, max(pendingTurns, res.TurnsProcessed), msg)
 	}
 	return s.finishFlush(context.WithoutCancel(ctx), res, scope, req.ThreadID, reasons)
 }

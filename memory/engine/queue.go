@@ -502,8 +502,12 @@ func (q *queue) run(ctx context.Context, e *queueEntry, bounded bool, opt runOpt
 	switch {
 	case err == nil:
 		q.mu.Lock()
+		_, hadFailed := q.lastErrors[queueKey{scope.Key(), thread}]
 		delete(q.lastErrors, queueKey{scope.Key(), thread})
 		q.mu.Unlock()
+		if hadFailed {
+			q.work.log.Info("memory update succeeded after failing; the model answers again", "scope", scope.Key(), "thread", thread)
+		}
 	case opt.retry && ctx.Err() == nil:
 		// Noted while the scope is still locked, so that a flush waiting
 		// behind this run never takes this failure for its own.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -246,6 +247,12 @@ func TestUIBrowserTasks(t *testing.T) {
 	waitFor("found", `!!document.getElementById("`+id+`") && location.search.includes("text=logbook")`)
 	if n := eval(`String(document.querySelectorAll("main .fact-row").length)`); n != "1" {
 		t.Errorf("the filter shows %s facts, want 1", n)
+	}
+	// A fact is one compact row, its actions beside it.
+	if h, _ := strconv.Atoi(eval(`String(Math.round(document.getElementById("` + id + `").getBoundingClientRect().height))`)); h == 0 || h >= 100 {
+		t.Errorf("a fact row is %d px tall at 1280 px, want under 100", h)
+	} else {
+		t.Logf("a fact row is %d px tall at 1280 px", h)
 	}
 	if got := eval(`document.getElementById("forget-` + id + `").getAttribute("aria-label")`); got != "Forget fact: Keeps a logbook of every passage" {
 		t.Errorf("the Forget button's accessible name = %q", got)

@@ -212,7 +212,7 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
-	stopStart := startService(ctx, svc, log, opts.lowGC)
+	stopStart := startService(ctx, svc, log, opts.lowGC, nil)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	ready.Store(true)
@@ -257,11 +257,21 @@ func readiness(ready *atomic.Bool) error {
 }
 
 // startService loads the default scope and resumes pending updates in the
-// background, as stdio serve does; the returned func stops both and waits.
-func startService(ctx context.Context, svc *engine.Service, log *slog.Logger, lowGC bool) func() {
+// background, once after is closed (at once when it is nil): stdio serve
+// waits for its initialize answer. lowGC lowers the GC percent to
+// serveGCPercent once the scope is loaded. The returned func stops both
+// and waits.
+func startService(ctx context.Context, svc *engine.Service, log *slog.Logger, lowGC bool, after <-chan struct{}) func() {
 	startCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		if after != nil {
+			select {
+			case <-after:
+			case <-startCtx.Done():
+				return
+			}
+		}
 		if err := svc.Preload(startCtx, "", ""); err != nil && startCtx.Err() == nil {
 			log.Warn("cannot preload the default user's memory; it is loaded on first use", "err", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/cli/httpauth"
@@ -85,7 +86,8 @@ func (l *uiLogin) caller(r *http.Request) (ui.Caller, error) {
 	}, nil
 }
 
-var uiLoginPage = template.Must(template.New("login").Parse(`<!doctype html>
+var uiLoginPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("login").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>mnemo — log in</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1b1b1b}
@@ -100,6 +102,7 @@ input{font:inherit;width:100%;padding:.5rem;box-sizing:border-box}button{font:in
 </form>
 <p>Use the token <code>mnemo token add --user NAME</code> printed for you, or an access token of the server's OAuth issuer. You see only your own memory.</p>
 </main></body></html>`))
+})
 
 // handleLogin serves /ui/login: the form, and its POST, which sets the
 // cookie when the token is accepted.
@@ -110,13 +113,13 @@ func (l *uiLogin) handleLogin(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	switch r.Method {
 	case http.MethodGet:
-		uiLoginPage.Execute(w, map[string]any{"Action": uiPath + "/login"})
+		uiLoginPage().Execute(w, map[string]any{"Action": uiPath + "/login"})
 	case http.MethodPost:
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		token := strings.TrimSpace(r.PostFormValue("token"))
 		if _, err := l.verify(r, token); token == "" || err != nil {
 			w.WriteHeader(http.StatusUnauthorized)
-			uiLoginPage.Execute(w, map[string]any{"Action": uiPath + "/login", "Failed": true})
+			uiLoginPage().Execute(w, map[string]any{"Action": uiPath + "/login", "Failed": true})
 			return
 		}
 		http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: token, Path: uiPath, HttpOnly: true,

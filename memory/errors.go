@@ -46,7 +46,7 @@ func (e *InputError) Error() string {
 // Is reports whether target is ErrInvalidInput.
 func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
 
-// invalid builds an InputError for field with a formatted message.
+// Invalid builds an InputError for field with a formatted message.
 func Invalid(field, format string, args ...any) error {
 	return &InputError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
@@ -65,7 +65,7 @@ func (e *NotFoundError) Error() string { return "not found: " + e.Message }
 // Is reports whether target is ErrNotFound.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
-// notFound builds a NotFoundError with a formatted message.
+// NotFound builds a NotFoundError with a formatted message.
 func NotFound(format string, args ...any) error {
 	return &NotFoundError{Message: fmt.Sprintf(format, args...)}
 }

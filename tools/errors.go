@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -90,11 +91,13 @@ func argumentError(message string) (*mcp.CallToolResult, error) {
 
 // absPath matches an absolute file path (Unix, or Windows with a drive
 // letter) of two components or more.
-var absPath = regexp.MustCompile(`(^|[\s"'(=])(?:[A-Za-z]:)?[/\\][^\s/\\:;,'"]+(?:[/\\][^\s/\\:;,'"]*)+`)
+var absPath = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|[\s"'(=])(?:[A-Za-z]:)?[/\\][^\s/\\:;,'"]+(?:[/\\][^\s/\\:;,'"]*)+`)
+})
 
 // withoutPaths replaces the file paths in a message for the model with
 // "…": the data directory's layout is the operator's business. It is the
 // safety net behind the service's own messages, which name no path.
 func withoutPaths(msg string) string {
-	return absPath.ReplaceAllString(msg, "${1}…")
+	return absPath().ReplaceAllString(msg, "${1}…")
 }

@@ -237,7 +237,7 @@ func TestToolErrorsNameNoPath(t *testing.T) {
 			t.Errorf("%s(%s) = %q, want an error", c.tool, c.args, text)
 			continue
 		}
-		if strings.Contains(text, e.dir) || absPath.MatchString(text) {
+		if strings.Contains(text, e.dir) || absPath().MatchString(text) {
 			t.Errorf("%s(%s) error = %q, shows a file path", c.tool, c.args, text)
 		}
 	}

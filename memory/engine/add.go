@@ -174,8 +174,8 @@ func (s *Service) addFacts(ctx context.Context, res *memory.AddResult, facts []m
 // maxPendingThreads bounds the threads listed in PendingInfo.
 const maxPendingThreads = 10
 
-// pendingInfo reports the scope's pending work, listing thread (when it
-// has pending turns) and the busiest other threads. The caller holds st.mu.
+// pendingInfo reports the scope's pending work, listing thread (when it has
+// pending turns) and the busiest other threads.
 func (s *Service) pendingInfo(st *scopeState, thread string) memory.PendingInfo {
 	// The call's thread and the maxPendingThreads busiest others, from
 	// the cache's ranking: no pass over every thread of the scope.

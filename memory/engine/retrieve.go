@@ -108,12 +108,12 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	return res, nil
 }
 
-// conversation returns the positions of the turns that make up the
-// current conversation, oldest first: the thread's turns when the caller
-// named it (named), else only the latest turns of the default thread that
-// follow one another, and the last of them precedes now, by at most
-// conversation_idle_gap. Turns from an earlier sitting are never the
-// current conversation. The caller holds st.mu.
+// conversation returns the positions of the turns that make up the current
+// conversation, oldest first: the thread's turns when the caller named it
+// (named), else only the latest turns of the default thread that follow one
+// another, and the last of them precedes now, by at most
+// conversation_idle_gap. Turns from an earlier sitting are never the current
+// conversation.
 func (s *Service) conversation(st *scopeState, thread string, named bool) []int {
 	positions := st.Threads[thread]
 	if named || len(positions) == 0 {
@@ -143,8 +143,8 @@ func (s *Service) recent(positions []int) []int {
 // rankFacts scores every fact by similarity to the query plus the last
 // max_context_turns turns of the current conversation (positions, oldest
 // first; weight similarity_weight) and by confidence (weight
-// confidence_weight), best first. Similarity is normalised to [0, 1] by
-// the best match. The caller holds st.mu.
+// confidence_weight), best first. Similarity is normalised to [0, 1] by the
+// best match.
 func (s *Service) rankFacts(st *scopeState, query string, positions []int) []memory.FactHit {
 	facts := st.doc.Facts
 	if len(facts) == 0 {

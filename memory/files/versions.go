@@ -38,7 +38,7 @@ func parseVersionName(name string) (int64, bool) {
 // replaced, as a version (atomically, 0600), then removes the oldest
 // versions beyond s.versions. A scope with no saved document yet (raw nil)
 // has nothing to keep. The caller holds the scope lock.
-func (s *Store) keepVersion(st *scopeState, rev int64, raw []byte) error {
+func (s *Store) keepVersion(st *scopeFiles, rev int64, raw []byte) error {
 	dir := filepath.Join(st.rel, versionsDir)
 	if s.versions == 0 {
 		if ok, err := s.d.exists(dir); err != nil || !ok {

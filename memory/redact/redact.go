@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Finding is one redacted secret: its kind and where it was, in bytes of
@@ -36,37 +37,39 @@ type rule struct {
 }
 
 // rules, most specific first: where two overlap, the first wins.
-var rules = []rule{
-	// A block without its END line is redacted to the end of the text.
-	{"private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\z)`), 0},
-	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), 0},
-	{"anthropic api key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), 0},
-	{"openai api key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), 0},
-	{"stripe key", regexp.MustCompile(`\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`), 0},
-	{"github token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`), 0},
-	{"gitlab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`), 0},
-	{"slack token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), 0},
-	{"google api key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), 0},
-	{"hugging face token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), 0},
-	{"npm token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), 0},
-	{"mnemo token", regexp.MustCompile(`\bmnemo_[A-Za-z0-9_-]{32,}`), 0},
-	{"aws access key", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), 0},
-	{"aws secret key", regexp.MustCompile(`(?i)\baws_?secret_?(?:access_?)?key\s*["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})`), 1},
-	{"azure key", regexp.MustCompile(`(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/=]{20,})`), 1},
-	{"bearer token", regexp.MustCompile(`(?i)\bBearer\s+([A-Za-z0-9._~+/-]{20,}=*)`), 1},
-	{"password", regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@`), 1},
-	{"password", regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|passphrase)\s*[:=]\s*["']?([^\s"']{4,})`), 1},
-	// "my password is X" only when X looks like one (a digit or a symbol
-	// in it): "the password is easy to guess" keeps its words.
-	{"password", regexp.MustCompile(`(?i)\b(?:password|passwd|passphrase)\s+(?:is|was)\s+["']?([^\s"']*[0-9!@#$%^&*_+=~-][^\s"'.,;]*)`), 1},
-	{"secret", regexp.MustCompile(`(?i)\b(?:api[_-]?key|secret[_-]?key|client[_-]?secret|access[_-]?token|auth[_-]?token|secret)\s*[:=]\s*["']?([A-Za-z0-9_./+=-]{12,})`), 1},
-}
+var rules = sync.OnceValue(func() []rule {
+	return []rule{
+		// A block without its END line is redacted to the end of the text.
+		{"private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\z)`), 0},
+		{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), 0},
+		{"anthropic api key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), 0},
+		{"openai api key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), 0},
+		{"stripe key", regexp.MustCompile(`\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`), 0},
+		{"github token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`), 0},
+		{"gitlab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`), 0},
+		{"slack token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), 0},
+		{"google api key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), 0},
+		{"hugging face token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), 0},
+		{"npm token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), 0},
+		{"mnemo token", regexp.MustCompile(`\bmnemo_[A-Za-z0-9_-]{32,}`), 0},
+		{"aws access key", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), 0},
+		{"aws secret key", regexp.MustCompile(`(?i)\baws_?secret_?(?:access_?)?key\s*["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})`), 1},
+		{"azure key", regexp.MustCompile(`(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/=]{20,})`), 1},
+		{"bearer token", regexp.MustCompile(`(?i)\bBearer\s+([A-Za-z0-9._~+/-]{20,}=*)`), 1},
+		{"password", regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@`), 1},
+		{"password", regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|passphrase)\s*[:=]\s*["']?([^\s"']{4,})`), 1},
+		// "my password is X" only when X looks like one (a digit or a symbol
+		// in it): "the password is easy to guess" keeps its words.
+		{"password", regexp.MustCompile(`(?i)\b(?:password|passwd|passphrase)\s+(?:is|was)\s+["']?([^\s"']*[0-9!@#$%^&*_+=~-][^\s"'.,;]*)`), 1},
+		{"secret", regexp.MustCompile(`(?i)\b(?:api[_-]?key|secret[_-]?key|client[_-]?secret|access[_-]?token|auth[_-]?token|secret)\s*[:=]\s*["']?([A-Za-z0-9_./+=-]{12,})`), 1},
+	}
+})
 
 // Text returns text with every secret replaced by "[redacted: KIND]", and
 // what was replaced, in order. Text that holds none is returned as it is.
 func Text(text string) (string, []Finding) {
 	var found []Finding
-	for _, r := range rules {
+	for _, r := range rules() {
 		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
 			start, end := m[2*r.group], m[2*r.group+1]
 			if start < 0 || strings.HasPrefix(text[start:end], "[redacted") {
@@ -116,7 +119,9 @@ func Kinds(found []Finding) []string {
 }
 
 // secretParams are query parameters whose values are credentials.
-var secretParams = regexp.MustCompile(`(?i)^(?:.*[_-])?(?:key|apikey|api-key|token|secret|password|passwd|pwd|sig|signature|auth|credential|credentials|code)$`)
+var secretParams = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(?:.*[_-])?(?:key|apikey|api-key|token|secret|password|passwd|pwd|sig|signature|auth|credential|credentials|code)$`)
+})
 
 // Masked is the text that replaces a credential in a URL or message.
 const Masked = "xxxxx"
@@ -142,7 +147,7 @@ func URL(raw string) string {
 		q := u.Query()
 		changed := false
 		for k, vs := range q {
-			if secretParams.MatchString(k) {
+			if secretParams().MatchString(k) {
 				for i := range vs {
 					vs[i] = Masked
 				}
@@ -157,24 +162,26 @@ func URL(raw string) string {
 }
 
 var (
-	looseUserinfo = regexp.MustCompile(`(//[^\s/@:]*:)[^/@]*@`)
-	looseUser     = regexp.MustCompile(`(//)[^\s/@:]+@`)
+	looseUserinfo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(//[^\s/@:]*:)[^/@]*@`) })
+	looseUser     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(//)[^\s/@:]+@`) })
 	// looseKeyword is password=… in a key=value connection string
 	// (PostgreSQL's "host=db user=u password=…" form).
-	looseKeyword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)
-	looseQuery   = regexp.MustCompile(`(?i)([?&](?:[\w-]*[_-])?(?:key|apikey|api-key|token|secret|password|passwd|pwd|sig|signature|auth|credentials?|code)=)[^&\s#]*`)
+	looseKeyword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`) })
+	looseQuery   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)([?&](?:[\w-]*[_-])?(?:key|apikey|api-key|token|secret|password|passwd|pwd|sig|signature|auth|credentials?|code)=)[^&\s#]*`)
+	})
 )
 
 // maskLoose masks credentials in text that is not a parseable URL.
 func maskLoose(s string) string {
-	s = looseUserinfo.ReplaceAllString(s, "${1}"+Masked+"@")
-	s = looseUser.ReplaceAllString(s, "${1}"+Masked+"@")
-	s = looseKeyword.ReplaceAllString(s, "${1}"+Masked)
-	return looseQuery.ReplaceAllString(s, "${1}"+Masked)
+	s = looseUserinfo().ReplaceAllString(s, "${1}"+Masked+"@")
+	s = looseUser().ReplaceAllString(s, "${1}"+Masked+"@")
+	s = looseKeyword().ReplaceAllString(s, "${1}"+Masked)
+	return looseQuery().ReplaceAllString(s, "${1}"+Masked)
 }
 
 // urlInText finds URLs inside a longer message.
-var urlInText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
+var urlInText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`) })
 
 // Message returns msg with every URL in it masked (URL) and every known
 // secret replaced by "xxxxx". Every non-empty secret is replaced, however
@@ -186,5 +193,5 @@ func Message(msg string, secrets ...string) string {
 			msg = strings.ReplaceAll(msg, s, Masked)
 		}
 	}
-	return urlInText.ReplaceAllStringFunc(msg, URL)
+	return urlInText().ReplaceAllStringFunc(msg, URL)
 }

@@ -88,7 +88,7 @@ func isFactID(id string) bool {
 	return true
 }
 
-// foldFactContent is the key facts are deduplicated by: runs of white
+// FoldFactContent is the key facts are deduplicated by: runs of white
 // space collapsed to one space, lower case, without white space or a final
 // full stop at either end.
 func FoldFactContent(s string) string {
@@ -191,7 +191,7 @@ func (a *applier) text(what, s string) string {
 	return s
 }
 
-// sectionByName returns the section of doc called name, or nil.
+// SectionByName returns the section of doc called name, or nil.
 func SectionByName(doc *memory.Document, name string) *memory.Section {
 	switch name {
 	case "workContext":

@@ -26,7 +26,7 @@ const (
 	consolidateMaxMerges       = 64
 )
 
-// consolidationClusters groups the facts of d that look alike, as indexes
+// ConsolidationClusters groups the facts of d that look alike, as indexes
 // into d.Facts: at most maxClusters groups of 2 to maxFacts facts, of one
 // kind (corrections or not). A group holds at least one fact created or
 // confirmed after since, so a group the model kept apart is not sent

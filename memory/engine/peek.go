@@ -78,9 +78,10 @@ func stampActor(ctx context.Context, fn func(*memory.Document) error) func(*memo
 	}
 }
 
-// sameEvent reports whether a and b are one event, its content aside: a
-// forget removes the forgotten text from the earlier events of a fact.
+// sameEvent reports whether a and b are one event by what no later change
+// rewrites: a forget removes the forgotten text from the earlier events
+// of a fact (their content and any quoted reason).
 func sameEvent(a, b memory.FactEvent) bool {
-	a.Content, b.Content = "", ""
-	return a == b
+	return a.FactID == b.FactID && a.Event == b.Event && a.At.Equal(b.At) && a.Source == b.Source &&
+		a.Actor == b.Actor && a.Into == b.Into
 }

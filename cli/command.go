@@ -142,7 +142,20 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if !ok {
 		return code
 	}
-	return cmd.run(ctx, c)
+	return cmd.run(memory.WithActor(ctx, commandActor(cmd.name)), c)
+}
+
+// commandActor is who a command's changes are credited to in the fact
+// history. The commands that serve (MCP, the viewer) leave it to the tool,
+// the viewer and the updater that make each change.
+func commandActor(name string) memory.Actor {
+	switch name {
+	case "import":
+		return memory.ActorImport
+	case "serve", "demo", "ui", "bench":
+		return ""
+	}
+	return memory.ActorCLI
 }
 
 // findCommand is the command args name, and args without its name. The

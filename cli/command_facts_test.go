@@ -46,8 +46,8 @@ func TestFactsCommands(t *testing.T) {
 	}
 	var events []string
 	for _, e := range doc.FactEvents {
-		if e.Source != memory.SourceCLI {
-			t.Errorf("fact event %+v has source %q, want cli", e, e.Source)
+		if e.Source != memory.SourceCLI || e.Actor != memory.ActorCLI {
+			t.Errorf("fact event %+v has source %q and actor %q, want cli", e, e.Source, e.Actor)
 		}
 		events = append(events, e.Event)
 	}

@@ -413,3 +413,22 @@ func parseLooseTime(s string) (time.Time, error) {
 	}
 	return t, nil
 }
+
+// creditImport records that an import brought each fact the document's
+// history does not know (another tool's memory has no history), so the
+// fact history says who brought it. A mnemo export keeps its own history
+// and is imported as it was.
+func creditImport(doc *memory.Document, at time.Time) {
+	known := make(map[string]bool, len(doc.FactEvents))
+	for _, e := range doc.FactEvents {
+		known[e.FactID] = true
+	}
+	for _, list := range [][]memory.Fact{doc.Facts, doc.Knowledge, doc.AssistantKnowledge} {
+		for _, f := range list {
+			if !known[f.ID] {
+				doc.AddFactEvent(memory.FactEvent{FactID: f.ID, Event: memory.FactCreated, At: at, Source: f.Source,
+					Reason: "imported", Content: f.Content, Actor: memory.ActorImport})
+			}
+		}
+	}
+}

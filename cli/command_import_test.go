@@ -85,6 +85,15 @@ func TestImportDeerFlow(t *testing.T) {
 	if last := doc.Facts[6]; last.ID == "fact_a4cb8a0a" || last.Category != "context" {
 		t.Errorf("repeated id / unknown category fact = %+v; want a new id and category context", last)
 	}
+	// The history says an import brought each fact.
+	if len(doc.FactEvents) != len(doc.Facts) {
+		t.Fatalf("%d fact events for %d facts, want one each", len(doc.FactEvents), len(doc.Facts))
+	}
+	for i, e := range doc.FactEvents {
+		if e.FactID != doc.Facts[i].ID || e.Event != memory.FactCreated || e.Actor != memory.ActorImport || e.Reason != "imported" {
+			t.Errorf("fact event %d = %+v, want created by the import", i, e)
+		}
+	}
 }
 
 func TestImportMemoryOS(t *testing.T) {

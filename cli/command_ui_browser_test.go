@@ -167,7 +167,7 @@ func TestUIBrowser(t *testing.T) {
 	// The link logs in and leaves no token in the address bar.
 	do("log in", chromedp.Navigate(v.url))
 	loc, _ := chromedp.Run(b, chromedp.Location())
-	if strings.Contains(loc, "token") || !strings.Contains(text(), "What is known") && !strings.Contains(text(), "Nothing remembered yet") {
+	if strings.Contains(loc, "token") || !strings.Contains(text(), "What your assistant believes") {
 		t.Fatalf("after login the browser is at %s showing:\n%s", loc, text())
 	}
 
@@ -205,7 +205,7 @@ func TestUIBrowser(t *testing.T) {
 
 	// Delete it.
 	do("delete", acceptConfirms, chromedp.Click(chromedp.CSS("#"+id+" form[action$='/facts/delete'] button")))
-	waitText("deleted", "The fact is forgotten.")
+	waitText("deleted", "What went with it")
 	if got := mcpList(t, ctx, srv, map[string]any{"user_id": "ana"}); got.Total != 0 {
 		t.Errorf("after the delete list_memories = %+v", got.Facts)
 	}
@@ -217,7 +217,7 @@ func TestUIBrowser(t *testing.T) {
 	do("forget thread", chromedp.Navigate(v.base+"/exchanges?user=ana&thread=trip"))
 	waitText("trip listed", "Which marina in Horta")
 	do("forget thread", acceptConfirms, chromedp.Click(chromedp.CSS("#forget-thread")))
-	waitText("thread forgotten", "The thread is forgotten.")
+	waitText("thread forgotten", "Forgotten: thread trip")
 	if got := mcpList(t, ctx, srv, map[string]any{"user_id": "ana", "kind": "turns", "thread_id": "trip"}); got.Total != 0 {
 		t.Errorf("after forgetting the thread list_memories = %+v", got.Turns)
 	}

@@ -30,12 +30,18 @@ var viewerURL = regexp.MustCompile(`http://127\.0\.0\.1:\d+/\?token=[0-9a-f]+`)
 // startViewer runs "mnemo ui" on dataDir until the test ends (or stop).
 func startViewer(t *testing.T, dataDir string, args ...string) *viewer {
 	t.Helper()
+	return startViewerEnv(t, env{"MNEMO_DATA_DIR": dataDir, "HOME": t.TempDir()}, args...)
+}
+
+// startViewerEnv runs "mnemo ui" with the environment e until the test
+// ends (or stop).
+func startViewerEnv(t *testing.T, e env, args ...string) *viewer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	var stderr testutil.LockedBuffer
 	code := make(chan int, 1)
 	go func() {
-		e := env{"MNEMO_DATA_DIR": dataDir, "HOME": t.TempDir()}
 		code <- Run(ctx, append([]string{"ui"}, args...), e.get, strings.NewReader(""), pw, &stderr)
 		pw.Close()
 	}()

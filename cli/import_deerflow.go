@@ -146,6 +146,7 @@ func parseDeerFlow(data []byte, opt *importOptions) ([]importedScope, error) {
 	if renamed > 0 {
 		opt.note("gave %s a new id (missing, malformed or repeated)", plural(renamed, "fact"))
 	}
+	creditImport(doc, opt.now)
 	return []importedScope{{scope: scope, doc: doc}}, nil
 }
 

@@ -153,6 +153,7 @@ func readMemoryOS(path string, opt *importOptions) ([]importedScope, error) {
 	if len(turns) > 0 && opt.pending {
 		opt.note("the %d imported turns are pending: a server with an LLM sends them to the memory updater when it starts", len(turns))
 	}
+	creditImport(doc, opt.now)
 	return []importedScope{{scope: scope, doc: doc, turns: turns}}, nil
 }
 

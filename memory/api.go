@@ -249,6 +249,9 @@ type HistoryRequest struct {
 	// Limit bounds the events returned: DefaultListLimit when 0, at most
 	// MaxListLimit.
 	Limit int
+	// Offset skips that many of the newest events of the scope (a page of
+	// the latest events); not used with FactID.
+	Offset int
 }
 
 // HistoryResult is how facts came to be. For one fact the events are
@@ -554,6 +557,10 @@ type RetrieveRequest struct {
 	// injection header so the host's model can adjust its tone.
 	RelationshipWithUser string
 	StyleHint            string
+	// Peek looks without touching: no visit to a topic session is
+	// counted, so no heat changes and no analysis starts (the memory
+	// viewer's preview and search).
+	Peek bool
 }
 
 // PageHit is a past exchange that matches the query.

@@ -74,6 +74,7 @@ type diskFactEvent struct {
 	Source     string    `json:"source"`
 	Reason     string    `json:"reason,omitempty"`
 	Content    string    `json:"content,omitempty"`
+	Actor      Actor     `json:"actor,omitempty"`
 	Into       string    `json:"into,omitempty"`
 	Confidence float64   `json:"confidence,omitempty"`
 	ValidFrom  time.Time `json:"validFrom,omitzero"`

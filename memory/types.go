@@ -292,6 +292,9 @@ type FactEvent struct {
 	Source  string `json:"source"`
 	Reason  string `json:"reason,omitempty"`
 	Content string `json:"content,omitempty"`
+	// Actor is who made the change (ActorViewer, ActorAssistant, …);
+	// absent in events of earlier builds and of calls that set none.
+	Actor Actor `json:"actor,omitempty"`
 	// Into is the fact a merged fact was merged into (FactMerged).
 	Into string `json:"into,omitempty"`
 	// Confidence is the fact's confidence after a FactConfirmed,

@@ -14,6 +14,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mnemo-mcp/mnemo/memory"
 )
 
 // How a tool call's arguments reach a handler, in order:
@@ -65,7 +67,9 @@ func typed[T any](tool mcp.Tool, handle func(ctx context.Context, req mcp.CallTo
 		if msg := bind(raw, &args); msg != "" {
 			return argumentError(msg)
 		}
-		return handle(ctx, req, args)
+		// Every change a tool makes is the assistant's (the fact history
+		// says so).
+		return handle(memory.WithActor(ctx, memory.ActorAssistant), req, args)
 	}}
 }
 

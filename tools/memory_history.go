@@ -25,7 +25,8 @@ type historyArgs struct {
 func MemoryHistory(m Manager) server.ServerTool {
 	tool := mcp.NewTool(nameMemoryHistory,
 		mcp.WithDescription("Explain how remembered facts came to be: when each was created, updated or removed, from which conversation (thread id) "+
-			"or by whom (manual, cli, rollback), why, and what it said then. "+
+			"or by whom (manual, cli, rollback), why, and what it said then; actor says who made each change: the person in the memory viewer (viewer), "+
+			"you through a tool call (assistant), the language model's updater (updater), an import (import) or the command line (cli). "+
 			"Call it when the user asks why you believe something or where a fact came from, or to find a fact that was removed. "+
 			"With fact_id, that fact's events oldest first and the fact as it is now; without, the latest events of every fact, newest first."),
 		inputSchema[historyArgs](func(root schemaNode) {

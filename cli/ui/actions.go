@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -11,7 +12,10 @@ import (
 
 // The changes. Each goes through the engine.Service method the MCP tool
 // of the same change uses, with source "manual", so validation,
-// deduplication, max_facts and the fact history are the tools'.
+// deduplication, max_facts and the fact history are the tools'; the
+// request's context carries memory.ActorViewer, so the history says the
+// person made them here. An action that returns "" as its page goes back
+// to the page its form came from (filters and page kept).
 
 func (h *handler) addFact(r *http.Request, v *view) (string, string, error) {
 	conf, err := parseFloat("confidence", r.PostFormValue("confidence"))
@@ -24,9 +28,9 @@ func (h *handler) addFact(r *http.Request, v *view) (string, string, error) {
 		return "", "", err
 	}
 	if res.Duplicate {
-		return "/facts", "fact-duplicate", nil
+		return "", "fact-duplicate", nil
 	}
-	return "/facts", "fact-saved", nil
+	return "", "fact-saved", nil
 }
 
 func (h *handler) editFact(r *http.Request, v *view) (string, string, error) {
@@ -51,48 +55,100 @@ func (h *handler) editFact(r *http.Request, v *view) (string, string, error) {
 		return "", "", err
 	}
 	if len(res.Changed) == 0 {
-		return "/facts", "fact-unchanged", nil
+		return "", "fact-unchanged", nil
 	}
-	return "/facts", "fact-updated", nil
+	return "", "fact-updated", nil
 }
 
-func (h *handler) deleteFact(r *http.Request, v *view) (string, string, error) {
+// forgetData is the result page of a forget: what went with it and what
+// may still mention it, each with its action.
+type forgetData struct {
+	// What says what was forgotten ("the fact …", "thread trip").
+	What   string
+	Result *memory.ForgetResult
+	// Removed are the facts that went with it (asked for, or drawn only
+	// from the forgotten exchanges).
+	Removed []memory.Fact
+	// Kept are facts drawn from the thread that were kept: they may still
+	// say what was forgotten.
+	Kept []memory.Fact
+	// Sections are the profile sections that may still mention it.
+	Sections []sectionView
+	// Back is the page the forget came from, when it still shows
+	// something.
+	Back string
+}
+
+// forget runs req and fills the result page.
+func (h *handler) forget(r *http.Request, v *view, what string, req memory.ForgetRequest) error {
+	req.UserID, req.AgentName, req.Source = v.Scope.UserID, v.Scope.AgentName, memory.SourceManual
+	res, err := h.svc.Forget(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	data := &forgetData{What: what, Result: res, Removed: append(slices.Clone(res.FactsRemoved), res.DerivedFactsRemoved...),
+		Kept: res.DerivedFactsKept, Back: v.Back}
+	if len(res.SectionsMayMention) > 0 {
+		p, err := h.svc.Profile(r.Context(), memory.ProfileRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName})
+		if err != nil {
+			return err
+		}
+		for _, s := range sectionViews(p) {
+			if slices.Contains(res.SectionsMayMention, s.Name) {
+				data.Sections = append(data.Sections, s)
+			}
+		}
+	}
+	v.Title, v.Page, v.Data = "Forgotten: "+what, "forgotten", data
+	// What the page lists changes as the person acts on it: a refresh
+	// would lose the result, so it does not refresh by itself.
+	v.Live = false
+	return nil
+}
+
+func (h *handler) deleteFact(r *http.Request, v *view) error {
 	id := strings.TrimSpace(r.PostFormValue("id"))
 	if id == "" {
-		return "", "", &memory.InputError{Field: "id", Message: "is empty; choose the fact to forget"}
+		return &memory.InputError{Field: "id", Message: "is empty; choose the fact to forget"}
 	}
-	_, err := h.svc.Forget(r.Context(), memory.ForgetRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName,
-		FactIDs: []string{id}, Source: memory.SourceManual})
-	if err != nil {
-		return "", "", err
-	}
-	return "/facts", "fact-deleted", nil
+	return h.forget(r, v, "a fact", memory.ForgetRequest{FactIDs: []string{id}})
 }
 
-func (h *handler) deleteTurn(r *http.Request, v *view) (string, string, error) {
+func (h *handler) deleteTurn(r *http.Request, v *view) error {
 	id := strings.TrimSpace(r.PostFormValue("id"))
 	if id == "" {
-		return "", "", &memory.InputError{Field: "id", Message: "is empty; choose the exchange to forget"}
+		return &memory.InputError{Field: "id", Message: "is empty; choose the exchange to forget"}
 	}
-	_, err := h.svc.Forget(r.Context(), memory.ForgetRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName,
-		TurnIDs: []string{id}, Source: memory.SourceManual})
-	if err != nil {
-		return "", "", err
-	}
-	return "/exchanges", "turn-deleted", nil
+	return h.forget(r, v, "an exchange", memory.ForgetRequest{TurnIDs: []string{id}})
 }
 
-func (h *handler) deleteThread(r *http.Request, v *view) (string, string, error) {
+func (h *handler) deleteThread(r *http.Request, v *view) error {
 	thread := strings.TrimSpace(r.PostFormValue("thread"))
 	if thread == "" {
-		return "", "", &memory.InputError{Field: "thread", Message: "is empty; choose the thread to forget"}
+		return &memory.InputError{Field: "thread", Message: "is empty; choose the thread to forget"}
 	}
-	_, err := h.svc.Forget(r.Context(), memory.ForgetRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName,
-		ThreadID: thread, Source: memory.SourceManual})
+	return h.forget(r, v, "thread "+thread, memory.ForgetRequest{ThreadID: thread})
+}
+
+// editSection replaces or clears one profile section, as update_profile
+// does.
+func (h *handler) editSection(r *http.Request, v *view) (string, string, error) {
+	text := r.PostFormValue("text")
+	if r.PostFormValue("op") == "clear" {
+		text = ""
+	}
+	res, err := h.svc.UpdateProfile(r.Context(), memory.UpdateProfileRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName,
+		Section: r.PostFormValue("section"), Text: text, Source: memory.SourceManual})
 	if err != nil {
 		return "", "", err
 	}
-	return "/exchanges", "thread-deleted", nil
+	switch {
+	case !res.Changed:
+		return "", "section-unchanged", nil
+	case res.Text == "":
+		return "", "section-cleared", nil
+	}
+	return "", "section-saved", nil
 }
 
 // forgetScope deletes the whole scope once the person has typed its
@@ -144,7 +200,8 @@ func (h *handler) importData(r *http.Request, v *view) (string, string, error) {
 		}
 	}
 	c := callerOf(r)
-	if _, err := h.opt.Import(r.Context(), ImportRequest{Data: data, User: user, May: c.may}); err != nil {
+	ctx := memory.WithActor(r.Context(), memory.ActorImport)
+	if _, err := h.opt.Import(ctx, ImportRequest{Data: data, User: user, May: c.may}); err != nil {
 		return "", "", err
 	}
 	if user != "" {

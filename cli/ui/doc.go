@@ -5,11 +5,25 @@
 // export and import.
 //
 // Every read and change goes through the engine.Service methods the MCP
-// tools use (Profile, List, Retrieve, SaveFact, UpdateFact, Forget,
-// FactHistory, MidTerm), so validation, ranking and the fact history are
-// the tools' own. The pages are rendered on the server with html/template;
-// the assets (one stylesheet, one script, no third-party code) are
-// embedded, so the viewer works offline.
+// tools use (Profile, List, Retrieve, SaveFact, UpdateFact, UpdateProfile,
+// Forget, FactHistory, MidTerm), so validation, ranking and the fact
+// history are the tools' own. The pages are rendered on the server with
+// html/template; the assets (one stylesheet, one script, no third-party
+// code) are embedded, so the viewer works offline.
+//
+// Looking is read-only: a preview and a search are retrievals with Peek
+// (no visit counted, no analysis started), and no page writes anything.
+// Every change is made with memory.ActorViewer in its context, so the fact
+// history says the person made it here. A forget answers with its own
+// page: what went with it and what may still mention it (profile
+// sections, facts drawn from the same thread), each with its action.
+//
+// # Files
+//
+// ui.go is the handler, its routes and checks; render.go the templates'
+// view, the GET and POST plumbing; pages.go the pages; actions.go the
+// changes; chart.go the SVG charts; login.go the one-time token login of
+// "mnemo ui"; templates/ and static/ the embedded assets.
 //
 // # Mounting
 //

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
@@ -11,28 +12,76 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory"
 )
 
-// profileData is the profile page.
+// profileData is the start page: what the assistant believes about the
+// user — corrections first, then the most confident and the most recent
+// facts, each with its actions, and the profile sections, each editable.
 type profileData struct {
-	Profile  *memory.ProfileResult
-	Sections []memory.NamedSection
-	Filled   int
+	Profile     *memory.ProfileResult
+	Sections    []sectionView
+	Filled      int
+	Corrections []memory.Fact
+	Confident   []memory.Fact
+	Recent      []memory.Fact
+	// More is how many facts the three lists leave out.
+	More int
+}
+
+// sectionView is one profile section as the pages show it.
+type sectionView struct {
+	Name      string // as update_profile names it: work_context
+	Title     string
+	Text      string
+	UpdatedAt time.Time
+}
+
+// startListLen bounds each list of the start page.
+const startListLen = 6
+
+// sectionViews lists the six profile sections of p.
+func sectionViews(p *memory.ProfileResult) []sectionView {
+	d := &memory.Document{User: p.User, History: p.History}
+	out := make([]sectionView, 0, len(memory.ProfileSections))
+	for i, s := range d.Sections() {
+		out = append(out, sectionView{Name: memory.ProfileSections[i], Title: sectionTitle(s.Name), Text: s.Section.Summary, UpdatedAt: s.Section.UpdatedAt})
+	}
+	return out
 }
 
 func (h *handler) profilePage(r *http.Request, v *view) error {
-	v.Title, v.Page = "Profile", "profile"
+	v.Title, v.Page = "What your assistant believes", "profile"
 	p, err := h.svc.Profile(r.Context(), memory.ProfileRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName,
 		IncludeKnowledge: true, IncludeAssistantKnowledge: true})
 	if err != nil {
 		return err
 	}
-	d := &memory.Document{User: p.User, History: p.History}
-	data := &profileData{Profile: p}
-	for _, s := range d.Sections() {
-		if strings.TrimSpace(s.Section.Summary) != "" {
-			data.Sections = append(data.Sections, s)
+	data := &profileData{Profile: p, Sections: sectionViews(p)}
+	for _, s := range data.Sections {
+		if strings.TrimSpace(s.Text) != "" {
+			data.Filled++
 		}
 	}
-	data.Filled = len(data.Sections)
+	var rest []memory.Fact
+	for _, f := range p.Facts {
+		if f.Category == memory.CategoryCorrection {
+			data.Corrections = append(data.Corrections, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	newest := func(a, b memory.Fact) int { return b.CreatedAt.Compare(a.CreatedAt) }
+	slices.SortStableFunc(data.Corrections, newest)
+	data.Corrections = data.Corrections[:min(len(data.Corrections), startListLen)]
+	slices.SortStableFunc(rest, func(a, b memory.Fact) int {
+		if c := cmp.Compare(b.Confidence, a.Confidence); c != 0 {
+			return c
+		}
+		return newest(a, b)
+	})
+	data.Confident = rest[:min(len(rest), startListLen)]
+	rest = slices.Clone(rest[len(data.Confident):])
+	slices.SortStableFunc(rest, newest)
+	data.Recent = rest[:min(len(rest), startListLen)]
+	data.More = len(p.Facts) - len(data.Corrections) - len(data.Confident) - len(data.Recent)
 	v.Data = data
 	return nil
 }
@@ -75,19 +124,32 @@ func (h *handler) factsPage(r *http.Request, v *view) error {
 
 // exchangesData is the exchanges page: a search (ranked as
 // retrieve_memory ranks) or a list, filtered by thread and date, with a
-// timeline of the threads.
+// timeline of the threads. The list, the search and the timeline each
+// have pages.
 type exchangesData struct {
 	Query, Thread, Since, Until string
 	// Hits are the ranked pages of a search; Turns the listed ones.
 	Hits     []memory.PageHit
 	Searched bool
+	// HitsFrom is the rank of the first hit shown (1-based).
+	HitsFrom int
 	List     *memory.ListResult
 	Threads  *memory.ListResult
 	Timeline *timeline
 	Filtered bool
 	Prev     string
 	Next     string
+	// ThreadsPrev and ThreadsNext page the timeline.
+	ThreadsPrev, ThreadsNext string
 }
+
+// Page sizes of the lists that can grow.
+const (
+	turnsPerPage   = 50
+	hitsPerPage    = 20
+	threadsPerPage = maxTimelineRows
+	eventsPerPage  = 50
+)
 
 func (h *handler) exchangesPage(r *http.Request, v *view) error {
 	v.Title, v.Page = "Exchanges", "exchanges"
@@ -96,11 +158,17 @@ func (h *handler) exchangesPage(r *http.Request, v *view) error {
 	data.Filtered = data.Thread != "" || data.Since != "" || data.Until != ""
 	v.Data = data
 	ctx := r.Context()
-	threads, err := h.svc.List(ctx, memory.ListRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName, Kind: memory.ListThreads, Limit: memory.MaxListLimit})
+	toffset, err := parseOffset(q.Get("toffset"))
+	if err != nil {
+		return err
+	}
+	threads, err := h.svc.List(ctx, memory.ListRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName, Kind: memory.ListThreads,
+		Offset: toffset, Limit: threadsPerPage})
 	if err != nil {
 		return err
 	}
 	data.Threads = threads
+	data.ThreadsPrev, data.ThreadsNext = pageOffsets(toffset, threads.NextOffset, threadsPerPage)
 	data.Timeline = threadTimeline(threads.Threads, v.Link)
 	// The list checks the filters, so a bad one is reported the same
 	// way for a search.
@@ -108,18 +176,25 @@ func (h *handler) exchangesPage(r *http.Request, v *view) error {
 	if err != nil {
 		return err
 	}
+	listOffset := offset
+	if data.Query != "" {
+		listOffset = 0
+	}
 	list, err := h.svc.List(ctx, memory.ListRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName, Kind: memory.ListTurns,
-		ThreadID: data.Thread, Since: data.Since, Until: wholeDay(data.Until), Offset: offset, Limit: 50})
+		ThreadID: data.Thread, Since: data.Since, Until: wholeDay(data.Until), Offset: listOffset, Limit: turnsPerPage})
 	if err != nil {
 		return err
 	}
 	if data.Query == "" {
 		data.List = list
-		data.Prev, data.Next = pageOffsets(offset, list.NextOffset, 50)
+		data.Prev, data.Next = pageOffsets(offset, list.NextOffset, turnsPerPage)
 		return nil
 	}
+	// A search only looks (Peek): it counts no visit to a topic session
+	// and starts no analysis. One hit more than the page tells whether
+	// there is a next page.
 	res, err := h.svc.Retrieve(ctx, memory.RetrieveRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName,
-		ThreadID: data.Thread, Query: data.Query, MaxResults: 100})
+		ThreadID: data.Thread, Query: data.Query, MaxResults: min(memory.MaxRetrieveResults, max(memory.MinRetrieveResults, offset+hitsPerPage+1)), Peek: true})
 	if err != nil {
 		return err
 	}
@@ -128,11 +203,19 @@ func (h *handler) exchangesPage(r *http.Request, v *view) error {
 		return err
 	}
 	data.Searched = true
+	var hits []memory.PageHit
 	for _, p := range res.Pages {
 		if (data.Thread == "" || p.ThreadID == data.Thread) && (since.IsZero() || !p.Time.Before(since)) && (until.IsZero() || !p.Time.After(until)) {
-			data.Hits = append(data.Hits, p)
+			hits = append(hits, p)
 		}
 	}
+	next := 0
+	if len(hits) > offset+hitsPerPage {
+		next = offset + hitsPerPage
+	}
+	data.Hits = hits[min(offset, len(hits)):min(len(hits), offset+hitsPerPage)]
+	data.HitsFrom = offset + 1
+	data.Prev, data.Next = pageOffsets(offset, next, hitsPerPage)
 	return nil
 }
 
@@ -156,20 +239,38 @@ func (h *handler) sessionsPage(r *http.Request, v *view) error {
 
 // historyData is a fact's history, or the latest events of the scope.
 type historyData struct {
-	FactID string
-	Result *memory.HistoryResult
+	FactID     string
+	Result     *memory.HistoryResult
+	Offset     int
+	Prev, Next string
 }
 
 func (h *handler) historyPage(r *http.Request, v *view) error {
 	v.Title, v.Page = "History", "history"
-	data := &historyData{FactID: strings.TrimSpace(r.URL.Query().Get("fact"))}
+	q := r.URL.Query()
+	data := &historyData{FactID: strings.TrimSpace(q.Get("fact"))}
 	v.Data = data
-	res, err := h.svc.FactHistory(r.Context(), memory.HistoryRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName,
-		FactID: data.FactID, Limit: memory.MaxListLimit})
+	offset, err := parseOffset(q.Get("offset"))
 	if err != nil {
 		return err
 	}
-	data.Result = res
+	limit := eventsPerPage
+	if data.FactID != "" {
+		offset, limit = 0, memory.MaxListLimit
+	}
+	res, err := h.svc.FactHistory(r.Context(), memory.HistoryRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName,
+		FactID: data.FactID, Offset: offset, Limit: limit})
+	if err != nil {
+		return err
+	}
+	data.Result, data.Offset = res, offset
+	if data.FactID == "" {
+		next := 0
+		if offset+len(res.Events) < res.Total {
+			next = offset + len(res.Events)
+		}
+		data.Prev, data.Next = pageOffsets(offset, next, eventsPerPage)
+	}
 	return nil
 }
 
@@ -231,8 +332,9 @@ func (h *handler) previewPage(r *http.Request, v *view) error {
 		maxTokens = n
 		data.Budget = n
 	}
+	// A preview only looks: no visit is counted, no analysis starts.
 	res, err := h.svc.Retrieve(r.Context(), memory.RetrieveRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName,
-		ThreadID: data.Thread, Query: data.Query, MaxTokens: maxTokens})
+		ThreadID: data.Thread, Query: data.Query, MaxTokens: maxTokens, Peek: true})
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ import (
 type templateSet = template.Template
 
 // pageNames are the templates under templates/, each with the layout.
-var pageNames = []string{"profile", "facts", "exchanges", "sessions", "history", "status", "preview", "data", "message"}
+var pageNames = []string{"profile", "facts", "exchanges", "sessions", "history", "status", "preview", "data", "message", "forgotten"}
 
 var funcs = template.FuncMap{
 	"when": func(t time.Time) string {
@@ -43,6 +43,11 @@ var funcs = template.FuncMap{
 	"turnView": func(v *view, id, thread string, t time.Time, user, reply string, score float64, pending bool) turnData {
 		return turnData{V: v, ID: id, Thread: thread, Time: t, User: user, Reply: reply, Score: score, Pending: pending}
 	},
+	"short":       short,
+	"add":         func(a, b int) int { return a + b },
+	"factView":    func(v *view, f memory.Fact) factData { return factData{V: v, F: f} },
+	"actor":       actorWords,
+	"sectionView": func(v *view, s sectionView) sectionData { return sectionData{V: v, S: s} },
 	"plural": func(n int, noun string) string {
 		if n == 1 {
 			return "1 " + noun
@@ -78,6 +83,20 @@ type turnData struct {
 	Pending                 bool
 }
 
+// factData is one fact as the "factRow" template shows it, with its
+// actions.
+type factData struct {
+	V *view
+	F memory.Fact
+}
+
+// sectionData is one profile section as the "sectionRow" template shows
+// it, with its actions.
+type sectionData struct {
+	V *view
+	S sectionView
+}
+
 // view is what every page template gets.
 type view struct {
 	Title string
@@ -99,9 +118,14 @@ type view struct {
 	Live   bool
 	Done   string
 	Error  string
-	Data   any
-	Now    time.Time
-	query  url.Values
+	// Here is the page's own address (without a confirmation), which its
+	// forms send as "back": an action goes back to it, filters and page
+	// kept. Back is that address on a POST, checked.
+	Here  string
+	Back  string
+	Data  any
+	Now   time.Time
+	query url.Values
 }
 
 type scopeChoice struct {
@@ -136,15 +160,18 @@ func (v *view) Q(name string) string { return v.query.Get(name) }
 // doneMessages are the confirmations an action's redirect may ask for
 // (?done=code); fixed texts, so a link cannot make the page say anything.
 var doneMessages = map[string]string{
-	"fact-saved":     "The fact is saved.",
-	"fact-duplicate": "A fact saying the same thing was already stored; nothing changed.",
-	"fact-updated":   "The fact is updated.",
-	"fact-unchanged": "Nothing changed: the fact already said that.",
-	"fact-deleted":   "The fact is forgotten.",
-	"turn-deleted":   "The exchange is forgotten.",
-	"thread-deleted": "The thread is forgotten.",
-	"imported":       "The import is done.",
-	"forgotten":      "The whole memory of the scope is forgotten.",
+	"fact-saved":        "The fact is saved.",
+	"fact-duplicate":    "A fact saying the same thing was already stored; nothing changed.",
+	"fact-updated":      "The fact is updated.",
+	"fact-unchanged":    "Nothing changed: the fact already said that.",
+	"fact-deleted":      "The fact is forgotten.",
+	"turn-deleted":      "The exchange is forgotten.",
+	"thread-deleted":    "The thread is forgotten.",
+	"imported":          "The import is done.",
+	"forgotten":         "The whole memory of the scope is forgotten.",
+	"section-saved":     "The profile section is saved.",
+	"section-cleared":   "The profile section is cleared.",
+	"section-unchanged": "Nothing changed: the section already said that.",
 }
 
 // scopeOf is the scope a request names (user, agent in the query or
@@ -191,6 +218,15 @@ func (h *handler) newView(r *http.Request, c Caller, sc memory.Scope, page strin
 		Version: h.opt.Version, Now: h.opt.Now(), query: r.URL.Query(), Path: "/"}
 	if r.Method == http.MethodGet {
 		v.Path = r.URL.Path
+		q := r.URL.Query()
+		q.Del("done")
+		v.Here = h.opt.Prefix + r.URL.Path
+		if len(q) > 0 {
+			v.Here += "?" + q.Encode()
+		}
+	} else {
+		v.Back = backOf(r, v)
+		v.Here = v.Back
 	}
 	v.Scopes = h.scopes(r, c, sc)
 	v.Done = doneMessages[r.URL.Query().Get("done")]
@@ -233,13 +269,44 @@ func (h *handler) page(fn pageFunc) http.HandlerFunc {
 }
 
 // actionFunc makes one change in scope sc and returns the page to go
-// to and the confirmation code to show there.
+// to ("" for the page the form came from) and the confirmation code to
+// show there.
 type actionFunc func(r *http.Request, v *view) (to string, done string, err error)
 
 // action serves a POST: the scope checks, the change, then a redirect
 // (303) to a page that shows the result; a refused change is shown on a
 // page of its own with a way back.
 func (h *handler) action(fn actionFunc) http.HandlerFunc {
+	return h.post(func(w http.ResponseWriter, r *http.Request, v *view) error {
+		to, done, err := fn(r, v)
+		if err != nil {
+			return err
+		}
+		dest := v.Link(to, "done", done)
+		if to == "" {
+			dest = withDone(v.Back, done)
+		}
+		http.Redirect(w, r, dest, http.StatusSeeOther)
+		return nil
+	})
+}
+
+// result serves a POST whose answer is a page of its own (what a forget
+// took with it): fn makes the change and fills v.
+func (h *handler) result(fn pageFunc) http.HandlerFunc {
+	return h.post(func(w http.ResponseWriter, r *http.Request, v *view) error {
+		if err := fn(r, v); err != nil {
+			return err
+		}
+		h.render(w, http.StatusOK, v)
+		return nil
+	})
+}
+
+// post runs a change after the scope checks; a refused change is shown
+// on a page of its own with a way back and, for an edit, the form again
+// with what the person typed.
+func (h *handler) post(fn func(w http.ResponseWriter, r *http.Request, v *view) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := callerOf(r)
 		sc, err := h.scopeOf(r, c)
@@ -252,26 +319,72 @@ func (h *handler) action(fn actionFunc) http.HandlerFunc {
 			return
 		}
 		v := h.newView(r, c, sc, "message")
-		to, done, err := fn(r, v)
-		if err != nil {
-			code := errorStatus(err)
-			v.Title = "Not changed"
-			if code == http.StatusInternalServerError {
-				h.opt.Log.Error("memory viewer: change failed", "path", r.URL.Path, "err", err)
-				v.Error = "The change failed; the server log says why."
-			} else {
-				v.Error = err.Error()
-			}
-			v.Data = backLink(r, v)
-			h.render(w, code, v)
+		err = fn(w, r, v)
+		if err == nil {
 			return
 		}
-		http.Redirect(w, r, v.Link(to, "done", done), http.StatusSeeOther)
+		code := errorStatus(err)
+		v.Title, v.Page, v.Live = "Not changed", "message", false
+		if code == http.StatusInternalServerError {
+			h.opt.Log.Error("memory viewer: change failed", "path", r.URL.Path, "err", err)
+			v.Error = "The change failed; the server log says why."
+		} else {
+			v.Error = err.Error()
+		}
+		v.Data = refused(r, v)
+		h.render(w, code, v)
 	}
 }
 
-// backLink is where a refused change sends the person back to: the page
-// that sent the form when it is one of ours.
+// refusedData is the page of a refused change: the way back and, for an
+// edit, its form again as the person filled it.
+type refusedData struct {
+	Back string
+	// Action is the edit's path ("/facts/edit"), "" for another change.
+	Action string
+	Form   url.Values
+}
+
+// Retry reads a field of the refused form.
+func (d *refusedData) Retry(name string) string { return d.Form.Get(name) }
+
+func refused(r *http.Request, v *view) *refusedData {
+	d := &refusedData{Back: v.Back}
+	switch r.URL.Path {
+	case "/facts/edit", "/facts/add", "/profile/section":
+		if r.PostFormValue("op") != "clear" {
+			d.Action, d.Form = r.URL.Path, r.PostForm
+		}
+	}
+	return d
+}
+
+// backOf is where a change goes back to: the form's "back" when it is a
+// page of this viewer, else the page that sent the form, else the start
+// page.
+func backOf(r *http.Request, v *view) string {
+	if b := r.PostFormValue("back"); b != "" {
+		if u, err := url.Parse(b); err == nil && u.Scheme == "" && u.Host == "" && u.Opaque == "" &&
+			strings.HasPrefix(u.Path, v.Base+"/") && !strings.HasPrefix(u.Path, "//") && !strings.Contains(u.Path, "\\") {
+			return u.RequestURI()
+		}
+	}
+	return backLink(r, v)
+}
+
+// withDone adds the confirmation code to a page address.
+func withDone(to, done string) string {
+	u, err := url.Parse(to)
+	if err != nil {
+		return to
+	}
+	q := u.Query()
+	q.Set("done", done)
+	u.RawQuery = q.Encode()
+	return u.RequestURI()
+}
+
+// backLink is the page that sent the form when it is one of ours.
 func backLink(r *http.Request, v *view) string {
 	if ref, err := url.Parse(r.Referer()); err == nil && ref.Host == r.Host && strings.HasPrefix(ref.Path, v.Base+"/") {
 		return ref.RequestURI()
@@ -323,18 +436,52 @@ func (h *handler) renderBare(w http.ResponseWriter, code int, title, msg string)
 // sectionTitle is a profile section's heading.
 func sectionTitle(name string) string {
 	switch name {
-	case "workContext":
+	case "workContext", "work_context":
 		return "Work"
-	case "personalContext":
+	case "personalContext", "personal_context":
 		return "Personal"
-	case "topOfMind":
+	case "topOfMind", "top_of_mind":
 		return "Top of mind"
-	case "recentMonths":
+	case "recentMonths", "recent_months":
 		return "Recent months"
-	case "earlierContext":
+	case "earlierContext", "earlier_context":
 		return "Earlier"
-	case "longTermBackground":
+	case "longTermBackground", "long_term_background":
 		return "Long-term background"
 	}
 	return name
+}
+
+// short is the beginning of a text, for an accessible name.
+func short(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:57]) + "…"
+	}
+	return s
+}
+
+// actorWords says who made a change, for the history.
+func actorWords(a memory.Actor, source string) string {
+	switch a {
+	case memory.ActorViewer:
+		return "by you, in the memory viewer"
+	case memory.ActorAssistant:
+		return "by the assistant, through a tool call"
+	case memory.ActorUpdater:
+		return "by the language model's updater"
+	case memory.ActorImport:
+		return "by an import"
+	case memory.ActorCLI:
+		return "by you, on the command line"
+	}
+	switch source {
+	case memory.SourceCLI:
+		return "on the command line"
+	case memory.SourceManual:
+		return "by hand (a tool call or the viewer; not recorded which)"
+	case memory.SourceRollback:
+		return "by a rollback"
+	}
+	return ""
 }

@@ -185,9 +185,10 @@ func (h *handler) routes() {
 	m.HandleFunc("GET /rev", h.rev)
 	m.HandleFunc("POST /facts/add", h.action(h.addFact))
 	m.HandleFunc("POST /facts/edit", h.action(h.editFact))
-	m.HandleFunc("POST /facts/delete", h.action(h.deleteFact))
-	m.HandleFunc("POST /exchanges/delete", h.action(h.deleteTurn))
-	m.HandleFunc("POST /threads/delete", h.action(h.deleteThread))
+	m.HandleFunc("POST /facts/delete", h.result(h.deleteFact))
+	m.HandleFunc("POST /exchanges/delete", h.result(h.deleteTurn))
+	m.HandleFunc("POST /threads/delete", h.result(h.deleteThread))
+	m.HandleFunc("POST /profile/section", h.action(h.editSection))
 	m.HandleFunc("POST /import", h.action(h.importData))
 	m.HandleFunc("POST /forget", h.action(h.forgetScope))
 	h.mux = m
@@ -273,7 +274,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	r2 := r.Clone(context.WithValue(r.Context(), callerKey{}, caller))
+	// Every change made from here is the person's, in the history.
+	ctx := memory.WithActor(context.WithValue(r.Context(), callerKey{}, caller), memory.ActorViewer)
+	r2 := r.Clone(ctx)
 	r2.URL.Path = path
 	h.mux.ServeHTTP(w, r2)
 }

@@ -513,17 +513,19 @@ func TestFactActions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hist.Events) != 2 || hist.Events[1].Event != memory.FactUpdated || hist.Events[1].Reason != "changed content manually (by the assistant's tool call)" {
-		t.Errorf("history after edit = %+v, want created then updated (content only)", hist.Events)
+	if len(hist.Events) != 2 || hist.Events[1].Event != memory.FactUpdated || hist.Events[1].Reason != "changed content manually" ||
+		hist.Events[0].Actor != memory.ActorViewer || hist.Events[1].Actor != memory.ActorViewer {
+		t.Errorf("history after edit = %+v, want created then updated (content only), both by the viewer", hist.Events)
 	}
-	if body := f.get("/history?user=ana&fact=" + id).Body.String(); !strings.Contains(body, "every morning") || !strings.Contains(body, "2 changes") {
+	if body := f.get("/history?user=ana&fact=" + id).Body.String(); !strings.Contains(body, "every morning") || !strings.Contains(body, "2 changes") ||
+		!strings.Contains(body, "by you, in the memory viewer") || strings.Contains(body, "tool call") {
 		t.Errorf("history page does not show the edit:\n%s", body)
 	}
 	if w := f.post("/facts/edit", url.Values{"user": {"ana"}, "id": {"fact_nope"}, "content": {"x y"}}); w.Code != http.StatusNotFound {
 		t.Errorf("edit of a missing fact = %d, want 404", w.Code)
 	}
-	if w := f.post("/facts/delete", url.Values{"user": {"ana"}, "id": {id}}); w.Code != http.StatusSeeOther {
-		t.Fatalf("delete = %d; body:\n%s", w.Code, w.Body)
+	if w := f.post("/facts/delete", url.Values{"user": {"ana"}, "id": {id}}); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "Drinks green tea every morning") {
+		t.Fatalf("delete = %d, want 200 and the fact in what went with it; body:\n%s", w.Code, w.Body)
 	}
 	if n := f.countFacts("ana"); n != 0 {
 		t.Errorf("facts after delete = %d, want 0", n)
@@ -536,10 +538,10 @@ func TestTurnActions(t *testing.T) {
 	mustAdd(t, f.svc, "ana", "trip", "And in Flores?", "Lajes.")
 	mustAdd(t, f.svc, "ana", "work", "Fix the leak", "Use the context.")
 	list, _ := f.svc.List(t.Context(), memory.ListRequest{UserID: "ana", Kind: memory.ListTurns, ThreadID: "work"})
-	if w := f.post("/exchanges/delete", url.Values{"user": {"ana"}, "id": {list.Turns[0].ID}}); w.Code != http.StatusSeeOther {
+	if w := f.post("/exchanges/delete", url.Values{"user": {"ana"}, "id": {list.Turns[0].ID}}); w.Code != http.StatusOK {
 		t.Fatalf("delete exchange = %d; body:\n%s", w.Code, w.Body)
 	}
-	if w := f.post("/threads/delete", url.Values{"user": {"ana"}, "thread": {"trip"}}); w.Code != http.StatusSeeOther {
+	if w := f.post("/threads/delete", url.Values{"user": {"ana"}, "thread": {"trip"}}); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "Forgotten: thread trip") {
 		t.Fatalf("delete thread = %d; body:\n%s", w.Code, w.Body)
 	}
 	all, _ := f.svc.List(t.Context(), memory.ListRequest{UserID: "ana", Kind: memory.ListTurns})

@@ -61,7 +61,7 @@ func (s *Service) consolidateWithLLM(ctx context.Context, scope memory.Scope) (u
 	merges, notes, perr := update.ParseConsolidation(reply.Text)
 	var rep update.ConsolidateReport
 	var usage []memory.UsageDay
-	_, err = s.store.UpdateDocument(context.WithoutCancel(ctx), scope, func(d *memory.Document) error {
+	_, err = s.store.UpdateDocument(memory.WithActor(context.WithoutCancel(ctx), memory.ActorUpdater), scope, func(d *memory.Document) error {
 		if perr == nil {
 			var more []string
 			rep, more = update.ApplyConsolidation(d, merges, update.ApplyConsolidationOptions{Clusters: clusters, Now: now, RedactSecrets: s.cfg.RedactSecrets})

@@ -19,7 +19,7 @@ func manualReason(source, verb string) string {
 	if source == memory.SourceCLI {
 		return verb + " from the command line"
 	}
-	return verb + " manually (by the assistant's tool call)"
+	return verb + " manually"
 }
 
 // SaveFact stores a fact as the host's model (or the command line) states

@@ -15,7 +15,18 @@ import (
 func (s *Service) updateForgetting(ctx context.Context, scope memory.Scope, fn func(*memory.Document) ([]string, error), res *memory.ForgetResult) error {
 	if fu, ok := s.base.(memory.ForgettingUpdater); ok {
 		defer s.invalidate(scope)
-		_, n, err := fu.UpdateDocumentForgetting(ctx, scope, fn)
+		// The actor is stamped here: this write does not pass through
+		// localWrites.
+		var texts []string
+		stamped := stampActor(ctx, func(d *memory.Document) error {
+			var err error
+			texts, err = fn(d)
+			return err
+		})
+		_, n, err := fu.UpdateDocumentForgetting(ctx, scope, func(d *memory.Document) ([]string, error) {
+			err := stamped(d)
+			return texts, err
+		})
 		res.VersionsScrubbed += n
 		return err
 	}

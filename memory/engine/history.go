@@ -15,7 +15,7 @@ func (s *Service) FactHistory(ctx context.Context, req memory.HistoryRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	_, limit, err := memory.CheckPage(0, req.Limit)
+	offset, limit, err := memory.CheckPage(req.Offset, req.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +28,7 @@ func (s *Service) FactHistory(ctx context.Context, req memory.HistoryRequest) (*
 	res := &memory.HistoryResult{Scope: scope, FactID: req.FactID, Events: []memory.FactEvent{}}
 	if req.FactID == "" {
 		res.Total = len(d.FactEvents)
-		for i := len(d.FactEvents) - 1; i >= 0 && len(res.Events) < limit; i-- {
+		for i := len(d.FactEvents) - 1 - offset; i >= 0 && len(res.Events) < limit; i-- {
 			res.Events = append(res.Events, d.FactEvents[i])
 		}
 		return res, nil

@@ -190,7 +190,7 @@ func (s *Service) promoteHot(ctx context.Context, scope memory.Scope) (bool, err
 	if err != nil {
 		return false, err
 	}
-	_, err = s.store.UpdateDocument(context.WithoutCancel(ctx), scope, func(d *memory.Document) error {
+	_, err = s.store.UpdateDocument(memory.WithActor(context.WithoutCancel(ctx), memory.ActorUpdater), scope, func(d *memory.Document) error {
 		update.ApplyUpdate(d, upd, update.ApplyOptions{
 			Source:              "mid-term " + id,
 			CreatedReason:       "analysed from mid-term session " + id,

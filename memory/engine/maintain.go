@@ -69,7 +69,7 @@ func (s *Service) Maintain(ctx context.Context, userID, agentName string) (memor
 func (s *Service) maintainScope(ctx context.Context, scope memory.Scope) (memory.MaintainReport, error) {
 	var rep memory.MaintainReport
 	var usage []memory.UsageDay
-	_, err := s.store.UpdateDocument(ctx, scope, func(d *memory.Document) error {
+	_, err := s.store.UpdateDocument(memory.WithActor(ctx, memory.ActorUpdater), scope, func(d *memory.Document) error {
 		if d.Revision == 0 && len(d.Facts) == 0 {
 			return errNoChange // nothing stored: no document is created
 		}

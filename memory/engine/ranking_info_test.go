@@ -79,7 +79,7 @@ func TestRetrieveKeywords(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := s.Retrieve(t.Context(), memory.RetrieveRequest{Query: "What pet did I adopt?", Keywords: tc.keywords})
+			res, err := s.Retrieve(t.Context(), memory.RetrieveRequest{Query: "What did I adopt?", Keywords: tc.keywords})
 			if tc.wantErr != "" {
 				if !errors.Is(err, memory.ErrInvalidInput) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("Retrieve() = %v, want an invalid-input error naming %s", err, tc.wantErr)

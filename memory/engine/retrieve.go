@@ -47,7 +47,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 		prev, next := pageNeighbours(st, h.ID)
 		res.Pages = append(res.Pages, memory.PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: update.Round4(h.Score), MetaData: t.MetaData, PrevID: prev, NextID: next})
 	}
-	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, req.Query, res.Pages, ranked)
+	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, req.Query, res.Pages, ranked, req.Peek)
 	conv := s.conversation(st, thread, req.ThreadID != "")
 	recentPos := s.recent(conv)
 	res.Recent = make([]memory.RecentTurn, 0, len(recentPos))

@@ -14,13 +14,19 @@ import (
 // the sessions of the pages found, in rank order (ranked by rankWithSessions),
 // each visit counted, and the knowledge entries that share terms with the
 // query. When a visit makes a session hot and a model is configured, its
-// analysis (runTiers) starts in the background right away.
-func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, query string, pages []memory.PageHit, ranked []rankedSession) (sessions []memory.SessionHit, user, assistant []memory.FactHit) {
+// analysis (runTiers) starts in the background right away; a peek counts no
+// visit. The caller holds st.mu for writing.
+func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, query string, pages []memory.PageHit, ranked []rankedSession, peek bool) (sessions []memory.SessionHit, user, assistant []memory.FactHit) {
 	ids := make([]string, len(pages))
 	for i, p := range pages {
 		ids[i] = p.ID
 	}
-	sessions, due := s.visitPages(ctx, st, ids)
+	due := false
+	if peek {
+		sessions = s.peekPages(ctx, st, ids)
+	} else {
+		sessions, due = s.visitPages(ctx, st, ids)
+	}
 	// Sessions are listed in their rank order, each with its score.
 	order := make(map[string]int, len(ranked))
 	for i, r := range ranked {

@@ -281,7 +281,7 @@ func (w localWrites) AppendTurns(ctx context.Context, scope memory.Scope, turns 
 
 func (w localWrites) UpdateDocument(ctx context.Context, scope memory.Scope, fn func(*memory.Document) error) (*memory.Document, error) {
 	defer w.s.invalidate(scope)
-	return w.Store.UpdateDocument(ctx, scope, fn)
+	return w.Store.UpdateDocument(ctx, scope, stampActor(ctx, fn))
 }
 
 func (w localWrites) DeleteScope(ctx context.Context, scope memory.Scope) error {

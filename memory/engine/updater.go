@@ -161,7 +161,7 @@ func (s *Service) updateBatch(ctx context.Context, scope memory.Scope, thread st
 	}
 	var report update.ApplyReport
 	var usage []memory.UsageDay
-	_, err = s.store.UpdateDocument(context.WithoutCancel(ctx), scope, func(d *memory.Document) error {
+	_, err = s.store.UpdateDocument(memory.WithActor(context.WithoutCancel(ctx), memory.ActorUpdater), scope, func(d *memory.Document) error {
 		if d.TurnLogEpoch != doc.TurnLogEpoch || d.Revision < doc.Revision {
 			return errTurnsForgotten
 		}

@@ -6,6 +6,7 @@
 //	pages.go     Pages, what ranking reads
 //	rank.go      RankPages: lexical ranking, keywords, sitting neighbours, feedback terms
 //	variants.go  other forms and synonyms of the query's words
+//	categories.go  members of a category the query names (activities → surfing)
 //	refine.go    Refine: time windows, query coverage, named speaker, list spread
 //	lists.go     questions asking for several items, spread over sittings
 //	speaker.go   weighing the pages of a speaker the query names

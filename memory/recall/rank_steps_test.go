@@ -84,7 +84,7 @@ func TestKeywordsFindWhatTheQueryMisses(t *testing.T) {
 		[][2]string{{"Mel: Work was busy.", "Caroline: Mine too."}},
 		[][2]string{{"Mel: We painted the fence.", "Caroline: What colour?"}},
 	)
-	query := "What pet did Mel adopt?"
+	query := "What did Mel adopt?"
 	without := RankPages(st, query, nil, nil, 0, 5)
 	if len(without) > 0 && without[0].ID == 0 {
 		t.Fatalf("the query alone already ranks the puppy page first: %v", without)
@@ -184,9 +184,59 @@ func TestVariants(t *testing.T) {
 	}
 }
 
+func TestCategoryMembers(t *testing.T) {
+	st := sittingPages(t, [][2]string{
+		{"John: I started surfing five years ago.", "Maria: Brave!"},
+		{"John: My dog keeps me busy.", "Maria: And the outdoors?"},
+	})
+	tests := []struct {
+		name    string
+		query   string
+		want    []string
+		weights []float64
+	}{
+		{"a category adds its members the index holds, at a quarter", "What outdoor activities does John enjoy?", []string{"outdoor", "activ", "john", "enjoy", "surf"}, []float64{1, 1, 1, 1, 0.25}},
+		{"plural and singular category alike", "which pets", []string{"pet", "dog"}, []float64{1, 0.25}},
+		{"members are one-way: a member does not add its category", "surfing", []string{"surf"}, []float64{1}},
+		{"a member the query holds is not added twice", "surfing activities", []string{"surf", "activ"}, []float64{1, 1}},
+		{"members absent from the index are not searched", "favourite food", []string{"favourit", "food"}, []float64{1, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := withVariants(st, QueryTerms(tt.query))
+			if !slices.Equal(termTexts(got), tt.want) {
+				t.Fatalf("terms = %v, want %v", termTexts(got), tt.want)
+			}
+			for i, g := range got {
+				if g.Weight != tt.weights[i] {
+					t.Errorf("term %q weight = %v, want %v", g.Text, g.Weight, tt.weights[i])
+				}
+			}
+		})
+	}
+}
+
+func TestCategoryFindsAMemberPage(t *testing.T) {
+	// The page that answers shares no word with the question but a member
+	// of the category it names.
+	st := sittingPages(t,
+		[][2]string{{"Work was long today.", "Rest up."}},
+		[][2]string{{"I started surfing five years ago.", "Brave!"}},
+		[][2]string{{"Enjoy the weekend!", "You too."}},
+	)
+	hits := RankPages(st, "What outdoor activities does John enjoy?", nil, nil, 0, 3)
+	var ids []int
+	for _, h := range hits {
+		ids = append(ids, h.ID)
+	}
+	if !slices.Contains(ids, 1) {
+		t.Fatalf("pages = %v, want the surfing page (1) among them", ids)
+	}
+}
+
 func TestVariantTablesAreWords(t *testing.T) {
 	// Every entry must analyse to one term, or the table silently loses it.
-	for _, table := range [][]string{wordForms, synonyms} {
+	for _, table := range [][]string{wordForms, synonyms, categories} {
 		for _, g := range table {
 			for _, w := range strings.Fields(g) {
 				if toks := lexical.Tokenize(w); len(toks) != 1 {

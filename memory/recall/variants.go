@@ -97,8 +97,10 @@ func buildVariants(groups []string) map[string][]string {
 }
 
 // withVariants returns terms followed by the other forms of each
-// (wordForms, weight variantWeight times the term's) and its synonyms
-// (synonyms, half that) that the index holds and terms do not.
+// (wordForms, weight variantWeight times the term's), its synonyms
+// (synonyms, half that) and, for a category noun, its members
+// (categories, categoryWeight times the term's) that the index holds and
+// terms do not.
 func withVariants(st *Pages, terms []lexical.Term) []lexical.Term {
 	seen := make(map[string]bool, len(terms))
 	for _, t := range terms {
@@ -117,6 +119,11 @@ func withVariants(st *Pages, terms []lexical.Term) []lexical.Term {
 		}
 		for _, v := range synonymTable()[t.Text] {
 			add(v, variantWeight/2*t.Weight)
+		}
+	}
+	for _, t := range terms {
+		for _, v := range categoryTable()[t.Text] {
+			add(v, categoryWeight*t.Weight)
 		}
 	}
 	return out

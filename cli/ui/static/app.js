@@ -11,12 +11,8 @@
     }
   });
 
-  // The scope switcher shows the chosen scope at once.
-  document.addEventListener("change", function (e) {
-    if (e.target.hasAttribute("data-autosubmit")) {
-      e.target.form.submit();
-    }
-  });
+  // The scope switcher changes page only with its Show button: an arrow
+  // key on a select fires "change", and must not leave the page.
 
   // Live: poll the scope's revision; when it changes, fetch this page
   // again and swap its main content, unless the person is typing in it.
@@ -62,12 +58,24 @@
         if (!fresh) {
           return;
         }
+        // Keep the keyboard focus on the same control (by id) when it is
+        // still there, else on the content.
+        var focused = document.activeElement;
+        var id = focused && focused.id && focused.closest("main") ? focused.id : "";
+        var hadFocus = focused && focused.closest("main") !== null;
         document.querySelector("main").replaceWith(document.adoptNode(fresh));
+        if (hadFocus) {
+          var again = id ? document.getElementById(id) : null;
+          (again || document.getElementById("main")).focus();
+        }
         if (m) {
           rev = m.getAttribute("content");
           meta.setAttribute("content", rev);
         }
         say("Updated at " + new Date().toLocaleTimeString() + " with changes made elsewhere.");
+        window.setTimeout(function () {
+          say("");
+        }, 8000);
       });
   }
 

@@ -541,6 +541,11 @@ type RetrieveRequest struct {
 	// injection header so the host's model can adjust its tone.
 	RelationshipWithUser string
 	StyleHint            string
+	// Now is the reference time of the query: relative dates in it ("last
+	// Tuesday", "yesterday") and the current conversation's idle gap are
+	// read against it. Zero means the clock; a replayed or imported
+	// history passes the time of the conversation.
+	Now time.Time
 }
 
 // PageHit is a past exchange that matches the query.

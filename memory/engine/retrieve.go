@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/recall"
@@ -40,14 +41,18 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	defer st.mu.Unlock()
 
 	res := &memory.RetrieveResult{Pages: []memory.PageHit{}, Scope: scope, ThreadID: thread, StoredTurns: len(st.Turns)}
-	hits, ranked := s.rankWithSessions(ctx, st, req.Query, qv, maxResults)
+	now := s.now()
+	if !req.Now.IsZero() {
+		now = req.Now
+	}
+	hits, ranked := s.rankWithSessions(ctx, st, req.Query, now, qv, maxResults)
 	for _, h := range hits {
 		t := st.Turns[h.ID]
 		prev, next := pageNeighbours(st, h.ID)
 		res.Pages = append(res.Pages, memory.PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: update.Round4(h.Score), MetaData: t.MetaData, PrevID: prev, NextID: next})
 	}
 	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, req.Query, res.Pages, ranked)
-	conv := s.conversation(st, thread, req.ThreadID != "")
+	conv := s.conversation(st, thread, req.ThreadID != "", now)
 	recentPos := s.recent(conv)
 	res.Recent = make([]memory.RecentTurn, 0, len(recentPos))
 	for _, p := range recentPos {
@@ -111,17 +116,18 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 // conversation returns the positions of the turns that make up the
 // current conversation, oldest first: the thread's turns when the caller
 // named it (named), else only the latest turns of the default thread that
-// follow one another, and the last of them precedes now, by at most
-// conversation_idle_gap. Turns from an earlier sitting are never the
-// current conversation. The caller holds st.mu.
-func (s *Service) conversation(st *scopeState, thread string, named bool) []int {
+// follow one another, and the last of them precedes now (the query's
+// reference time), by at most conversation_idle_gap. Turns from an
+// earlier sitting are never the current conversation. The caller holds
+// st.mu.
+func (s *Service) conversation(st *scopeState, thread string, named bool, now time.Time) []int {
 	positions := st.Threads[thread]
 	if named || len(positions) == 0 {
 		return positions
 	}
 	gap := s.cfg.ConversationIdleGap
 	last := st.Turns[positions[len(positions)-1]].Time
-	if s.now().Sub(last) > gap {
+	if now.Sub(last) > gap {
 		return nil
 	}
 	i := len(positions) - 1

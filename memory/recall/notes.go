@@ -43,11 +43,17 @@ func TextTopics(text string, qterms []lexical.Term) uint64 {
 // retrieval returns.
 const maxKnowledgeHits = 5
 
-// relevantKnowledge scores each entry against the query with the page
-// index's BM25 statistics and returns the best that share a term with it.
+// RelevantKnowledge scores each entry against the query with the page
+// index's BM25 statistics and returns the best of those that hold
+// MinTextCoverage of the query's weight. The caller holds st.mu.
 func RelevantKnowledge(st *Pages, query string, list []memory.Fact) []memory.FactHit {
 	var hits []memory.FactHit
+	qterms := QueryTerms(query)
+	weights := TermWeights(st, qterms)
 	for _, f := range list {
+		if TextCoverage(f.Content, qterms, weights) < MinTextCoverage {
+			continue
+		}
 		if sc := st.Index.Similarity(query, f.Content); sc > 0 {
 			hits = append(hits, memory.FactHit{Fact: f, Score: update.Round4(sc)})
 		}

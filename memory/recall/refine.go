@@ -165,27 +165,7 @@ func Relevant(st *Pages, qterms []lexical.Term, hits []lexical.Hit) []bool {
 	if len(hits) == 0 || hits[0].Score <= 0 {
 		return out
 	}
-	rarest := math.Log1p((float64(st.Index.Len()) + 0.5) / 0.5)
-	idf := make([]float64, len(qterms))
-	var pre []byte
-	for i, t := range qterms {
-		switch w := st.Index.IDF(t.Text); {
-		case w > 0:
-			idf[i] = w
-		case isCJKTerm(t.Text):
-			// An unseen CJK bigram is often two characters across a
-			// word boundary rather than a word: it counts half.
-			idf[i] = rarest / 2
-		default:
-			idf[i] = rarest
-			if p, ok := prefixTerm(pre[:0], t.Text); ok {
-				pre = p
-				if w := st.Index.IDF(string(p)); w > 0 {
-					idf[i] = w
-				}
-			}
-		}
-	}
+	idf := TermWeights(st, qterms)
 	cov := coverage(st, qterms, idf, 1, hits)
 	best := hits[0].Score
 	for i, h := range hits {

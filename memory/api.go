@@ -411,6 +411,9 @@ type SessionHit struct {
 	PageCount int `json:"page_count"`
 	// PageIDs are the session's pages among the retrieved ones.
 	PageIDs []string `json:"page_ids"`
+	// Summarized says the summary came from the language model; without
+	// one it is the opening of the session's first page.
+	Summarized bool `json:"summarized,omitempty"`
 }
 
 // MidTermView is a snapshot of a scope's mid-term sessions, with heat at

@@ -69,6 +69,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	for i, h := range hits {
 		pageNotes[i] = recall.TurnNote(&st.Pages, h.ID, qterms)
 		pageNotes[i].Hidden = !floor[i]
+		pageNotes[i].Seq = h.ID
 	}
 	// A correction about what a shown page speaks of is shown too, even
 	// below the floor: it says which of the two holds.

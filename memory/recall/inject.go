@@ -192,7 +192,7 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 			continue
 		}
 		g := groups[i]
-		pages = append(pages, injItem{SecPages, g.order, pageLine(p, g.showTime, notes[i].Correction), g.header})
+		pages = append(pages, injItem{SecPages, g.order, pageLine(p, g.showTime, notes[i]), g.header})
 	}
 	// Newest recent exchanges are offered first, rendered oldest first.
 	for i := len(in.Recent) - 1; i >= 0; i-- {
@@ -406,13 +406,13 @@ func dayGroups(pages []memory.PageHit, notes []ItemNote, sessions []memory.Sessi
 
 // pageLine renders a page under its date line: its time of day when its
 // group needs it, the correction mark, and both speakers' words quoted.
-func pageLine(p memory.PageHit, showTime, correction bool) string {
+func pageLine(p memory.PageHit, showTime bool, n ItemNote) string {
 	var sb strings.Builder
 	sb.WriteString("-")
 	if showTime {
 		sb.WriteString(" " + p.Time.UTC().Format("15:04"))
 	}
-	if correction {
+	if n.Correction {
 		sb.WriteString(" (correction)")
 	}
 	quoteSides(&sb, p.User, p.Reply)

@@ -12,7 +12,7 @@ import (
 // knowledge entry or a profile sentence must hold to enter the injection
 // text: the pages' floor (minCoverage), so that a line about something else
 // that shares one common word with the query stays out.
-const MinTextCoverage = minCoverage
+const MinTextCoverage = 0.25
 
 // TermWeights returns the weight of each query term for coverage: its IDF
 // in the page index, a term never stored counting as the rarest (an

@@ -177,20 +177,22 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 	shown := make([]memory.PageHit, 0, len(in.Pages))
 	notes := make([]ItemNote, 0, len(in.Pages))
 	for i, p := range in.Pages {
-		if n := noteAt(in.PageNotes, i); !n.Hidden {
-			shown = append(shown, p)
-			notes = append(notes, n)
+		n := noteAt(in.PageNotes, i)
+		if n.Hidden {
+			continue
 		}
-	}
-	groups := dayGroups(shown, notes, in.Sessions)
-	for i, p := range shown {
-		// A matched page that is also a recent exchange is shown once, in
-		// the recent section, but offered at the page's rank.
 		if j, ok := inRecent[p.ID]; ok && p.ID != "" {
+			// A matched page that is also a recent exchange is shown
+			// once, in the recent section, but offered at the page's rank.
 			pages = append(pages, recentLine(j))
 			offeredRecent[j] = true
 			continue
 		}
+		shown = append(shown, p)
+		notes = append(notes, n)
+	}
+	groups := dayGroups(shown, notes, in.Sessions)
+	for i, p := range shown {
 		g := groups[i]
 		pages = append(pages, injItem{SecPages, g.order, pageLine(p, g.showTime, notes[i]), g.header})
 	}

@@ -186,4 +186,3 @@ func TestInjectionShowsAPageInTheRecentWindowOnce(t *testing.T) {
 		t.Errorf("injection = %q, want it in the recent section only, with the other recent exchange", text)
 	}
 }
-

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,7 +58,7 @@ func (o *importOptions) note(format string, args ...any) {
 func runImport(ctx context.Context, e *call) int {
 	stdout := e.stdout
 	if len(e.args.positional) != 1 {
-		return e.fail(exitUsage, "name one file or directory: mnemo import [--format mnemo|memoryos|deerflow] [--user U] [--agent A] PATH")
+		return e.fail(exitUsage, "name one file or directory: mnemo import [--format chatgpt|claude|memory-graph|mnemo|memoryos|deerflow] [--user U] [--agent A] PATH")
 	}
 	path := e.args.positional[0]
 	opt := &importOptions{
@@ -81,6 +82,17 @@ func runImport(ctx context.Context, e *call) int {
 	}
 	format := e.args.str("format")
 	if format == "" {
+		if f, err := detectHistory(path); err == nil {
+			format = f
+		}
+	}
+	if isHistoryFormat(format) {
+		return runImportHistory(ctx, e, path, format)
+	}
+	if e.args.flag("dry-run") || e.args.str("graph-user") != "" {
+		return e.fail(exitUsage, "--dry-run and --graph-user apply to a ChatGPT or Claude export or a knowledge graph, not to a %s source", cmp.Or(format, "mnemo, DeerFlow or MemoryOS"))
+	}
+	if format == "" {
 		f, err := detectFormat(path)
 		if err != nil {
 			return e.fail(exitUsage, "%v", err)
@@ -100,7 +112,7 @@ func runImport(ctx context.Context, e *call) int {
 	case formatMemoryOS:
 		scopes, err = readMemoryOS(path, opt)
 	default:
-		return e.fail(exitUsage, "--format %q is not one of mnemo, memoryos, deerflow", format)
+		return e.fail(exitUsage, "--format %q is not one of chatgpt, claude, memory-graph, mnemo, memoryos, deerflow", format)
 	}
 	if err != nil {
 		return e.fail(exitError, "read %s (%s format): %v", path, format, err)
@@ -198,7 +210,7 @@ func detectFormat(path string) (string, error) {
 func detectFormatData(path string, data []byte) (string, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return "", fmt.Errorf("%s is not a JSON object (%v); give a mnemo export, a DeerFlow memory.json or a MemoryOS data directory", path, err)
+		return "", fmt.Errorf("%s is not a JSON object (%v); give a ChatGPT or Claude export (conversations.json), a memory server's memory.jsonl, a mnemo export, a DeerFlow memory.json or a MemoryOS data directory", path, err)
 	}
 	var format string
 	json.Unmarshal(top["format"], &format)
@@ -212,7 +224,7 @@ func detectFormatData(path string, data []byte) (string, error) {
 	case base == "short_term.json" || base == "mid_term.json" || base == "long_term_user.json" || base == "long_term_assistant.json":
 		return "", fmt.Errorf("%s is one file of a MemoryOS memory; import its data directory (the one with users/ and assistants/) or its users/<id> directory", path)
 	}
-	return "", fmt.Errorf("cannot tell the format of %s; pass --format mnemo, memoryos or deerflow", path)
+	return "", fmt.Errorf("cannot tell the format of %s; pass --format chatgpt, claude, memory-graph, mnemo, memoryos or deerflow", path)
 }
 
 // readMnemoExport reads a mnemo export. --user moves every scope to

@@ -115,10 +115,23 @@ func init() {
 			run: runExport,
 		},
 		{
-			name:     "import",
-			synopsis: []string{"import [--format mnemo|memoryos|deerflow] [--from-user U [--from-agent A]] [--user U] [--agent A] [--thread T] [--pending] PATH"},
-			summary:  "Import a mnemo export, a DeerFlow memory.json or a MemoryOS data directory into empty scopes.",
-			details: `Each scope of a mnemo export is imported under its own name unless
+			name: "import",
+			synopsis: []string{"import [--format chatgpt|claude|memory-graph] [--user U] [--agent A] [--graph-user NAME] [--dry-run] PATH",
+				"import [--format mnemo|memoryos|deerflow] [--from-user U [--from-agent A]] [--user U] [--agent A] [--thread T] [--pending] PATH"},
+			summary: "Import a ChatGPT or Claude export or a memory server's knowledge graph into a memory, or a mnemo export, a DeerFlow memory.json or a MemoryOS data directory into empty scopes.",
+			details: `A ChatGPT or Claude data export (conversations.json, or the unpacked
+export's directory) adds to what the scope holds: one thread per
+conversation, one turn per question and answer at its original time.
+System prompts, tool traffic and uploaded files are left out, secrets
+redacted; importing the same export again adds nothing. With a model
+configured, facts are extracted from the new turns, oldest first, within
+daily_token_budget (--dry-run prints the estimated cost and writes
+nothing); without one the turns wait, stored and searchable.
+The memory server's memory.jsonl becomes facts: each observation and
+relation one fact naming its entity; the entity named user, default_user
+or me (or --graph-user NAME) is the user.
+
+Each scope of a mnemo export is imported under its own name unless
 --user names another user: that works for an export of one user (with the
 user's agents); for an export of several users (mnemo export --all) pick
 one with --from-user, e.g.
@@ -127,13 +140,15 @@ one with --from-user, e.g.
 When the export holds more than --user or --agent can take, the error
 lists its scopes.`,
 			flags: []flagSpec{
-				{name: "format", value: "F", doc: "mnemo, memoryos or deerflow (default: detected from the content)"},
+				{name: "format", value: "F", doc: "chatgpt, claude, memory-graph, mnemo, memoryos or deerflow (default: detected from the content)"},
 				{name: "from-user", value: "U", doc: "import only this user's memory (and the user's agents') from a mnemo export"},
 				{name: "from-agent", value: "A", doc: "import only this agent's memory from a mnemo export"},
 				{name: "user", value: "U", doc: "import under this user instead of the one in the source"},
 				{name: "agent", value: "A", doc: "import a single scope as this agent's memory"},
 				{name: "thread", value: "T", doc: "thread of imported exchanges that have none"},
-				{name: "pending", doc: "leave the imported exchanges for the LLM updater"}},
+				{name: "pending", doc: "leave the imported exchanges for the LLM updater"},
+				{name: "graph-user", value: "NAME", doc: "the entity of a knowledge graph that is the user (default: one named user, default_user or me)"},
+				{name: "dry-run", doc: "say what a chat history or graph import would add, and what extraction would cost; write nothing"}},
 			maxArgs: 1, settings: true, dataDir: true,
 			run: runImport,
 		},
@@ -196,10 +211,11 @@ lists its scopes.`,
 		},
 		{
 			name:     "setup",
-			synopsis: []string{"setup HOST [--project [--project-dir DIR]] [--name N] [--dry-run | --print] [--file FILE]"},
+			synopsis: []string{"setup HOST [--npx] [--project [--project-dir DIR]] [--name N] [--dry-run | --print] [--file FILE]"},
 			summary:  "Write mnemo into an MCP host's configuration (" + setupHostNames() + ") with this binary's absolute path and an absolute data directory, merging into the existing file (backup first; a second run changes nothing).",
 			details:  setupDetails,
 			flags: []flagSpec{
+				{name: "npx", doc: "write the npm launcher's form (npx -y " + npmPackage + " serve ...) instead of this binary's path; the default when run from the launcher"},
 				{name: "project", doc: "write the project's own file instead of the user-wide one, with the project's .mnemo as the data directory"},
 				{name: "project-dir", value: "DIR", doc: "the project directory (default: the current directory); implies --project"},
 				{name: "name", value: "N", doc: "the server's key in the host's configuration (default mnemo)"},

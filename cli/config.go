@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -327,7 +328,9 @@ func defaultDataDir(goos string, getenv func(string) string, home string) (strin
 // %name% — that whoever passed it did not expand: hosts expand variables
 // in a server's env differently (VS Code expands ${workspaceFolder},
 // others pass the text as written), and mnemo never expands them itself.
-var unexpandedVar = regexp.MustCompile(`\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_()]*%`)
+var unexpandedVar = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_()]*%`)
+})
 
 // dataDirProblem says what is wrong with data_dir as it was given — a
 // relative path (resolved against whatever directory the host started
@@ -339,7 +342,7 @@ func (c *Config) dataDirProblem() (problem, fix string) {
 		return "", ""
 	}
 	from := c.origin["data_dir"]
-	if v := unexpandedVar.FindString(given); v != "" {
+	if v := unexpandedVar().FindString(given); v != "" {
 		return fmt.Sprintf("data_dir %q (from %s) holds %s, which nobody expanded: the host that started mnemo passed it as written, so memory goes to %s", given, from, v, c.DataDir),
 			fmt.Sprintf("write the absolute path instead of %s in the host's configuration ('mnemo setup HOST --project' writes it for you), then move what was stored in %s if you want to keep it", v, c.DataDir)
 	}

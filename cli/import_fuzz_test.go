@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mnemo-mcp/mnemo/cli/importers"
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
+	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // fuzzOptions are import options with deterministic ids.
@@ -101,6 +104,56 @@ func FuzzMemoryOSTurns(f *testing.F) {
 		for _, tr := range turns {
 			if tr.Time.IsZero() || tr.ThreadID != memoryOSThread {
 				t.Fatalf("turn %+v has no time or the wrong thread", tr)
+			}
+		}
+	})
+}
+
+// FuzzImportHistory converts any export the parsers accept into turns and
+// facts: every turn it plans has a valid thread and key, and text within
+// the limits.
+func FuzzImportHistory(f *testing.F) {
+	for _, p := range []string{"chatgpt/conversations.json", "claude/conversations.json", "memory-graph/memory.jsonl"} {
+		seed, err := os.ReadFile(filepath.Join("testdata", "import", p))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(seed)
+	}
+	cfg := memory.DefaultConfig()
+	scope := memory.Scope{UserID: "fuzz"}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n := 0
+		newID := func() string { n++; return fmt.Sprintf("turn_%d", n) }
+		for _, parse := range []func([]byte) ([]importers.Conversation, error){importers.ParseChatGPT, importers.ParseClaude} {
+			convs, err := parse(data)
+			if err != nil {
+				continue
+			}
+			plan := planChat(cfg, scope, "fuzz", convs, map[string]bool{}, now, newID, nil)
+			keys := map[string]bool{}
+			for _, tr := range plan.turns {
+				if memory.ValidateID("thread_id", tr.ThreadID) != nil || memory.ValidateID("idempotency_key", tr.IdempotencyKey) != nil {
+					t.Fatalf("turn %+v has an invalid thread or key", tr)
+				}
+				if keys[tr.ThreadID+" "+tr.IdempotencyKey] || len(tr.User) > cfg.MaxMessageBytes || tr.User == "" && tr.Reply == "" {
+					t.Fatalf("turn %+v repeats a key or breaks a limit", tr)
+				}
+				keys[tr.ThreadID+" "+tr.IdempotencyKey] = true
+			}
+		}
+		if g, err := importers.ParseGraph(data); err == nil {
+			p, err := planGraph(cfg, scope, g, "", nil, now)
+			if err != nil {
+				return
+			}
+			doc := memory.NewDocument()
+			if _, err := p.apply(doc, cfg.MaxFacts, now, update.NewFactID); err != nil {
+				t.Fatalf("apply a checked plan: %v", err)
+			}
+			if _, err := engine.CheckImport(cfg, scope, doc, nil); err != nil {
+				t.Fatalf("the facts of a graph break the rules: %v", err)
 			}
 		}
 	})

@@ -11,8 +11,6 @@ import (
 
 	"os"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/files"
@@ -81,13 +79,12 @@ func openPostgres(ctx context.Context, cfg *Config, log *slog.Logger) (memory.St
 
 // storageHint says what to check for a database that cannot be opened.
 func storageHint(err error) string {
-	var pgErr *pgconn.PgError
 	switch {
 	case errors.Is(err, postgres.ErrSchemaTooNew):
 		return " (upgrade mnemo, or point storage at another database)"
-	case errors.As(err, &pgErr) && pgErr.Code == "28P01", errors.As(err, &pgErr) && pgErr.Code == "28000":
+	case postgres.AuthFailed(err):
 		return " (check the user name and password in the storage URL)"
-	case errors.As(err, &pgErr) && pgErr.Code == "3D000":
+	case postgres.DatabaseMissing(err):
 		return " (create the database first: createdb, or CREATE DATABASE)"
 	case errors.Is(err, postgres.ErrUnavailable):
 		return " (check that PostgreSQL is running and that the host and port in the storage URL are right)"
@@ -148,8 +145,8 @@ func openService(cfg *Config, store memory.Store, log *slog.Logger, models bool,
 		return nil, err
 	}
 	if models {
-		// Loading the BPE ranks takes ~100 ms: do it while the host
-		// initializes instead of before the first answer.
+		// Loading the BPE ranks takes ~100 ms: do it once loadAfter is
+		// closed (serve: the initialize answer is written), not before.
 		go func() {
 			if loadAfter != nil {
 				<-loadAfter

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -43,16 +42,13 @@ const serveGCPercent = 35
 // is cancelled (SIGINT/SIGTERM); both are a clean shutdown. lowGC lowers
 // the GC percent to serveGCPercent once the default scope is loaded.
 func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, log *slog.Logger, lowGC bool) (err error) {
-	// The token encoding loads once the MCP server is built: both take
-	// CPU, and building the server is on the way to the initialize answer.
-	built := make(chan struct{})
-	defer func() {
-		select {
-		case <-built:
-		default:
-			close(built)
-		}
-	}()
+	// Nothing costly runs before the first answer (initialize, or the
+	// first request of a client that sends none): the token encoding and
+	// the default scope load once it is written, or when serve returns
+	// without one.
+	answered := make(chan struct{})
+	markAnswered := sync.OnceFunc(func() { close(answered) })
+	defer markAnswered()
 	// What the memory service and its store log also goes to the client
 	// (notifications/message, at the level it sets); stderr is unchanged.
 	clientLog := tools.NewClientLog(log.Handler())
@@ -61,13 +57,12 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
-	svc, err := openService(cfg, store, slog.New(clientLog), withModels, built)
+	svc, err := openService(cfg, store, slog.New(clientLog), withModels, answered)
 	if err != nil {
 		return err
 	}
 
-	mcpServer := newMCPServer(svc, cfg, tools.WithClientLog(clientLog))
-	close(built)
+	mcpServer := newMCPServer(svc, cfg, tools.WithClientLog(clientLog), tools.WithAfterFirstAnswer(markAnswered))
 	stdio := server.NewStdioServer(mcpServer)
 	stdio.SetErrorLogger(slog.NewLogLogger(log.Handler(), slog.LevelError))
 	log.Info("serving MCP on stdio",
@@ -83,23 +78,12 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 		log.Warn("stdin is a terminal: mnemo serve expects an MCP host on stdin/stdout; try 'mnemo demo' or 'mnemo help'")
 	}
 
-	// Load the default scope while the host initializes, so that its
-	// first retrieval does not wait for the turn log to be read and
-	// indexed, then resume the updates that were pending when the last
-	// process stopped; neither delays the first answers.
-	startCtx, cancelStart := context.WithCancel(ctx)
-	var starting sync.WaitGroup
-	starting.Go(func() {
-		if err := svc.Preload(startCtx, "", ""); err != nil && startCtx.Err() == nil {
-			log.Warn("cannot preload the default user's memory; it is loaded on first use", "err", err)
-		}
-		if lowGC {
-			debug.SetGCPercent(serveGCPercent)
-		}
-		if err := svc.Start(startCtx); err != nil && startCtx.Err() == nil {
-			log.Error("cannot resume pending memory updates", "err", err)
-		}
-	})
+	// Once initialize is answered, load the default scope while the host
+	// lists the tools, so that its first retrieval does not wait for the
+	// turn log to be read and indexed, then resume the updates that were
+	// pending when the last process stopped; neither delays the first
+	// answers.
+	stopStart := startService(ctx, svc, log, lowGC, answered)
 
 	out := &lockedWriter{w: stdout}
 	err = stdio.Listen(ctx, newStdioGuard(stdin, out, maxRequestLine(cfg.Memory)), out)
@@ -112,8 +96,7 @@ func serve(ctx context.Context, cfg *Config, stdin io.Reader, stdout io.Writer, 
 	default:
 		err = fmt.Errorf("serve stdio: %w", err)
 	}
-	cancelStart()
-	starting.Wait()
+	stopStart()
 	// Every acknowledged turn is already durable (add_memory answers after
 	// the fsync); Close only runs pending memory updates within the grace
 	// and leaves the rest pending for the next start.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/cli/httpauth"
 	"github.com/mnemo-mcp/mnemo/memory/engine"
+	"github.com/mnemo-mcp/mnemo/memory/postgres"
 	"github.com/mnemo-mcp/mnemo/tools"
 )
 
@@ -38,6 +40,12 @@ const (
 	defaultHTTPAddr = "127.0.0.1:8787"
 	// mcpPath is the MCP endpoint's path.
 	mcpPath = "/mcp"
+	// bodyReadTimeout is how long an authenticated request's body may take
+	// to arrive (http_max_body_bytes at 70 KB/s).
+	bodyReadTimeout = time.Minute
+	// streamRecheck is how often the credential of an open notification
+	// stream is checked again, so that a revoked token's stream ends.
+	streamRecheck = 5 * time.Second
 )
 
 // HTTPConfig is what serve --http reads from the settings.
@@ -100,8 +108,9 @@ func runServeHTTP(ctx context.Context, c *call) int {
 	if (hc.TLSCertFile == "") != (hc.TLSKeyFile == "") {
 		return c.fail(exitUsage, "TLS needs both tls_cert_file and tls_key_file; only one is set")
 	}
-	tokensPath := filepath.Join(c.cfg.DataDir, httpauth.TokensFileName)
-	if !insecure && hc.OAuthIssuer == "" {
+	if !insecure && hc.OAuthIssuer == "" && c.cfg.Storage == "" {
+		// The database's tokens are counted once it is open (serveHTTP).
+		tokensPath := filepath.Join(c.cfg.DataDir, httpauth.TokensFileName)
 		toks, err := httpauth.NewTokenFile(tokensPath).List()
 		if err != nil {
 			return c.fail(exitUsage, "%v", err)
@@ -111,7 +120,12 @@ func runServeHTTP(ctx context.Context, c *call) int {
 		}
 	}
 	lowGC := c.getenv("GOGC") == ""
-	if err := serveHTTP(ctx, c.cfg, httpOptions{addr: addr, insecure: insecure, tokensPath: tokensPath, lowGC: lowGC}, c.stderr, c.log); err != nil {
+	err = serveHTTP(ctx, c.cfg, httpOptions{addr: addr, insecure: insecure, lowGC: lowGC}, c.stderr, c.log)
+	var refused startRefusal
+	if errors.As(err, &refused) {
+		return c.fail(exitUsage, "%s", refused.msg)
+	}
+	if err != nil {
 		c.log.Error("mnemo serve --http failed", "err", err)
 		return exitError
 	}
@@ -129,11 +143,19 @@ func loopbackHost(host string) bool {
 
 // httpOptions are serve --http's per-invocation choices.
 type httpOptions struct {
-	addr       string
-	insecure   bool
-	tokensPath string
-	lowGC      bool
+	addr     string
+	insecure bool
+	lowGC    bool
+	// tokens checks the static tokens (where names them); set by
+	// serveHTTP once the store is open.
+	tokens httpauth.Verifier
+	where  string
 }
+
+// startRefusal is a reason not to start that the person can fix.
+type startRefusal struct{ msg string }
+
+func (r startRefusal) Error() string { return r.msg }
 
 // announcer writes the line that tells people and scripts where the
 // server listens.
@@ -179,6 +201,22 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
+	var watchTokens func(context.Context)
+	opts.tokens, opts.where, watchTokens = tokenVerifier(cfg, store)
+	if _, shared := store.(*postgres.Store); shared && !opts.insecure && hc.OAuthIssuer == "" {
+		ts, _ := tokenStore(cfg, store)
+		toks, err := ts.Tokens(ctx)
+		if err != nil {
+			return err
+		}
+		if len(toks) == 0 {
+			return startRefusal{fmt.Sprintf(errNoAuth, opts.where)}
+		}
+	}
+	key, err := uiKey(ctx, cfg, store)
+	if err != nil {
+		return err
+	}
 	built := make(chan struct{})
 	svc, err := openService(cfg, store, slog.New(clientLog), withModels, built)
 	if err != nil {
@@ -196,7 +234,7 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 
 	secure := tlsConfig != nil || strings.HasPrefix(hc.PublicURL, "https://")
 	handler, err := httpHandler(mcpServer, cfg, opts, bound, resource, log, func(mux *http.ServeMux, verifiers []httpauth.Verifier) error {
-		return mountUI(mux, svc, store, cfg, newUILogin(verifiers, secure, opts.insecure, log), log)
+		return mountUI(mux, svc, store, cfg, newUILogin(verifiers, key, secure, opts.insecure, log), key, log)
 	})
 	if err != nil {
 		return err
@@ -212,10 +250,23 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
-	stopStart := startService(ctx, svc, log, opts.lowGC)
+	stopStart := startService(ctx, svc, log, opts.lowGC, nil)
+	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	watched := make(chan struct{})
+	go func() { defer close(watched); watchTokens(watchCtx) }()
+	defer func() { stopWatch(); <-watched }()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	ready.Store(true)
+	// The listening line comes last: scripts wait for it, and then
+	// have the others.
+	if msg := plainHTTPWarning(bound, tlsConfig != nil, hc.PublicURL); msg != "" {
+		fmt.Fprintf(stderr, "mnemo: warning: %s\n", msg)
+		log.Warn(msg, "addr", bound)
+	}
+	if !opts.insecure {
+		fmt.Fprintf(stderr, "mnemo: memory viewer: log in at %s with a token (mnemo token add --user NAME)\n", loginURL(resource))
+	}
 	fmt.Fprintf(stderr, "mnemo: listening on %s\n", endpoint)
 	log.Info("serving MCP over HTTP",
 		"version", version(), "url", endpoint, "resource", resource, "data_dir", cfg.DataDir,
@@ -257,11 +308,21 @@ func readiness(ready *atomic.Bool) error {
 }
 
 // startService loads the default scope and resumes pending updates in the
-// background, as stdio serve does; the returned func stops both and waits.
-func startService(ctx context.Context, svc *engine.Service, log *slog.Logger, lowGC bool) func() {
+// background, once after is closed (at once when it is nil): stdio serve
+// waits for its initialize answer. lowGC lowers the GC percent to
+// serveGCPercent once the scope is loaded. The returned func stops both
+// and waits.
+func startService(ctx context.Context, svc *engine.Service, log *slog.Logger, lowGC bool, after <-chan struct{}) func() {
 	startCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		if after != nil {
+			select {
+			case <-after:
+			case <-startCtx.Done():
+				return
+			}
+		}
 		if err := svc.Preload(startCtx, "", ""); err != nil && startCtx.Err() == nil {
 			log.Warn("cannot preload the default user's memory; it is loaded on first use", "err", err)
 		}
@@ -286,7 +347,11 @@ type httpStack struct {
 //
 //	AccessLog → /healthz, /readyz (unguarded: load balancers probe by address)
 //	          → CheckHostOrigin → Protected Resource Metadata
-//	                            → /mcp: LimitBody → Authenticate → caller → RateLimit → MCP
+//	                            → /mcp: Authenticate → caller → RateLimit → BodyDeadline → LimitBody → MCP
+//
+// Nothing of a body is read before its sender is authenticated and within
+// their rate; then the body has bodyReadTimeout to arrive and is counted
+// against http_max_body_bytes as it is read.
 //
 // mount, when not nil, adds more pages to the guarded mux (the viewer
 // under /ui), given the verifiers of /mcp (none with --insecure-no-auth).
@@ -305,15 +370,15 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 		server.WithStreamableHTTPLogger(log),
 	)
 	st := &httpStack{streamable: streamable}
-	guardedMCP := []func(http.Handler) http.Handler{httpauth.LimitBody(hc.MaxBodyBytes), dropSessionID}
+	guardedMCP := []func(http.Handler) http.Handler{dropSessionID}
 	var authServers []string
 	var verifiers []httpauth.Verifier
 	if opts.insecure {
 		st.authText = "none (--insecure-no-auth, loopback only)"
 		log.Warn("serving HTTP without authentication: every local process can read and change every user's memory")
 	} else {
-		verifiers = []httpauth.Verifier{httpauth.NewTokenVerifier(opts.tokensPath)}
-		st.authText = "tokens in " + opts.tokensPath
+		verifiers = []httpauth.Verifier{opts.tokens}
+		st.authText = "tokens in " + opts.where
 		if hc.OAuthIssuer != "" {
 			var scopes []string
 			if hc.OAuthScope != "" {
@@ -336,13 +401,15 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 			return nil, err
 		}
 		authenticate, err := httpauth.Authenticate(httpauth.AuthOptions{
-			Verifiers: verifiers, ResourceMetadataURL: metadataURL, Scope: hc.OAuthScope, Logger: log})
+			Verifiers: verifiers, ResourceMetadataURL: metadataURL, Scope: hc.OAuthScope, Logger: log,
+			Recheck: streamRecheck})
 		if err != nil {
 			return nil, err
 		}
 		guardedMCP = append(guardedMCP, authenticate, withCaller)
 	}
-	guardedMCP = append(guardedMCP, httpauth.RateLimit(httpauth.RateOptions{Rate: hc.Rate, Burst: hc.Burst}))
+	guardedMCP = append(guardedMCP, httpauth.RateLimit(httpauth.RateOptions{Rate: hc.Rate, Burst: hc.Burst}),
+		httpauth.BodyDeadline(bodyReadTimeout), httpauth.LimitBody(hc.MaxBodyBytes))
 
 	var publicURLs []string
 	if hc.PublicURL != "" {
@@ -352,6 +419,7 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 	if err != nil {
 		return nil, err
 	}
+	origins.Setting = "the http_allowed_hosts setting (or make it http_public_url)"
 	guarded := http.NewServeMux()
 	if !opts.insecure {
 		md := httpauth.MetadataHandler(httpauth.ResourceMetadata{
@@ -448,3 +516,28 @@ type streamIDs struct {
 }
 
 func (*streamIDs) Generate() string { return "mnemo-stream-" + uuid.NewString() }
+
+// plainHTTPWarning is the warning for serving on bound (host:port)
+// without TLS where others can listen: "" on a loopback address, with
+// TLS, or behind a TLS-terminating proxy (an https:// public URL).
+func plainHTTPWarning(bound string, tls bool, publicURL string) string {
+	host := bound
+	if h, _, err := net.SplitHostPort(bound); err == nil {
+		host = h
+	}
+	if tls || strings.HasPrefix(publicURL, "https://") || loopbackHost(host) {
+		return ""
+	}
+	return "serving plain HTTP on " + bound + ", which is not a loopback address: tokens, login cookies and memory travel in clear " +
+		"over the network; set tls_cert_file and tls_key_file, or put a TLS-terminating proxy in front and set http_public_url to its https:// URL"
+}
+
+// loginURL is the viewer's login page at the origin of resource (the MCP
+// endpoint's URL as clients reach it).
+func loginURL(resource string) string {
+	u, err := url.Parse(resource)
+	if err != nil || u.Host == "" {
+		return uiPath + "/login"
+	}
+	return u.Scheme + "://" + u.Host + uiPath + "/login"
+}

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"crypto/rand"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/cli/httpauth"
@@ -19,6 +20,13 @@ import (
 
 // uiPath is where serve --http mounts the memory viewer.
 const uiPath = "/ui"
+
+// uiLoginRate and uiLoginBurst bound the logins one client address may
+// try: 10 at once, then one every 6 seconds.
+const (
+	uiLoginRate  = 1.0 / 6
+	uiLoginBurst = 10
+)
 
 // uiCookie holds the bearer token of a browser logged in to the viewer.
 // The token itself, not a session of this process, so that any instance
@@ -32,16 +40,20 @@ const uiCookie = "mnemo_ui_token"
 // /ui/login, kept in an HttpOnly, SameSite=Strict cookie scoped to /ui.
 type uiLogin struct {
 	verifiers []httpauth.Verifier
-	secure    bool   // the cookie is sent over HTTPS only
-	insecure  bool   // --insecure-no-auth: everyone is everyone
-	process   string // the CSRF session of an unauthenticated server
-	log       *slog.Logger
+	secure    bool // the cookie is sent over HTTPS only
+	insecure  bool // --insecure-no-auth: everyone is everyone
+	// shared is the CSRF session of an unauthenticated server, derived
+	// from the viewer's key so that every instance has the same.
+	shared string
+	log    *slog.Logger
 }
 
-func newUILogin(verifiers []httpauth.Verifier, secure, insecure bool, log *slog.Logger) *uiLogin {
-	b := make([]byte, 24)
-	rand.Read(b)
-	return &uiLogin{verifiers: verifiers, secure: secure, insecure: insecure, process: hex.EncodeToString(b), log: log}
+// newUILogin returns the viewer's login over verifiers; key is the
+// viewer's key, the same for every instance on the storage.
+func newUILogin(verifiers []httpauth.Verifier, key []byte, secure, insecure bool, log *slog.Logger) *uiLogin {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("mnemo-ui session of an unauthenticated server"))
+	return &uiLogin{verifiers: verifiers, secure: secure, insecure: insecure, shared: hex.EncodeToString(m.Sum(nil)), log: log}
 }
 
 // verify returns the identity of token, trying each verifier.
@@ -60,7 +72,7 @@ func (l *uiLogin) verify(r *http.Request, token string) (httpauth.Identity, erro
 // header, for scripts), verified; the caller sees only their own scopes.
 func (l *uiLogin) caller(r *http.Request) (ui.Caller, error) {
 	if l.insecure {
-		return ui.Caller{Name: "local (no authentication)", Session: l.process}, nil
+		return ui.Caller{Name: "local (no authentication)", Session: l.shared}, nil
 	}
 	token, err := httpauth.ParseBearer(r.Header.Get("Authorization"))
 	if err != nil || token == "" {
@@ -85,7 +97,8 @@ func (l *uiLogin) caller(r *http.Request) (ui.Caller, error) {
 	}, nil
 }
 
-var uiLoginPage = template.Must(template.New("login").Parse(`<!doctype html>
+var uiLoginPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("login").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>mnemo — log in</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1b1b1b}
@@ -100,6 +113,7 @@ input{font:inherit;width:100%;padding:.5rem;box-sizing:border-box}button{font:in
 </form>
 <p>Use the token <code>mnemo token add --user NAME</code> printed for you, or an access token of the server's OAuth issuer. You see only your own memory.</p>
 </main></body></html>`))
+})
 
 // handleLogin serves /ui/login: the form, and its POST, which sets the
 // cookie when the token is accepted.
@@ -107,16 +121,19 @@ func (l *uiLogin) handleLogin(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	// same-origin, as the viewer's pages: under no-referrer a browser
+	// posts the form with "Origin: null" (accepted only with
+	// Sec-Fetch-Site: same-origin, which older browsers do not send).
+	w.Header().Set("Referrer-Policy", "same-origin")
 	switch r.Method {
 	case http.MethodGet:
-		uiLoginPage.Execute(w, map[string]any{"Action": uiPath + "/login"})
+		uiLoginPage().Execute(w, map[string]any{"Action": uiPath + "/login"})
 	case http.MethodPost:
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		token := strings.TrimSpace(r.PostFormValue("token"))
 		if _, err := l.verify(r, token); token == "" || err != nil {
 			w.WriteHeader(http.StatusUnauthorized)
-			uiLoginPage.Execute(w, map[string]any{"Action": uiPath + "/login", "Failed": true})
+			uiLoginPage().Execute(w, map[string]any{"Action": uiPath + "/login", "Failed": true})
 			return
 		}
 		http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: token, Path: uiPath, HttpOnly: true,
@@ -128,7 +145,17 @@ func (l *uiLogin) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// handleLogout serves /ui/logout: it clears the cookie.
+// logoutPath is where the viewer's log-out button posts: nowhere without
+// authentication.
+func logoutPath(l *uiLogin) string {
+	if l.insecure {
+		return ""
+	}
+	return uiPath + "/logout"
+}
+
+// handleLogout serves /ui/logout: it clears the cookie. The server's
+// Origin check refuses a post from another site.
 func (l *uiLogin) handleLogout(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
@@ -143,23 +170,35 @@ func (l *uiLogin) handleLogout(w http.ResponseWriter, r *http.Request) {
 // mountUI adds the viewer under /ui to mux, behind the same tokens or
 // OAuth issuer as /mcp. The Host and Origin checks are the server's
 // (CheckHostOrigin wraps mux), so the viewer's own are off.
-func mountUI(mux *http.ServeMux, svc *engine.Service, store memory.Store, cfg *Config, login *uiLogin, log *slog.Logger) error {
+func mountUI(mux *http.ServeMux, svc *engine.Service, store memory.Store, cfg *Config, login *uiLogin, key []byte, log *slog.Logger) error {
 	hint := "Log in at " + uiPath + "/login with your token (mnemo token add --user NAME prints one) or an OAuth access token."
 	h, err := ui.New(svc, store, ui.Options{
-		Prefix:      uiPath,
-		Access:      login.caller,
-		DefaultUser: cfg.Memory.UserID,
-		LoginHint:   hint,
-		Models:      uiModels(cfg),
-		Version:     version(),
-		Export:      uiExport(store),
-		Import:      uiImport(store, cfg.Memory),
-		Log:         log,
+		Prefix:       uiPath,
+		Access:       login.caller,
+		DefaultUser:  cfg.Memory.UserID,
+		LoginHint:    hint,
+		Models:       uiModels(cfg),
+		Version:      version(),
+		Export:       uiExport(store),
+		Import:       uiImport(store, cfg.Memory),
+		Log:          log,
+		CSRFKey:      key,
+		LogoutPath:   logoutPath(login),
+		MaxBodyBytes: cfg.HTTP.MaxBodyBytes,
 	})
 	if err != nil {
 		return err
 	}
-	mux.HandleFunc(uiPath+"/login", login.handleLogin)
+	// Tokens tried on the login form are limited per client address, as
+	// /mcp limits each credential: guessing goes no faster than this.
+	tries := httpauth.RateLimit(httpauth.RateOptions{Rate: uiLoginRate, Burst: uiLoginBurst})(http.HandlerFunc(login.handleLogin))
+	mux.HandleFunc(uiPath+"/login", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			tries.ServeHTTP(w, r)
+			return
+		}
+		login.handleLogin(w, r)
+	})
 	mux.HandleFunc(uiPath+"/logout", login.handleLogout)
 	mux.Handle(uiPath+"/", h)
 	mux.Handle(uiPath, http.RedirectHandler(uiPath+"/", http.StatusMovedPermanently))

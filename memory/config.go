@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// Config holds every tunable of the memory pipeline. main fills it from
-// flags, environment and the config file; Validate checks the ranges.
+// Config holds the tunables of memory/engine and the leaf packages it
+// drives. The command line (cli) fills it from flags, environment and the
+// config file; Validate checks the ranges.
 type Config struct {
 	// UserID is the user whose memory is used when a call names none.
 	UserID string
@@ -60,7 +61,7 @@ type Config struct {
 	// FlushTimeout bounds how long flush_memory waits for updates.
 	FlushTimeout time.Duration
 	// ScopeCacheMB bounds, in MiB, the estimated size of the scope states
-	// (turns, indexes, sessions, vectors) a Service keeps in memory; the
+	// (turns, indexes, sessions, vectors) the engine keeps in memory; the
 	// least recently used are dropped beyond it and read again from the
 	// store on their next use.
 	ScopeCacheMB int

@@ -1,9 +1,19 @@
-// Package memory is mnemo's domain and pipeline: the message model, scopes,
-// turns, the long-term memory document, the DeerFlow message filter and
-// signal detection, retrieval, and the token-budgeted injection text.
+// Package memory is mnemo's vocabulary and contracts, the one package every
+// other imports: the message model and its filter and signals (types.go,
+// filter.go, signals.go), scopes (scope.go), the persisted document and
+// mid-term state (types.go, document_json.go, midterm.go, usage.go), the
+// request, result and limit of every verb (api.go), validation and the
+// redaction hook (validate.go, secrets.go), errors (errors.go), the
+// configuration (config.go), and the ports (ports.go): Store and its
+// optional capabilities, LLM, Embedder, TokenCounter.
 //
-// It declares the small interfaces it needs from the outside world (its
-// ports: Store and its optional capabilities, Embedder, LLM, TokenCounter)
-// together in ports.go, and imports no MCP or provider library; adapters
-// live in sub-packages named after their dependency.
+// It holds no state and imports no MCP, HTTP, database or provider
+// library. The rules and the Service live in sub-packages:
+//
+//	memory/engine   the Service: per-scope state and its lock, the verbs
+//	memory/recall   ranking and the injection text over one Pages value
+//	memory/tiers    the mid-term session index: heat, LFU eviction, visits
+//	memory/update   what the language model's reply does to a Document
+//	memory/files, memory/postgres   the stores; memory/storetest their contract
+//	memory/openai   the LLM and Embedder adapter
 package memory

@@ -21,6 +21,10 @@ var (
 	// call changed nothing and can be tried again; the store reconnects
 	// by itself. Stores wrap it; tools tell the model to try again.
 	ErrUnavailable = errors.New("storage unavailable")
+	// ErrOutcomeUnknown marks a write whose connection to the storage
+	// broke after the write was sent: it may have been stored or not. A
+	// retry of an add with the same idempotency_key is stored once.
+	ErrOutcomeUnknown = errors.New("outcome unknown")
 	// ErrStale is wrapped by a store's refusal to save a cache (page
 	// index snapshot, mid-term state, vectors) of a scope whose turns were
 	// removed, or which was deleted, since the store read it: the cache
@@ -46,7 +50,7 @@ func (e *InputError) Error() string {
 // Is reports whether target is ErrInvalidInput.
 func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
 
-// invalid builds an InputError for field with a formatted message.
+// Invalid builds an InputError for field with a formatted message.
 func Invalid(field, format string, args ...any) error {
 	return &InputError{Field: field, Message: fmt.Sprintf(format, args...)}
 }
@@ -65,7 +69,7 @@ func (e *NotFoundError) Error() string { return "not found: " + e.Message }
 // Is reports whether target is ErrNotFound.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
-// notFound builds a NotFoundError with a formatted message.
+// NotFound builds a NotFoundError with a formatted message.
 func NotFound(format string, args ...any) error {
 	return &NotFoundError{Message: fmt.Sprintf(format, args...)}
 }

@@ -3,11 +3,12 @@ package memory
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // uploadBlock matches an <uploaded_files> block; uploads are session-only
 // and must not become memory.
-var uploadBlock = regexp.MustCompile(`(?is)<uploaded_files>.*?</uploaded_files>`)
+var uploadBlock = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?is)<uploaded_files>.*?</uploaded_files>`) })
 
 // Exchange is a user input with the assistant's final reply to it.
 type Exchange struct {
@@ -63,9 +64,9 @@ func Filter(msgs []Message) ([]Exchange, FilterReport) {
 			rep.DroppedTool++
 		case RoleUser:
 			text := m.Content
-			if uploadBlock.MatchString(text) {
+			if uploadBlock().MatchString(text) {
 				rep.StrippedUploads++
-				text = uploadBlock.ReplaceAllString(text, "")
+				text = uploadBlock().ReplaceAllString(text, "")
 				if strings.TrimSpace(text) == "" {
 					rep.DroppedUploadOnly++
 					flushCur()

@@ -60,14 +60,14 @@ type MidTermSession struct {
 	DirtyKW int  `json:"-"` // pages joined since keywords were refreshed
 }
 
-// addTerm adds n occurrences of term to the session's terms.
+// AddTerm adds n occurrences of term to the session's terms.
 func (m *MidTermSession) AddTerm(term string, n int) {
 	c := m.Terms[term]
 	m.Terms[term] = c + n
 	m.TermsSq += float64((c+n)*(c+n) - c*c)
 }
 
-// setKeywords sets the keywords and their index terms.
+// SetKeywords sets the keywords and their index terms.
 func (m *MidTermSession) SetKeywords(kw []string) {
 	m.Keywords = kw
 	m.KwToks = m.KwToks[:0]
@@ -108,7 +108,7 @@ func (m *MidTermSession) Heat(now time.Time, w HeatWeights) float64 {
 	return w.Alpha*float64(m.Visits) + w.Beta*float64(m.Interactions) + w.Gamma*recency
 }
 
-// addVector adds a page's unit vector to the session's centroid; nil (a
+// AddVector adds a page's unit vector to the session's centroid; nil (a
 // page not embedded) adds nothing.
 func (m *MidTermSession) AddVector(vec []float32) {
 	if vec == nil {

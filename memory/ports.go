@@ -17,7 +17,9 @@ type Store interface {
 	// next sequence number (Seq) under the scope's cross-process lock, and
 	// returns them with Seq set. It returns only once the turns are durable
 	// (fsynced); on error none of them is acknowledged as stored. The cost
-	// does not grow with the length of the log.
+	// does not grow with the length of the log. A store may check the
+	// turns' IdempotencyKey in the append itself: when turns of the same
+	// thread are stored under it, it returns those and stores nothing.
 	AppendTurns(ctx context.Context, scope Scope, turns []Turn) ([]Turn, error)
 
 	// ReadTurns returns the scope's turns with Seq > after, in Seq order,
@@ -197,7 +199,7 @@ type TokenCounter interface {
 
 // VersionScrubber is implemented by stores that can remove from the kept
 // versions (see Store.ListVersions) every one that holds a given text, so
-// that forgotten text leaves no copy in undo history. The pipeline calls
+// that forgotten text leaves no copy in undo history. The engine calls
 // it after forgetting facts, with their contents.
 type VersionScrubber interface {
 	// ScrubVersions removes, under the scope's cross-process lock, every
@@ -209,7 +211,7 @@ type VersionScrubber interface {
 }
 
 // ScopeWatcher is implemented by stores shared by several processes that
-// can announce changes (memory/postgres, with LISTEN/NOTIFY). The Service
+// can announce changes (memory/postgres, with LISTEN/NOTIFY). The engine
 // watches on its own context: a scope nobody changed since it was last
 // read is then served without asking the store again, and a changed one
 // is read again on its next use.
@@ -226,7 +228,7 @@ type ScopeWatcher interface {
 // ScopeLocker is implemented by stores that can hold a lock per scope
 // across every process sharing the storage, for as long as an update
 // takes (memory/postgres: a session advisory lock on a connection of its
-// own). The Service holds it around each run of the updater, so that at
+// own). The engine holds it around each run of the updater, so that at
 // most one process asks the model about a scope at a time; the others
 // leave the work to it.
 type ScopeLocker interface {

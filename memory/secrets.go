@@ -15,13 +15,13 @@ type Redaction struct {
 	Count int    `json:"count"`
 }
 
-// redactor redacts secrets when on, and counts them by kind.
+// Redactor redacts secrets when on, and counts them by kind.
 type Redactor struct {
 	On    bool
 	found []Redaction
 }
 
-// text returns s with its secrets redacted.
+// Text returns s with its secrets redacted.
 func (r *Redactor) Text(s string) string {
 	if !r.On {
 		return s
@@ -85,14 +85,14 @@ func (r *Redactor) count(found []redact.Finding) {
 	}
 }
 
-// take returns the redactions counted since the last take.
+// Take returns the redactions counted since the last take.
 func (r *Redactor) Take() []Redaction {
 	found := r.found
 	r.found = nil
 	return found
 }
 
-// redactionNote words redactions for a note: "secrets redacted: 2 openai
+// RedactionNote words redactions for a note: "secrets redacted: 2 openai
 // api key".
 func RedactionNote(found []Redaction) string {
 	parts := make([]string, len(found))

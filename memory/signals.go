@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 //go:embed signals.json
@@ -25,7 +26,7 @@ type SignalPatterns struct {
 }
 
 // defaultSignals is compiled once from the embedded signals.json.
-var defaultSignals = MustParseSignalPatterns(signalsJSON)
+var defaultSignals = sync.OnceValue(func() *SignalPatterns { return MustParseSignalPatterns(signalsJSON) })
 
 // ParseSignalPatterns compiles a signals.json document.
 func ParseSignalPatterns(data []byte) (*SignalPatterns, error) {
@@ -74,7 +75,7 @@ func MustParseSignalPatterns(data []byte) *SignalPatterns {
 
 // DetectSignals looks for correction and reinforcement cues in the user
 // messages among the last six messages of msgs, using the built-in list.
-func DetectSignals(msgs []Message) Signals { return defaultSignals.Detect(msgs) }
+func DetectSignals(msgs []Message) Signals { return defaultSignals().Detect(msgs) }
 
 // Detect looks for cues in the user messages among the last six of msgs.
 func (sp *SignalPatterns) Detect(msgs []Message) Signals {

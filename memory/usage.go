@@ -53,7 +53,7 @@ func (u UsageDay) Zero() bool { u.Day = ""; return u == UsageDay{} }
 // usageDay is the day key of t.
 func UsageDayOf(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 
-// mergeUsage adds delta (by day) into list, keeps the newest UsageDays
+// MergeUsage adds delta (by day) into list, keeps the newest UsageDays
 // days, oldest first, and returns it.
 func MergeUsage(list []UsageDay, delta []UsageDay) []UsageDay {
 	for _, d := range delta {

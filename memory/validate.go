@@ -48,7 +48,7 @@ func ParseTimestamp(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// validateMetaData checks that raw is a JSON object within the size limit
+// ValidateMetaData checks that raw is a JSON object within the size limit
 // and returns it compacted.
 func ValidateMetaData(raw json.RawMessage, limit int) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(raw)
@@ -96,13 +96,13 @@ func checkDepth(data []byte, max int) error {
 	return nil
 }
 
-// controlRune reports whether r is a control character memory does not
+// ControlRune reports whether r is a control character memory does not
 // keep.
 func ControlRune(r rune) bool {
 	return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r >= 0x7f && r <= 0x9f
 }
 
-// textProblem says what in text breaks the rule, or returns "".
+// TextProblem says what in text breaks the rule, or returns "".
 func TextProblem(text string) string {
 	if !utf8.ValidString(text) {
 		return "is not valid UTF-8"
@@ -118,7 +118,7 @@ func TextProblem(text string) string {
 	return ""
 }
 
-// cleanText removes from text what the rule refuses: control characters,
+// CleanText removes from text what the rule refuses: control characters,
 // U+FFFD and bytes that are not UTF-8. It reports whether it removed any.
 func CleanText(text string) (string, bool) {
 	clean := strings.Map(func(r rune) rune {
@@ -130,7 +130,7 @@ func CleanText(text string) (string, bool) {
 	return clean, clean != text
 }
 
-// checkText refuses text that breaks the rule or is over limit bytes.
+// CheckText refuses text that breaks the rule or is over limit bytes.
 func CheckText(field, text string, limit int) error {
 	if len(text) > limit {
 		return Invalid(field, "is %d bytes; the limit is %d — split it into several calls", len(text), limit)
@@ -141,7 +141,7 @@ func CheckText(field, text string, limit int) error {
 	return nil
 }
 
-// manualSource checks the source of a manual change: SourceManual when
+// ManualSource checks the source of a manual change: SourceManual when
 // empty, else SourceManual or SourceCLI.
 func ManualSource(src string) (string, error) {
 	switch src {
@@ -153,7 +153,7 @@ func ManualSource(src string) (string, error) {
 	return "", Invalid("source", "%q is not a source of manual changes; use %q or %q", src, SourceManual, SourceCLI)
 }
 
-// checkCategory normalises a category; empty means def.
+// CheckCategory normalises a category; empty means def.
 func CheckCategory(cat, def string) (string, error) {
 	cat = strings.ToLower(strings.TrimSpace(cat))
 	if cat == "" {
@@ -165,7 +165,7 @@ func CheckCategory(cat, def string) (string, error) {
 	return cat, nil
 }
 
-// checkConfidence checks a confidence in (0, 1]; 0 means def.
+// CheckConfidence checks a confidence in (0, 1]; 0 means def.
 func CheckConfidence(c, def float64) (float64, error) {
 	switch {
 	case c == 0:
@@ -176,7 +176,7 @@ func CheckConfidence(c, def float64) (float64, error) {
 	return c, nil
 }
 
-// parseBound parses an optional RFC 3339 time or date argument.
+// ParseBound parses an optional RFC 3339 time or date argument.
 func ParseBound(field, v string) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
@@ -189,7 +189,7 @@ func ParseBound(field, v string) (time.Time, error) {
 	return time.Time{}, Invalid(field, "%q is not a time; use RFC 3339 like 2025-03-01T12:00:00Z, or a date like 2025-03-01", v)
 }
 
-// checkPage applies the pagination defaults and bounds.
+// CheckPage applies the pagination defaults and bounds.
 func CheckPage(offset, limit int) (int, int, error) {
 	switch {
 	case offset < 0:
@@ -202,7 +202,7 @@ func CheckPage(offset, limit int) (int, int, error) {
 	return offset, limit, nil
 }
 
-// checkForget checks a forget request for scope and returns the source of
+// CheckForget checks a forget request for scope and returns the source of
 // the change.
 func CheckForget(req *ForgetRequest, scope Scope) (string, error) {
 	source, err := ManualSource(req.Source)

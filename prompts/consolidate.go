@@ -4,6 +4,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // ConsolidateData is what the consolidation prompt depends on.
@@ -30,7 +31,7 @@ type ConsolidateFact struct {
 
 // consolidateDelimiter matches an opening or closing tag of the prompt's
 // data block.
-var consolidateDelimiter = regexp.MustCompile(`(?i)<\s*/?\s*fact_groups\b[^>]*>`)
+var consolidateDelimiter = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)<\s*/?\s*fact_groups\b[^>]*>`) })
 
 // Consolidate renders the prompt that asks the language model which facts
 // of each group of similar facts are one fact, and for the wording of each
@@ -46,7 +47,7 @@ func Consolidate(d ConsolidateData) (string, error) {
 		c.Number = len(clusters) + 1
 		facts := make([]ConsolidateFact, len(c.Facts))
 		for i, f := range c.Facts {
-			f.Content = consolidateDelimiter.ReplaceAllStringFunc(strings.Join(strings.Fields(f.Content), " "), func(tag string) string {
+			f.Content = consolidateDelimiter().ReplaceAllStringFunc(strings.Join(strings.Fields(f.Content), " "), func(tag string) string {
 				return "&lt;" + tag[1:]
 			})
 			f.ID = strings.Join(strings.Fields(f.ID), "")

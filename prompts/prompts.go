@@ -8,6 +8,7 @@ import (
 	"embed"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -16,12 +17,14 @@ var files embed.FS
 
 // templates holds every *.tmpl file, named by its file name. A template
 // that names a missing key fails to render instead of printing "<no value>".
-var templates = template.Must(template.New("").Option("missingkey=error").ParseFS(files, "*.tmpl"))
+var templates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Option("missingkey=error").ParseFS(files, "*.tmpl"))
+})
 
 // render executes the template file name with data.
 func render(name string, data any) (string, error) {
 	var b strings.Builder
-	if err := templates.ExecuteTemplate(&b, name, data); err != nil {
+	if err := templates().ExecuteTemplate(&b, name, data); err != nil {
 		return "", fmt.Errorf("render prompt %s: %w", name, err)
 	}
 	return b.String(), nil

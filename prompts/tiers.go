@@ -4,6 +4,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // SessionSummaryData is what the mid-term session summary prompt depends on.
@@ -32,10 +33,12 @@ type SessionAnalysisData struct {
 
 // tiersDelimiter matches an opening or closing tag of the tier prompts'
 // data blocks.
-var tiersDelimiter = regexp.MustCompile(`(?i)<\s*/?\s*(?:current_profile|conversation)\b[^>]*>`)
+var tiersDelimiter = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)<\s*/?\s*(?:current_profile|conversation)\b[^>]*>`)
+})
 
 func neutralizeTiers(s string) string {
-	return tiersDelimiter.ReplaceAllStringFunc(strings.TrimSpace(s), func(tag string) string {
+	return tiersDelimiter().ReplaceAllStringFunc(strings.TrimSpace(s), func(tag string) string {
 		return "&lt;" + tag[1:]
 	})
 }

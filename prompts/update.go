@@ -4,6 +4,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // UpdateData is what the memory update prompt depends on.
@@ -25,11 +26,13 @@ type UpdateData struct {
 
 // updateDelimiter matches an opening or closing tag of the prompt's data
 // blocks, so that text inside a block cannot end it early or forge a new one.
-var updateDelimiter = regexp.MustCompile(`(?i)<\s*/?\s*(?:current_memory|conversation)\b[^>]*>`)
+var updateDelimiter = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)<\s*/?\s*(?:current_memory|conversation)\b[^>]*>`)
+})
 
 // neutralizeDelimiters escapes the "<" of every data block tag in s.
 func neutralizeDelimiters(s string) string {
-	return updateDelimiter.ReplaceAllStringFunc(s, func(tag string) string {
+	return updateDelimiter().ReplaceAllStringFunc(s, func(tag string) string {
 		return "&lt;" + tag[1:]
 	})
 }

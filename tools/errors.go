@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -60,6 +61,11 @@ func toolError(ctx context.Context, tool string, err error) (*mcp.CallToolResult
 		// The client gave up or the call timed out; nobody reads the answer.
 		slog.InfoContext(ctx, "tool call cancelled", "tool", tool, "err", err)
 		return mcp.NewToolResultError("cancelled: " + tool + " did not finish"), nil
+	case errors.Is(err, memory.ErrOutcomeUnknown):
+		slog.WarnContext(ctx, "tool call failed: storage connection lost mid-write", "tool", tool, "err", err)
+		return mcp.NewToolResultError("storage unavailable: the connection to the memory server's database broke while " + tool +
+			" was writing, so whether it was stored is unknown; retry the same call in a few seconds, with the same idempotency_key " +
+			"if it had one: a retry of an exchange already stored is answered with the stored turn, not stored twice"), nil
 	case errors.Is(err, memory.ErrUnavailable):
 		// The error names the database (password masked); keep it in the log.
 		slog.WarnContext(ctx, "tool call failed: storage unavailable", "tool", tool, "err", err)
@@ -90,11 +96,13 @@ func argumentError(message string) (*mcp.CallToolResult, error) {
 
 // absPath matches an absolute file path (Unix, or Windows with a drive
 // letter) of two components or more.
-var absPath = regexp.MustCompile(`(^|[\s"'(=])(?:[A-Za-z]:)?[/\\][^\s/\\:;,'"]+(?:[/\\][^\s/\\:;,'"]*)+`)
+var absPath = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|[\s"'(=])(?:[A-Za-z]:)?[/\\][^\s/\\:;,'"]+(?:[/\\][^\s/\\:;,'"]*)+`)
+})
 
 // withoutPaths replaces the file paths in a message for the model with
 // "…": the data directory's layout is the operator's business. It is the
 // safety net behind the service's own messages, which name no path.
 func withoutPaths(msg string) string {
-	return absPath.ReplaceAllString(msg, "${1}…")
+	return absPath().ReplaceAllString(msg, "${1}…")
 }

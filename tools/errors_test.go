@@ -68,6 +68,8 @@ func TestToolError(t *testing.T) {
 		{"disk full", t.Context(), fmt.Errorf("store turns: write /srv/x: %w", syscall.ENOSPC), "storage full: the memory server's disk is full", "disk full"},
 		{"read-only", t.Context(), fmt.Errorf("store turns: open /srv/x: %w", syscall.EROFS), "storage read-only: the memory server cannot write", "not writable"},
 		{"storage unavailable", t.Context(), fmt.Errorf("store turns: append to postgres://mnemo:xxxxx@db.example/mnemo: %w", memory.ErrUnavailable), "storage unavailable: the memory server cannot reach its database right now", ""},
+		{"outcome unknown", t.Context(), fmt.Errorf("store turns: append to postgres://mnemo:xxxxx@db.example/mnemo: %w: %w", memory.ErrOutcomeUnknown, memory.ErrUnavailable),
+			"storage unavailable: the connection to the memory server's database broke while add_memory was writing, so whether it was stored is unknown; retry the same call", ""},
 		{"corrupt", t.Context(), fmt.Errorf("load memory: %w", memory.ErrCorrupt), "internal error: add_memory failed", "corrupt data"},
 	}
 	for _, tt := range tests {
@@ -237,7 +239,7 @@ func TestToolErrorsNameNoPath(t *testing.T) {
 			t.Errorf("%s(%s) = %q, want an error", c.tool, c.args, text)
 			continue
 		}
-		if strings.Contains(text, e.dir) || absPath.MatchString(text) {
+		if strings.Contains(text, e.dir) || absPath().MatchString(text) {
 			t.Errorf("%s(%s) error = %q, shows a file path", c.tool, c.args, text)
 		}
 	}

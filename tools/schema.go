@@ -1,8 +1,11 @@
 package tools
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -28,14 +31,48 @@ import (
 // call's arguments are validated against (validate.go); the argument
 // structs define how validated arguments decode.
 
+// The generation takes most of the time a server takes to start (each
+// schema is reflected, marshalled, decoded, fixed and marshalled again),
+// so it is done at build time: schemas.json holds every tool's schemas as
+// inputSchema and outputSchema generate them, and the tools are built from
+// it. TestSchemasCurrent regenerates them and fails when schemas.json is
+// stale; go test ./tools -update rewrites it.
+
+//go:embed schemas.json
+var schemasJSON []byte
+
+// toolSchemas are one tool's generated schemas, as clients see them.
+type toolSchemas struct {
+	Input  json.RawMessage `json:"input"`
+	Output json.RawMessage `json:"output"`
+}
+
+// generated is schemas.json by tool name, read on first use.
+var generated = sync.OnceValue(func() map[string]toolSchemas {
+	var m map[string]toolSchemas
+	if err := json.Unmarshal(schemasJSON, &m); err != nil {
+		panic(fmt.Sprintf("tools: schemas.json: %v", err))
+	}
+	return m
+})
+
+// regenerate makes inputSchema and outputSchema generate the schemas
+// instead of reading schemas.json (TestSchemasCurrent).
+var regenerate atomic.Bool
+
 // schemaNode is a decoded JSON Schema object.
 type schemaNode = map[string]any
 
 // inputSchema sets the tool's input schema from T, then applies fix to the
-// decoded schema. It panics when the schema cannot be generated, which is a
+// decoded schema (from schemas.json, when it holds the tool). It panics when the schema cannot be generated, which is a
 // bug that every test run catches.
 func inputSchema[T any](fix func(root schemaNode)) mcp.ToolOption {
 	return func(t *mcp.Tool) {
+		if g, ok := generated()[t.Name]; ok && g.Input != nil && !regenerate.Load() {
+			t.InputSchema.Type = "" // as mcp.WithInputSchema leaves it
+			t.RawInputSchema = g.Input
+			return
+		}
 		mcp.WithInputSchema[T]()(t)
 		var s mcp.ToolInputSchema // keeps the properties in field order
 		if err := json.Unmarshal(t.RawInputSchema, &s); err != nil {
@@ -54,9 +91,14 @@ func inputSchema[T any](fix func(root schemaNode)) mcp.ToolOption {
 	}
 }
 
-// outputSchema sets the tool's output schema from T, then applies fix.
+// outputSchema sets the tool's output schema from T, then applies fix
+// (from schemas.json, when it holds the tool).
 func outputSchema[T any](fix func(root schemaNode)) mcp.ToolOption {
 	return func(t *mcp.Tool) {
+		if g, ok := generated()[t.Name]; ok && g.Output != nil && !regenerate.Load() {
+			t.RawOutputSchema = g.Output
+			return
+		}
 		mcp.WithOutputSchema[T]()(t)
 		if t.OutputSchema.Type != "object" {
 			panic(fmt.Sprintf("tools: output schema of %s was not generated", t.Name))

@@ -66,11 +66,6 @@ func All(m Memory, opts ...Option) []server.ServerTool {
 	return build(makers)
 }
 
-// ManageTools returns the tools that manage memory directly over m.
-func ManageTools(m Manager, opts ...Option) []server.ServerTool {
-	return build(manageMakers(m, opts...))
-}
-
 func manageMakers(m Manager, opts ...Option) []func() server.ServerTool {
 	return []func() server.ServerTool{
 		func() server.ServerTool { return SaveMemory(m) },
@@ -105,6 +100,7 @@ type config struct {
 	clientLog     *ClientLog
 	legacyHTTP    bool
 	extra         []server.ServerOption
+	initialized   []func()
 }
 
 // WithLLMConfigured tells the server instructions whether a language model
@@ -128,6 +124,15 @@ func WithDefaultUser(userID string) Option {
 // without this option.
 func WithAuthenticatedCallers() Option {
 	return func(c *config) { c.authenticated = true }
+}
+
+// WithAfterFirstAnswer calls fn when the server has handled its first
+// request (initialize, or the first request of a client that sends
+// none), just before the answer is written: work that would only slow
+// that answer (loading a scope, the token encoding) waits for it. fn may
+// be called more than once.
+func WithAfterFirstAnswer(fn func()) Option {
+	return func(c *config) { c.initialized = append(c.initialized, fn) }
 }
 
 // WithClientLog has the server send the records of l (the logger the
@@ -193,6 +198,10 @@ func NewServer(m Memory, version string, opts ...Option) *server.MCPServer {
 		panic(fmt.Sprintf("tools: %v", err))
 	}
 	hooks := &server.Hooks{}
+	for _, fn := range cfg.initialized {
+		hooks.AddOnSuccess(func(context.Context, any, mcp.MCPMethod, any, any) { fn() })
+		hooks.AddOnError(func(context.Context, any, mcp.MCPMethod, any, error) { fn() })
+	}
 	s := server.NewMCPServer(serverName, version, append([]server.ServerOption{
 		server.WithHooks(hooks),
 		server.WithToolCapabilities(false),

@@ -1,8 +1,9 @@
 package httpauth
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
+	"html"
 	"io"
 	"math"
 	"net"
@@ -25,6 +26,9 @@ type Origins struct {
 	// listening on every interface is reached by whatever address, and a
 	// DNS rebinding attack always shows a host name, never an address.
 	AnyIPHost bool
+	// Setting names where an operator allows more hosts and origins
+	// (http_allowed_hosts); refusals name it.
+	Setting string
 }
 
 // AllowedOrigins derives what CheckHostOrigin accepts from the listen
@@ -120,33 +124,49 @@ func (o Origins) hostAllowed(hostport string) bool {
 	return o.AnyIPHost && net.ParseIP(host) != nil
 }
 
-// originAllowed reports whether an Origin header is acceptable: absent
-// (not a browser), or one of the allowed origins.
-func (o Origins) originAllowed(origin string) bool {
-	if origin == "" {
+// originAllowed reports whether a request's Origin header is
+// acceptable: absent (not a browser), one of the allowed origins, or
+// "null" on a request the browser itself marks same-origin. A browser
+// sends "Origin: null" for a form posted from a page served with
+// Referrer-Policy: no-referrer, and always sets Sec-Fetch-Site, which no
+// page can forge; a sandboxed frame or a foreign page posting with a null
+// origin is marked cross-site (or same-site) and stays refused.
+func (o Origins) originAllowed(r *http.Request) bool {
+	origins := r.Header.Values("Origin")
+	switch {
+	case len(origins) == 0:
 		return true
+	case len(origins) > 1:
+		return false
+	case origins[0] == "null":
+		return r.Header.Get("Sec-Fetch-Site") == "same-origin"
 	}
-	u, err := url.Parse(origin)
+	u, err := url.Parse(origins[0])
 	if err != nil || u.Host == "" || u.Path != "" && u.Path != "/" {
-		return false // including the opaque origin "null"
+		return false
 	}
 	return slices.Contains(o.Origins, canonicalOrigin(u))
 }
 
-// CheckHostOrigin returns middleware against DNS rebinding: a request
-// whose Host is not one of o's is answered 403 Forbidden, as is one whose
-// Origin header names a foreign origin (or "null"). A request without
-// Origin (a non-browser client) passes.
+// CheckHostOrigin returns middleware against DNS rebinding and cross-site
+// requests: a request whose Host is not one of o's is answered 403
+// Forbidden, as is one whose Origin header names a foreign origin (see
+// originAllowed). A request without Origin (a non-browser client) passes.
+// The refusal says what was refused and which setting allows it, as a
+// small page for a browser and as text otherwise.
 func CheckHostOrigin(o Origins) func(http.Handler) http.Handler {
+	setting := ""
+	if o.Setting != "" {
+		setting = " If it is, add it to " + o.Setting + "."
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !o.hostAllowed(r.Host) {
-				http.Error(w, "forbidden: this server is not reached by that host name", http.StatusForbidden)
+				forbidden(w, r, fmt.Sprintf("This server does not answer to the host name %q: it is not one this server is known by.%s", r.Host, setting))
 				return
 			}
-			origins := r.Header.Values("Origin")
-			if len(origins) > 1 || len(origins) == 1 && !o.originAllowed(origins[0]) {
-				http.Error(w, "forbidden: requests from that origin are not allowed", http.StatusForbidden)
+			if !o.originAllowed(r) {
+				forbidden(w, r, fmt.Sprintf("Requests from pages of another site (origin %q) are refused; use this server's own pages, at the address it is known by.%s", r.Header.Get("Origin"), setting))
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -154,35 +174,160 @@ func CheckHostOrigin(o Origins) func(http.Handler) http.Handler {
 	}
 }
 
+// forbidden answers 403 with msg: a page for a browser navigating, text
+// for anything else.
+func forbidden(w http.ResponseWriter, r *http.Request, msg string) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		http.Error(w, "forbidden: "+msg, http.StatusForbidden)
+		return
+	}
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+	w.WriteHeader(http.StatusForbidden)
+	fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>mnemo — refused</title>`+
+		`<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem}</style></head>`+
+		`<body><main><h1>Refused</h1><p>%s</p></main></body></html>`, html.EscapeString(msg))
+}
+
 // LimitBody returns middleware that answers 413 to a request whose body
-// is longer than limit bytes, before the handler sees any of it: a
-// declared Content-Length is checked at once, and a body of unknown length
-// is read up to limit first.
+// is longer than limit bytes. A declared Content-Length over the limit is
+// refused before any of the body is read; a body of unknown length
+// (chunked) is counted as the handler reads it (http.MaxBytesReader), so
+// no more than limit bytes are ever held, and once it runs over, the
+// handler's answer is replaced by the 413. Put it after Authenticate, so
+// that nobody's body is read before their credentials are checked.
 func LimitBody(limit int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > limit {
+				dropBody(w, r)
 				tooLarge(w, limit)
 				return
 			}
-			if r.Body != nil && r.Body != http.NoBody && r.ContentLength < 0 {
-				data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-				if err != nil {
-					http.Error(w, "cannot read the request body", http.StatusBadRequest)
-					return
-				}
-				if int64(len(data)) > limit {
-					tooLarge(w, limit)
-					return
-				}
-				r.Body = io.NopCloser(bytes.NewReader(data))
-				r.ContentLength = int64(len(data))
-			} else if r.Body != nil {
-				r.Body = http.MaxBytesReader(w, r.Body, limit)
+			if r.Body == nil || r.Body == http.NoBody {
+				next.ServeHTTP(w, r)
+				return
 			}
+			lw := &limitWriter{ResponseWriter: w, limit: limit}
+			r.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, limit), w: lw}
+			next.ServeHTTP(lw, r)
+		})
+	}
+}
+
+// limitedBody notes in w when the body ran over the limit.
+type limitedBody struct {
+	io.ReadCloser
+	w *limitWriter
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		b.w.over = true
+	}
+	return n, err
+}
+
+// limitWriter answers 413 in place of whatever the handler writes once
+// the request body ran over the limit. Handlers read the body before
+// they answer, in the request's goroutine, so over needs no lock.
+type limitWriter struct {
+	http.ResponseWriter
+	limit   int64
+	over    bool
+	refused bool
+}
+
+func (w *limitWriter) refuse() bool {
+	if !w.over {
+		return false
+	}
+	if !w.refused {
+		w.refused = true
+		tooLarge(w.ResponseWriter, w.limit)
+	}
+	return true
+}
+
+func (w *limitWriter) WriteHeader(code int) {
+	if !w.refuse() {
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *limitWriter) Write(p []byte) (int, error) {
+	if w.refuse() {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *limitWriter) Flush() {
+	if !w.refuse() {
+		http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *limitWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// BodyDeadline returns middleware that gives a request body d to arrive:
+// past it, reading the body fails and the request ends (a client that
+// trickles a body never finishing holds the connection no longer). The
+// deadline is lifted once the body is read to its end, so that a long
+// call (or a notification stream) is not cut by it.
+func BodyDeadline(d time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if d <= 0 || r.Body == nil || r.Body == http.NoBody {
+				next.ServeHTTP(w, r)
+				return
+			}
+			rc := http.NewResponseController(w)
+			if err := rc.SetReadDeadline(time.Now().Add(d)); err != nil {
+				next.ServeHTTP(w, r) // not a connection that has deadlines
+				return
+			}
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// deadlineBody lifts the read deadline when the body has been read.
+type deadlineBody struct {
+	io.ReadCloser
+	rc     *http.ResponseController
+	lifted bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) && !b.lifted {
+		b.lifted = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// dropBody makes the server read none of r's body: the connection is
+// closed after the answer (not kept, which would mean reading the body to
+// its end), and its read deadline is set in the past, so that the server
+// does not read what is left of it either before closing (net/http reads
+// up to 256 KiB of an unread body to reuse the connection). A client that
+// sends a body nobody will read holds the connection no longer than the
+// answer takes.
+func dropBody(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Unix(1, 0))
 }
 
 func tooLarge(w http.ResponseWriter, limit int64) {

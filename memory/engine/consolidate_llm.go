@@ -14,7 +14,7 @@ import (
 // not run: done today already, nothing to group, or no model.
 var errConsolidationSkipped = errors.New("consolidation pass skipped")
 
-// ConsolidateWithLLM runs the consolidation pass with the model over a
+// consolidateWithLLM runs the consolidation pass with the model over a
 // scope's memory, at most once a day (UTC): the groups of similar facts
 // are sent in one call and the merges the model asks for are saved. It
 // does nothing when there is no model, the pass ran today or nothing

@@ -75,8 +75,7 @@ func (e *embedding) space() string {
 	return e.embedder.Model() + " passage:" + strconv.Quote(e.passagePrefix)
 }
 
-// backlog is how many of the scope's pages are still to be embedded. The
-// caller holds st.mu.
+// backlog is how many of the scope's pages are still to be embedded.
 func (st *scopeState) backlog() int {
 	if !st.Vec.Loaded {
 		return len(st.Turns)
@@ -84,8 +83,7 @@ func (st *scopeState) backlog() int {
 	return max(0, len(st.Turns)-st.Vec.Next) + st.Vec.Sending
 }
 
-// noteNewPages schedules the scope's new pages for embedding; it never
-// blocks. The caller holds st.mu.
+// noteNewPages schedules the scope's new pages for embedding; it never blocks.
 func (s *Service) noteNewPages(st *scopeState) {
 	e := &s.emb
 	if e.embedder == nil || st.Vec.Loaded && st.Vec.Next >= len(st.Turns) {

@@ -14,11 +14,10 @@ func (s *Service) heatWeights() memory.HeatWeights {
 	return memory.HeatWeights{Alpha: s.cfg.MidTermHeatAlpha, Beta: s.cfg.MidTermHeatBeta, Gamma: s.cfg.MidTermHeatGamma, Tau: s.cfg.MidTermHeatTau}
 }
 
-// visitPages counts a retrieval hit on the sessions holding the given
-// pages (turn ids) and returns those sessions, in the order of their
-// first page, and whether the visit left one of them due for analysis
-// (heat at or over mid_term_heat_threshold, unanalysed pages). The caller
-// holds st.mu for writing.
+// visitPages counts a retrieval hit on the sessions holding the given pages
+// (turn ids) and returns those sessions, in the order of their first page, and
+// whether the visit left one of them due for analysis (heat at or over
+// mid_term_heat_threshold, unanalysed pages).
 func (s *Service) visitPages(ctx context.Context, st *scopeState, turnIDs []string) ([]memory.SessionHit, bool) {
 	s.ensureMidTerm(ctx, st)
 	now := s.now()

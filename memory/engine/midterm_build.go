@@ -13,18 +13,17 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/tiers"
 )
 
-// syncMidTerm keeps a scope's mid-term memory up to date as turns arrive,
-// once something has used it (ensureMidTerm): a restart that only reads
-// the profile never pays for it. The caller holds st.mu for writing.
+// syncMidTerm keeps a scope's mid-term memory up to date as turns arrive, once
+// something has used it (ensureMidTerm): a restart that only reads the profile
+// never pays for it.
 func (s *Service) syncMidTerm(ctx context.Context, st *scopeState) {
 	if st.midTerm != nil {
 		s.catchUpMidTerm(ctx, st)
 	}
 }
 
-// ensureMidTerm returns the scope's mid-term memory up to date, loading
-// the saved state, or rebuilding it from the turn log, on first use. The
-// caller holds st.mu for writing.
+// ensureMidTerm returns the scope's mid-term memory up to date, loading the
+// saved state, or rebuilding it from the turn log, on first use.
 func (s *Service) ensureMidTerm(ctx context.Context, st *scopeState) *tiers.MidTerm {
 	if st.midTerm == nil {
 		st.midTerm = s.loadMidTerm(ctx, st)
@@ -241,9 +240,8 @@ func sessionCentroid(st *scopeState, ses *memory.MidTermSession) []float32 {
 	return ses.Centroid
 }
 
-// invalidateCentroids makes every session compute its centroid again:
-// the scope's vectors have just been loaded. The caller holds st.mu for
-// writing.
+// invalidateCentroids makes every session compute its centroid again: the
+// scope's vectors have just been loaded.
 func invalidateCentroids(st *scopeState) {
 	if st.midTerm == nil {
 		return
@@ -264,9 +262,8 @@ func prevInThread(st *scopeState, t *memory.Turn) int {
 	return positions[i-1]
 }
 
-// PageNeighbours returns the turn ids before and after the page in its
-// thread (page continuity links); "" where there is none. The caller
-// holds st.mu.
+// pageNeighbours returns the turn ids before and after the page in its thread
+// (page continuity links); "" where there is none.
 func pageNeighbours(st *scopeState, p int) (prev, next string) {
 	t := st.Turns[p]
 	positions := st.Threads[t.ThreadID]

@@ -8,8 +8,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/tiers"
 )
 
-// saveMidTerm writes st's mid-term state when a MidTermStore is set. The
-// caller holds st.mu.
+// saveMidTerm writes st's mid-term state when a MidTermStore is set.
 func (s *Service) saveMidTerm(ctx context.Context, st *scopeState) {
 	if s.midTermStore == nil || st.midTerm == nil {
 		return

@@ -95,7 +95,7 @@ func turnIDsHash(n int, id func(int) string) uint64 {
 }
 
 // snapshotDue reports whether st's index has grown enough since its last
-// snapshot for a new one. The caller holds st.mu.
+// snapshot for a new one.
 func (st *scopeState) snapshotDue(least int) bool {
 	fresh := len(st.Turns) - st.snapPages
 	return !st.snapBusy && fresh > 0 && fresh >= max(least, len(st.Turns)/4)

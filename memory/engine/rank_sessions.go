@@ -32,9 +32,8 @@ type rankedSession struct {
 // come forward. A page not in a session (still in its thread's short-term
 // window) counts as a session of its own. The query's time windows and
 // term coverage then re-rank the pages (refine), the windows read
-// against now. It returns the k best pages,
-// best first, and the sessions of those pages, best first. The caller
-// holds st.mu for writing.
+// against now. It returns the k best pages, best first, and the sessions
+// of those pages, best first.
 func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query string, now time.Time, qv []float32, k int) ([]lexical.Hit, []rankedSession) {
 	m := s.ensureMidTerm(ctx, st)
 	hits := recall.RankPages(&st.Pages, query, qv, s.emb.weight, max(recall.RankPool, k))

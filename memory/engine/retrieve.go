@@ -118,8 +118,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 // named it (named), else only the latest turns of the default thread that
 // follow one another, and the last of them precedes now (the query's
 // reference time), by at most conversation_idle_gap. Turns from an
-// earlier sitting are never the current conversation. The caller holds
-// st.mu.
+// earlier sitting are never the current conversation.
 func (s *Service) conversation(st *scopeState, thread string, named bool, now time.Time) []int {
 	positions := st.Threads[thread]
 	if named || len(positions) == 0 {
@@ -171,7 +170,7 @@ func coreFact(f memory.Fact) bool {
 // (qterms, weights); relevant facts are ordered by similarity to the query
 // plus the last max_context_turns turns of the current conversation
 // (positions, oldest first; weight similarity_weight) and by confidence
-// (weight confidence_weight). The caller holds st.mu.
+// (weight confidence_weight).
 func (s *Service) rankFacts(st *scopeState, query string, qterms []lexical.Term, weights []float64, positions []int) []memory.FactHit {
 	facts := st.doc.Facts
 	if len(facts) == 0 {

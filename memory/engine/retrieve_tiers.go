@@ -10,12 +10,11 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
-// tierRetrieval is what the mid-term and long-term tiers add to a
-// retrieval: the sessions of the pages found, in rank order (ranked by
-// rankWithSessions), each visit counted, and the
-// knowledge entries that share terms with the query. When a visit makes a
-// session hot and a model is configured, its analysis (runTiers) starts
-// in the background right away. The caller holds st.mu for writing.
+// tierRetrieval is what the mid-term and long-term tiers add to a retrieval:
+// the sessions of the pages found, in rank order (ranked by rankWithSessions),
+// each visit counted, and the knowledge entries that share terms with the
+// query. When a visit makes a session hot and a model is configured, its
+// analysis (runTiers) starts in the background right away.
 func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, query string, pages []memory.PageHit, ranked []rankedSession) (sessions []memory.SessionHit, user, assistant []memory.FactHit) {
 	ids := make([]string, len(pages))
 	for i, p := range pages {

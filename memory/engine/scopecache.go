@@ -40,8 +40,7 @@ const (
 	sessionBytes    = 2 << 10
 )
 
-// estimate returns st's approximate size in memory. The caller holds
-// st.mu.
+// estimate returns st's approximate size in memory.
 func (st *scopeState) estimate() int64 {
 	n := int64(stateBaseBytes) + int64(len(st.Turns))*turnBytes + st.textBytes*textFactor
 	n += int64(len(st.tokenCache)) * tokenCacheBytes
@@ -60,9 +59,8 @@ func (st *scopeState) estimate() int64 {
 	return n
 }
 
-// noteUse marks st as just used and records its new size; when the
-// states outgrow the budget it starts an eviction pass. The caller holds
-// st.mu.
+// noteUse marks st as just used and records its new size; when the states
+// outgrow the budget it starts an eviction pass.
 func (s *Service) noteUse(st *scopeState) {
 	st.used.Store(s.cache.clock.Add(1))
 	size := st.estimate()
@@ -175,9 +173,9 @@ func (s *Service) CacheStats() memory.CacheStats {
 	return memory.CacheStats{Scopes: len(s.scopes), Bytes: s.cache.bytes, Budget: s.cache.budget}
 }
 
-// fresh reports whether st can be used without asking the store: the
-// store announces changes, none was announced for st since it was last
-// read, and that read is recent. The caller holds st.mu.
+// fresh reports whether st can be used without asking the store: the store
+// announces changes, none was announced for st since it was last read, and
+// that read is recent.
 func (s *Service) fresh(st *scopeState) bool {
 	return s.cache.watching.Load() && st.docReady &&
 		st.seenChanges == st.changes.Load() && st.seenEpoch == s.cache.epoch.Load() &&

@@ -87,11 +87,10 @@ func (s *Service) state(scope memory.Scope) *scopeState {
 }
 
 // sync brings st up to date with the store: turns appended by any process
-// since the last call and the latest memory document. The caller holds
-// st.mu for writing.
-// The document is loaded first: when its TurnLogEpoch says turns were
-// removed from the log since st read it, sync returns errLogRewritten
-// and the caller starts over on a fresh state (resync).
+// since the last call and the latest memory document. The document is loaded
+// first: when its TurnLogEpoch says turns were removed from the log since st
+// read it, sync returns errLogRewritten and the caller starts over on a fresh
+// state (resync).
 func (s *Service) sync(ctx context.Context, st *scopeState) error {
 	if s.fresh(st) {
 		s.noteUse(st)
@@ -312,7 +311,7 @@ func (s *Service) tokenCounter(st *scopeState) func(string) int {
 }
 
 // countTokens counts text with a per-scope cache, so rebuilding an injection
-// text over the same items is cheap. The caller holds st.mu for writing.
+// text over the same items is cheap.
 func (s *Service) countTokens(st *scopeState, text string) int {
 	if n, ok := st.tokenCache[text]; ok {
 		return n

@@ -35,7 +35,7 @@ func (s *Store) DeleteScope(ctx context.Context, scope memory.Scope) error {
 	if err != nil {
 		return fmt.Errorf("delete scope: %w", err)
 	}
-	locked := []*scopeState{st}
+	locked := []*scopeFiles{st}
 	if scope.AgentName == "" {
 		agents, err := s.readDirs(filepath.Join(st.rel, agentsDir))
 		if err != nil {

@@ -88,7 +88,7 @@ func (s *Store) UpdateDocument(ctx context.Context, scope memory.Scope, fn func(
 // updateLocked is UpdateDocument for a caller that holds the scope lock.
 // Before memory.json is replaced, the document it held is kept in
 // versions/ (see keepVersion).
-func (s *Store) updateLocked(ctx context.Context, st *scopeState, fn func(*memory.Document) error) (*memory.Document, error) {
+func (s *Store) updateLocked(ctx context.Context, st *scopeFiles, fn func(*memory.Document) error) (*memory.Document, error) {
 	cur, err := s.loadDocument(st, false)
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func (s *Store) updateLocked(ctx context.Context, st *scopeState, fn func(*memor
 // caller must Clone it before changing it. With trustStat, an unchanged
 // stat is enough to reuse the cache; otherwise the file is read, and only
 // parsed when its bytes differ from the cached ones.
-func (s *Store) loadDocument(st *scopeState, trustStat bool) (*memory.Document, error) {
+func (s *Store) loadDocument(st *scopeFiles, trustStat bool) (*memory.Document, error) {
 	rel := filepath.Join(st.rel, docName)
 	if trustStat {
 		fi, err := s.d.lstat(rel)
@@ -168,13 +168,13 @@ func (s *Store) loadDocument(st *scopeState, trustStat bool) (*memory.Document, 
 	return doc, nil
 }
 
-func (st *scopeState) cachedDoc() *docCache {
+func (st *scopeFiles) cachedDoc() *docCache {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.doc
 }
 
-func (st *scopeState) setDoc(c *docCache) {
+func (st *scopeFiles) setDoc(c *docCache) {
 	st.mu.Lock()
 	st.doc = c
 	st.mu.Unlock()

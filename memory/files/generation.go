@@ -19,7 +19,7 @@ import (
 // DeleteTurns, so a scope that was deleted (and perhaps created again) or
 // had turns removed has another generation than before. A Store remembers
 // the generation under which it first read or wrote the scope's turns
-// (scopeState.loaded), and refuses to save a cache — page index snapshot,
+// (scopeFiles.loaded), and refuses to save a cache — page index snapshot,
 // mid-term state, vectors — derived under another one: a process that had
 // the scope loaded when another forgot part of it cannot write the
 // forgotten text back. Reading the log from the start (ReadTurns after 0),
@@ -76,7 +76,7 @@ func ensureGeneration(f interface {
 
 // newGenerationLocked gives the scope a new generation. The caller holds
 // the scope lock.
-func newGenerationLocked(st *scopeState) error {
+func newGenerationLocked(st *scopeFiles) error {
 	if _, err := st.lockFile.WriteAt(newGeneration(), 0); err != nil {
 		return fmt.Errorf("write scope generation: %w", err)
 	}
@@ -88,7 +88,7 @@ func newGenerationLocked(st *scopeState) error {
 // none is recorded yet. It reads the .lock file without locking it (reads
 // must work on a read-only file system); a token torn by a concurrent
 // DeleteTurns differs from every real one, so it only refuses saves.
-func (s *Store) observe(st *scopeState, reload bool) error {
+func (s *Store) observe(st *scopeFiles, reload bool) error {
 	st.mu.Lock()
 	have := st.loaded != ""
 	st.mu.Unlock()
@@ -118,7 +118,7 @@ func (s *Store) observe(st *scopeState, reload bool) error {
 
 // adoptLocked records the current generation when none is recorded; the
 // caller holds the scope lock.
-func (s *Store) adoptLocked(st *scopeState) error {
+func (s *Store) adoptLocked(st *scopeFiles) error {
 	g, err := readGeneration(st.lockFile)
 	if err != nil {
 		return err
@@ -137,7 +137,7 @@ func (s *Store) adoptLocked(st *scopeState) error {
 // cache never recreates a deleted scope) and its generation must be the
 // one recorded (see observe); with none recorded, the current one is
 // adopted.
-func (s *Store) lockCache(ctx context.Context, st *scopeState) error {
+func (s *Store) lockCache(ctx context.Context, st *scopeFiles) error {
 	st.mu.Lock()
 	observed := st.observed
 	st.mu.Unlock()
@@ -167,7 +167,7 @@ func (s *Store) lockCache(ctx context.Context, st *scopeState) error {
 }
 
 // cacheState is state for a cache operation on scope.
-func (s *Store) cacheState(ctx context.Context, scope memory.Scope) (*scopeState, error) {
+func (s *Store) cacheState(ctx context.Context, scope memory.Scope) (*scopeFiles, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func (s *Store) ReadTurns(ctx context.Context, scope memory.Scope, after int64) 
 	return turns, nil
 }
 
-func (s *Store) readTurns(ctx context.Context, st *scopeState, path string, after int64) ([]memory.Turn, error) {
+func (s *Store) readTurns(ctx context.Context, st *scopeFiles, path string, after int64) ([]memory.Turn, error) {
 	rel := filepath.Join(st.rel, turnsName)
 	fi, err := s.d.lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -121,7 +121,7 @@ func (s *Store) readTurns(ctx context.Context, st *scopeState, path string, afte
 // decoding only the Seq of lines at or before after. It returns the turns
 // after after, the position after the last complete line and the position
 // after the last line at or before after (zero if none was read).
-func (s *Store) readFrom(ctx context.Context, st *scopeState, path string, f *os.File, from checkpoint, size, after int64) (out []memory.Turn, cur, before checkpoint, err error) {
+func (s *Store) readFrom(ctx context.Context, st *scopeFiles, path string, f *os.File, from checkpoint, size, after int64) (out []memory.Turn, cur, before checkpoint, err error) {
 	cur = from
 	lines := newLineReader(io.NewSectionReader(f, from.off, size-from.off))
 	for {
@@ -184,7 +184,7 @@ const (
 // the Seqs increase, so that an error names the first bad line, as a
 // line-by-line read would. It returns the turns and the position after
 // the last complete line.
-func (s *Store) readAll(ctx context.Context, st *scopeState, path string, f *os.File, from checkpoint, size int64, block, chunk int) ([]memory.Turn, checkpoint, error) {
+func (s *Store) readAll(ctx context.Context, st *scopeFiles, path string, f *os.File, from checkpoint, size int64, block, chunk int) ([]memory.Turn, checkpoint, error) {
 	var (
 		out  []memory.Turn
 		cur  = from
@@ -323,7 +323,7 @@ func decodeChunkLines(ctx context.Context, lines []byte) ([]decoded, error) {
 // logTorn reports an unterminated last line once per scope: usually it is
 // a write in progress in another process, which the next read will see
 // whole.
-func (s *Store) logTorn(st *scopeState, path string, off int64, n int) {
+func (s *Store) logTorn(st *scopeFiles, path string, off int64, n int) {
 	st.mu.Lock()
 	logged := st.tornLogged
 	st.tornLogged = true

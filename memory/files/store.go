@@ -66,7 +66,7 @@ type Store struct {
 	log  *slog.Logger
 
 	mu         sync.Mutex
-	scopes     map[memory.Scope]*scopeState
+	scopes     map[memory.Scope]*scopeFiles
 	closed     bool
 	tick       uint64 // counts scope uses, for least-recently-used order
 	openScopes int    // scopes whose files are open
@@ -78,8 +78,9 @@ type Store struct {
 // (two descriptors each) before the least recently used are closed.
 const defaultMaxOpen = 64
 
-// scopeState is what a Store keeps in memory about one scope.
-type scopeState struct {
+// scopeFiles is what a Store keeps in memory about one scope: its paths,
+// open files and cached document (not the engine's scopeState).
+type scopeFiles struct {
 	scope     memory.Scope
 	dir       string // absolute, for messages
 	rel       string // relative to the data directory, for file operations
@@ -163,7 +164,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		root:     root,
 		now:      time.Now,
 		log:      slog.Default(),
-		scopes:   map[memory.Scope]*scopeState{},
+		scopes:   map[memory.Scope]*scopeFiles{},
 		maxOpen:  defaultMaxOpen,
 		versions: DefaultVersions,
 	}
@@ -215,7 +216,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	states := make([]*scopeState, 0, len(s.scopes))
+	states := make([]*scopeFiles, 0, len(s.scopes))
 	for _, st := range s.scopes {
 		states = append(states, st)
 	}
@@ -260,7 +261,7 @@ func scopeRel(scope memory.Scope) (string, error) {
 
 // state returns the in-memory state of scope, validating it first. It
 // touches no file.
-func (s *Store) state(scope memory.Scope) (*scopeState, error) {
+func (s *Store) state(scope memory.Scope) (*scopeFiles, error) {
 	if err := scope.Validate(); err != nil {
 		return nil, err
 	}
@@ -279,7 +280,7 @@ func (s *Store) state(scope memory.Scope) (*scopeState, error) {
 		return nil, err
 	}
 	dir := filepath.Join(s.root, rel)
-	st := &scopeState{
+	st := &scopeFiles{
 		scope:     scope,
 		dir:       dir,
 		rel:       rel,
@@ -295,7 +296,7 @@ func (s *Store) state(scope memory.Scope) (*scopeState, error) {
 // lock takes the scope lock: first the in-process semaphore, then flock
 // on the scope's .lock file, creating the scope directory on first use.
 // It gives up when ctx ends.
-func (s *Store) lock(ctx context.Context, st *scopeState) error {
+func (s *Store) lock(ctx context.Context, st *scopeFiles) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -314,7 +315,7 @@ func (s *Store) lock(ctx context.Context, st *scopeState) error {
 // lockExisting is lock for a scope whose directory exists: it never
 // creates it, and fails with an error wrapping errNoScope when it is
 // missing (deleted, say, by another process).
-func (s *Store) lockExisting(ctx context.Context, st *scopeState) error {
+func (s *Store) lockExisting(ctx context.Context, st *scopeFiles) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -330,7 +331,7 @@ func (s *Store) lockExisting(ctx context.Context, st *scopeState) error {
 	return nil
 }
 
-func (s *Store) lockFileOf(ctx context.Context, st *scopeState, create bool) error {
+func (s *Store) lockFileOf(ctx context.Context, st *scopeFiles, create bool) error {
 	for {
 		if st.closed {
 			return fs.ErrClosed
@@ -380,7 +381,7 @@ func (s *Store) lockFileOf(ctx context.Context, st *scopeState, create bool) err
 
 // lockIsCurrent reports whether st.lockFile is the scope's .lock file on
 // disk.
-func (s *Store) lockIsCurrent(st *scopeState) (bool, error) {
+func (s *Store) lockIsCurrent(st *scopeFiles) (bool, error) {
 	held, err := st.lockFile.Stat()
 	if err != nil {
 		return false, err
@@ -397,7 +398,7 @@ func (s *Store) lockIsCurrent(st *scopeState) (bool, error) {
 
 // dropFiles closes the scope's open files and forgets what the caches
 // know about them. The caller holds st.sem.
-func (s *Store) dropFiles(st *scopeState) {
+func (s *Store) dropFiles(st *scopeFiles) {
 	if st.lockFile != nil {
 		st.lockFile.Close()
 	}
@@ -417,7 +418,7 @@ func (s *Store) dropFiles(st *scopeState) {
 }
 
 // unlock releases what lock took.
-func (s *Store) unlock(st *scopeState) {
+func (s *Store) unlock(st *scopeFiles) {
 	if err := unlockFile(st.lockFile); err != nil {
 		s.log.Error("release scope lock", "scope", st.scope.Key(), "err", err)
 	}
@@ -431,7 +432,7 @@ func (s *Store) unlock(st *scopeState) {
 // files are reopened on its next write.
 func (s *Store) closeIdle() {
 	s.mu.Lock()
-	var lru *scopeState
+	var lru *scopeFiles
 	if s.openScopes > s.maxOpen {
 		for _, st := range s.scopes {
 			if st.open && (lru == nil || st.used < lru.used) {

@@ -73,7 +73,7 @@ func (s *Store) AppendTurns(ctx context.Context, scope memory.Scope, turns []mem
 	return out, nil
 }
 
-func (s *Store) appendLocked(st *scopeState, path string, turns []memory.Turn) ([]memory.Turn, error) {
+func (s *Store) appendLocked(st *scopeFiles, path string, turns []memory.Turn) ([]memory.Turn, error) {
 	if err := s.syncWriter(st, path); err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func (s *Store) appendLocked(st *scopeState, path string, turns []memory.Turn) (
 
 // rollback cuts the log back to where the failed append started, so that
 // turns the caller was told failed do not appear later.
-func (s *Store) rollback(st *scopeState, path string) {
+func (s *Store) rollback(st *scopeFiles, path string) {
 	if err := st.w.f.Truncate(st.w.off); err != nil {
 		s.log.Error("undo failed append", "path", path, "offset", st.w.off, "err", err)
 	}
@@ -115,7 +115,7 @@ func (s *Store) rollback(st *scopeState, path string) {
 // when it is new or was replaced, and re-reads the last line when the
 // size is not what this Store left. When nothing changed, one stat is the
 // whole cost.
-func (s *Store) syncWriter(st *scopeState, path string) error {
+func (s *Store) syncWriter(st *scopeFiles, path string) error {
 	w := &st.w
 	fi, err := s.d.lstat(filepath.Join(st.rel, turnsName))
 	switch {
@@ -150,7 +150,7 @@ func (s *Store) syncWriter(st *scopeState, path string) error {
 // openLog opens the log for appending, creating it 0600 and making its
 // directory entry durable when it is new. The file is opened read-write so
 // the last line is read through the very descriptor that appends.
-func (s *Store) openLog(st *scopeState, path string) (os.FileInfo, error) {
+func (s *Store) openLog(st *scopeFiles, path string) (os.FileInfo, error) {
 	rel := filepath.Join(st.rel, turnsName)
 	f, err := s.d.open(rel, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	created := err == nil

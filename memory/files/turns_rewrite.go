@@ -42,7 +42,7 @@ func (s *Store) DeleteTurns(ctx context.Context, scope memory.Scope, match func(
 	return removed, nil
 }
 
-func (s *Store) deleteTurnsLocked(ctx context.Context, st *scopeState, match func(memory.Turn) bool) ([]memory.Turn, error) {
+func (s *Store) deleteTurnsLocked(ctx context.Context, st *scopeFiles, match func(memory.Turn) bool) ([]memory.Turn, error) {
 	all, err := s.readTurns(ctx, st, st.turnsPath, 0)
 	if err != nil {
 		return nil, err
@@ -118,7 +118,7 @@ func (s *Store) deleteTurnsLocked(ctx context.Context, st *scopeState, match fun
 // removeCaches deletes the scope's page index snapshot, page vectors and
 // mid-term sessions (which may quote removed text), if any, and makes
 // the removal durable. The caller holds the scope lock.
-func (s *Store) removeCaches(st *scopeState) error {
+func (s *Store) removeCaches(st *scopeFiles) error {
 	var errs []error
 	for _, name := range []string{pageIndexName, vectorsName, midTermName} {
 		errs = append(errs, s.d.remove(filepath.Join(st.rel, name)))

@@ -63,7 +63,7 @@ func (s *Store) LoadVectors(ctx context.Context, scope memory.Scope, model strin
 
 // cutVectors cuts the vectors file back to good, under the scope lock,
 // if it still starts with good.
-func (s *Store) cutVectors(ctx context.Context, st *scopeState, good []byte) error {
+func (s *Store) cutVectors(ctx context.Context, st *scopeFiles, good []byte) error {
 	if err := s.lockExisting(ctx, st); err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (s *Store) ReplaceVectors(ctx context.Context, scope memory.Scope, model st
 
 // writeVectors replaces the scope's vectors file atomically. The caller
 // holds the scope lock.
-func (s *Store) writeVectors(st *scopeState, model string, vecs []memory.PageVector) error {
+func (s *Store) writeVectors(st *scopeFiles, model string, vecs []memory.PageVector) error {
 	var b bytes.Buffer
 	b.WriteString(vectorsMagic + model + "\n")
 	for _, v := range vecs {

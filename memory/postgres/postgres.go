@@ -5,7 +5,9 @@
 // scope in mnemo_scopes holds the memory document, its revision and the
 // Seq of the newest turn; mnemo_turns holds the turn logs, mnemo_versions
 // the documents kept for undo, and mnemo_midterm, mnemo_page_index and
-// mnemo_vectors the per-scope caches. The scope row is the scope lock: an
+// mnemo_vectors the per-scope caches; mnemo_tokens and mnemo_keys hold what
+// instances of serve --http share besides memory (see tokens.go). The
+// scope row is the scope lock: an
 // append bumps its last_seq in the statement that inserts the turns, and
 // document updates, turn deletions and imports lock it with SELECT … FOR
 // UPDATE, so writers in any number of instances serialize per scope and
@@ -36,6 +38,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/redact"
 )
 
 var _ memory.Store = (*Store)(nil)
@@ -72,21 +75,10 @@ type options struct {
 	now      func() time.Time
 	log      *slog.Logger
 	versions int
-	maxConns int32
 }
 
 // Option configures a Store.
 type Option func(*options)
-
-// WithClock sets the clock that stamps Document.LastUpdated; nil means
-// time.Now.
-func WithClock(now func() time.Time) Option {
-	return func(o *options) {
-		if now != nil {
-			o.now = now
-		}
-	}
-}
 
 // WithLogger sets where the store reports migrations and reconnections;
 // nil means slog.Default().
@@ -105,17 +97,6 @@ func WithVersions(n int) Option {
 	return func(o *options) {
 		if n >= 0 {
 			o.versions = n
-		}
-	}
-}
-
-// WithMaxConns bounds the connections the Store opens; 0 or less means
-// pgxpool's default (the larger of 4 and the number of CPUs). A
-// pool_max_conns parameter in the URL is overridden.
-func WithMaxConns(n int) Option {
-	return func(o *options) {
-		if n > 0 {
-			o.maxConns = int32(n)
 		}
 	}
 }
@@ -144,9 +125,6 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "mnemo"
-	}
-	if o.maxConns > 0 {
-		cfg.MaxConns = o.maxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -278,7 +256,10 @@ func scrub(err error, password string) error {
 	if err == nil || password == "" || !strings.Contains(err.Error(), password) {
 		return err
 	}
-	return &scrubbedError{msg: strings.ReplaceAll(err.Error(), password, maskedPassword), err: err}
+	// A short password is masked only where it stands alone: masked
+	// inside words it would mangle the message and show itself by the
+	// gaps ("datxxxxxase").
+	return &scrubbedError{msg: redact.Secret(err.Error(), password), err: err}
 }
 
 type scrubbedError struct {
@@ -295,7 +276,7 @@ const maskedPassword = "xxxxx"
 
 // keywordPassword finds password=… in a key=value connection string, and
 // in the query of a URL.
-var keywordPassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)
+var keywordPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`) })
 
 // MaskURL returns a PostgreSQL connection string (URL or key=value form)
 // with its password replaced by "xxxxx", for logs, errors and doctor
@@ -307,9 +288,9 @@ func MaskURL(conn string) string {
 		if err != nil {
 			scheme, rest, _ := strings.Cut(conn, "://")
 			if at := strings.LastIndex(rest, "@"); at >= 0 {
-				return scheme + "://" + maskedPassword + "@" + keywordPassword.ReplaceAllString(rest[at+1:], "${1}"+maskedPassword)
+				return scheme + "://" + maskedPassword + "@" + keywordPassword().ReplaceAllString(rest[at+1:], "${1}"+maskedPassword)
 			}
-			return keywordPassword.ReplaceAllString(conn, "${1}"+maskedPassword)
+			return keywordPassword().ReplaceAllString(conn, "${1}"+maskedPassword)
 		}
 		if _, ok := u.User.Password(); ok {
 			u.User = url.UserPassword(u.User.Username(), maskedPassword)
@@ -321,7 +302,7 @@ func MaskURL(conn string) string {
 		// url.URL.String escapes the mask's characters no further.
 		return u.String()
 	}
-	return keywordPassword.ReplaceAllString(conn, "${1}"+maskedPassword)
+	return keywordPassword().ReplaceAllString(conn, "${1}"+maskedPassword)
 }
 
 // passwordOf returns the password in conn, if one can be found, for
@@ -332,7 +313,7 @@ func passwordOf(conn string) string {
 			return p
 		}
 	}
-	if m := keywordPassword.FindStringSubmatch(conn); m != nil {
+	if m := keywordPassword().FindStringSubmatch(conn); m != nil {
 		return strings.Trim(m[2], "'")
 	}
 	return ""

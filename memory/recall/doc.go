@@ -1,11 +1,19 @@
 // Package recall ranks a scope's pages for a query and renders the
 // injection text, over one Pages value (turns, page index, threads,
-// sitting links, vectors): lexical ranking with feedback, refinement by
-// time windows, coverage and named speaker, fusion with vector ranking,
-// the relevance of facts, knowledge and profile sentences to the query
-// (relevance.go: the share of the query's weight a text holds), and the
-// token-budgeted, escaped <memory> block (inject.go: exchanges grouped
-// by thread and day, dated facts) with its timeline. It
-// holds no lock and no store; memory/engine calls it under the scope's
-// lock.
+// sitting links, vectors). It holds no lock and no store: memory/engine
+// calls it under the scope's lock.
+//
+//	pages.go     Pages, what ranking reads
+//	rank.go      RankPages: lexical ranking, sitting neighbours, feedback terms
+//	refine.go    Refine: time windows, query coverage, named speaker
+//	speaker.go   weighing the pages of a speaker the query names
+//	when.go      the time windows a query speaks of ("last May", "2 weeks ago")
+//	vectors.go   page vectors, nearest pages, fusion with the lexical ranking
+//	notes.go     per-page notes for the injection, relevant knowledge
+//	relevance.go the share of the query's weight a fact, knowledge entry or
+//	             profile sentence holds: what lets it into the injection
+//	inject.go    BuildInjection: the token-budgeted <memory> block, exchanges
+//	             grouped by thread and day, facts dated
+//	escape.go    neutralising tags and quoting remembered text
+//	timeline.go  facts that were true before, for "used to" questions
 package recall

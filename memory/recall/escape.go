@@ -52,7 +52,7 @@ func invisible(r rune) bool {
 	return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r)
 }
 
-// neutralizeTags replaces the opening character of anything that could
+// NeutralizeTags replaces the opening character of anything that could
 // read as a tag with "&lt;": an ASCII '<' before a letter (or '/', '!' or
 // '?' and a letter), and '<' or a look-alike before "memory" or "/memory"
 // once look-alike letters, case, invisible characters and combining marks

@@ -23,7 +23,7 @@ const (
 // before anything else, so they are never crowded out.
 const correctionShare = 0.3
 
-// injectionInput is what goes into an injection text, each list already in
+// InjectionInput is what goes into an injection text, each list already in
 // rank order.
 type InjectionInput struct {
 	Relationship string
@@ -51,7 +51,7 @@ type InjectionInput struct {
 	FactNotes   []ItemNote
 }
 
-// itemNote is what Retrieve knows of a remembered item beyond its text.
+// ItemNote is what Retrieve knows of a remembered item beyond its text.
 type ItemNote struct {
 	// topics has bit i set when the item holds the query's term i: two
 	// items that share a bit speak about the same thing.
@@ -117,7 +117,7 @@ type injItem struct {
 	topic *injItem
 }
 
-// buildInjection renders the <memory> block greedily within in.Budget
+// BuildInjection renders the <memory> block greedily within in.Budget
 // tokens: items are offered in priority order (correction facts up to a
 // reserved share, profile, facts, user knowledge, assistant knowledge,
 // pages, recent exchanges) and each is taken if it still fits. Pages below
@@ -507,14 +507,14 @@ func sectionLabel(name string) string {
 	return name
 }
 
-// cleanLine makes remembered text safe for one line of the injection:
+// CleanLine makes remembered text safe for one line of the injection:
 // whitespace (newlines included) collapsed, cut to max runes, tags that
 // could open or close the memory block neutralised.
 func CleanLine(text string, maxRunes int) string {
 	return NeutralizeTags(cut(strings.Join(strings.Fields(text), " "), maxRunes))
 }
 
-// quoteText renders one speaker's words as a quoted string: spaces
+// QuoteText renders one speaker's words as a quoted string: spaces
 // collapsed, line breaks kept as \n, quotes and backslashes escaped, cut
 // to max runes, memory tags neutralised.
 func QuoteText(text string, maxRunes int) string {

@@ -9,12 +9,12 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
-// maxTopicTerms bounds the query terms an itemNote's topics record.
+// MaxTopicTerms bounds the query terms an itemNote's topics record.
 const MaxTopicTerms = 64
 
-// turnNote is what the injection needs to know of the turn at position p:
-// the query terms (qterms, at most maxTopicTerms) it holds and its
-// correction signal. The caller holds st.mu.
+// TurnNote is what the injection needs to know of the turn at position p: the
+// query terms (qterms, at most maxTopicTerms) it holds and its correction
+// signal.
 func TurnNote(st *Pages, p int, qterms []lexical.Term) ItemNote {
 	n := ItemNote{Correction: st.Turns[p].Signals.Correction}
 	for j, m := range termMatch(st, p, qterms, 1) {
@@ -25,7 +25,7 @@ func TurnNote(st *Pages, p int, qterms []lexical.Term) ItemNote {
 	return n
 }
 
-// textTopics returns the bits of the query terms (qterms, at most
+// TextTopics returns the bits of the query terms (qterms, at most
 // maxTopicTerms) that text holds, or a word of the same prefix.
 func TextTopics(text string, qterms []lexical.Term) uint64 {
 	var topics uint64
@@ -45,7 +45,7 @@ const maxKnowledgeHits = 5
 
 // RelevantKnowledge scores each entry against the query with the page
 // index's BM25 statistics and returns the best of those that hold
-// MinTextCoverage of the query's weight. The caller holds st.mu.
+// MinTextCoverage of the query's weight.
 func RelevantKnowledge(st *Pages, query string, list []memory.Fact) []memory.FactHit {
 	var hits []memory.FactHit
 	qterms := QueryTerms(query)

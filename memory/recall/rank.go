@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
@@ -40,8 +41,7 @@ type pageLinks struct {
 	last       map[string]int32 // thread → last position seen
 }
 
-// updateLinks extends the links to every turn of st. The caller holds st.mu for
-// writing.
+// updateLinks extends the links to every turn of st.
 func (st *Pages) updateLinks() {
 	l := &st.links
 	if l.last == nil {
@@ -61,10 +61,9 @@ func (st *Pages) updateLinks() {
 	}
 }
 
-// rankPages returns the k best pages for query, best first: the lexical
-// ranking, fused with the nearest pages to the query's vector qv when
-// there is one, the vectors having the share vw (see fuse). The caller
-// holds st.mu for writing.
+// RankPages returns the k best pages for query, best first: the lexical
+// ranking, fused with the nearest pages to the query's vector qv when there is
+// one, the vectors having the share vw (see fuse).
 func RankPages(st *Pages, query string, qv []float32, vw float64, k int) []lexical.Hit {
 	pool := max(RankPool, k)
 	lex := lexicalPages(st, query, pool)
@@ -75,8 +74,7 @@ func RankPages(st *Pages, query string, qv []float32, vw float64, k int) []lexic
 	return hits[:min(k, len(hits))]
 }
 
-// lexicalPages ranks up to pool pages by words. The caller holds st.mu for
-// writing.
+// lexicalPages ranks up to pool pages by words.
 func lexicalPages(st *Pages, query string, pool int) []lexical.Hit {
 	qterms := QueryTerms(query)
 	hits := st.Index.SearchTerms(qterms, pool, nil)
@@ -117,7 +115,7 @@ func lexicalPages(st *Pages, query string, pool int) []lexical.Hit {
 // ("what did I mention recently about…", "what kind of…"): stemmed as
 // Tokenize stems them, they are left out of a query that has other words.
 // Measured on the LoCoMo development split: R@10 +0.006, multi-hop +0.017.
-var askingWords = func() map[string]bool {
+var askingWords = sync.OnceValue(func() map[string]bool {
 	m := make(map[string]bool)
 	for _, t := range lexical.Tokenize(`mention mentioned recently lately kind type sort many much remember
 		remind recall know tell told say said talk talked discuss discussed share shared ever currently
@@ -125,20 +123,20 @@ var askingWords = func() map[string]bool {
 		m[t] = true
 	}
 	return m
-}()
+})
 
 // askingRunes are Chinese question characters (什么, 怎么, 哪里, 吗, 呢):
 // a CJK bigram holding one is about the asking.
 const askingRunes = "什么怎哪吗呢"
 
-// queryTerms analyses query into the terms searched for: Tokenize's, less
+// QueryTerms analyses query into the terms searched for: Tokenize's, less
 // the askingWords and bigrams with askingRunes unless nothing else is left; a repeated term counts
 // once per occurrence.
 func QueryTerms(query string) []lexical.Term {
 	toks := lexical.Tokenize(query)
 	out := make([]lexical.Term, 0, len(toks))
 	for _, t := range toks {
-		if !askingWords[t] && !strings.ContainsAny(t, askingRunes) {
+		if !askingWords()[t] && !strings.ContainsAny(t, askingRunes) {
 			out = append(out, lexical.Term{Text: t, Weight: 1})
 		}
 	}

@@ -34,9 +34,9 @@ const (
 	speakerPool = 20
 )
 
-// refine applies the query's time windows, term coverage and named speaker
-// (weighSpeaker) to hits (the ranked candidates, best first) and returns the
-// k best. The caller holds st.mu for writing.
+// Refine applies the query's time windows, term coverage and named speaker
+// (weighSpeaker) to hits (the ranked candidates, best first) and returns the k
+// best.
 func Refine(st *Pages, query string, now time.Time, hits []lexical.Hit, k int) []lexical.Hit {
 	if len(hits) == 0 {
 		return hits
@@ -168,7 +168,7 @@ const (
 // Relevant reports which hits (ranked, best first) clear the relevance
 // floor: nothing when no page holding minCoverage of the query scores
 // relevanceShare of the best; else the pages that score it and hold
-// minPageCoverage. The caller holds st.mu for writing.
+// minPageCoverage.
 func Relevant(st *Pages, qterms []lexical.Term, hits []lexical.Hit) []bool {
 	out := make([]bool, len(hits))
 	if len(hits) == 0 || hits[0].Score <= 0 {

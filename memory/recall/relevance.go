@@ -17,7 +17,7 @@ const MinTextCoverage = 0.25
 // TermWeights returns the weight of each query term for coverage: its IDF
 // in the page index, a term never stored counting as the rarest (an
 // unseen CJK bigram half of that, a term whose five-letter prefix is
-// stored the prefix's IDF). The caller holds st.mu.
+// stored the prefix's IDF).
 func TermWeights(st *Pages, qterms []lexical.Term) []float64 {
 	rarest := math.Log1p((float64(st.Index.Len()) + 0.5) / 0.5)
 	idf := make([]float64, len(qterms))

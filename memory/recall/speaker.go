@@ -27,7 +27,7 @@ const speakerWeight = 0.3
 // maxSpeakerName bounds the "Name:" prefix read as a speaker.
 const maxSpeakerName = 40
 
-// speakerOf returns the analysed name of the speaker that begins side
+// SpeakerOf returns the analysed name of the speaker that begins side
 // ("Caroline: …" → "carolin"), or "" when it does not begin with one
 // capitalised word followed by a colon.
 func SpeakerOf(side string) string {
@@ -87,8 +87,8 @@ func contains(list []string, s string) bool {
 }
 
 // weighSpeaker multiplies each hit's score by how much of the query the
-// speaker it names says in that page (see speakerWeight) and reports
-// whether it changed any. The caller holds st.mu for writing.
+// speaker it names says in that page (see speakerWeight) and reports whether
+// it changed any.
 func weighSpeaker(st *Pages, qterms []lexical.Term, hits []lexical.Hit) bool {
 	if len(qterms) < 2 || len(hits) == 0 {
 		return false

@@ -16,7 +16,7 @@ const maxPastHits = 5
 var pastCues = []string{"before", "used to", "previously", "previous", "formerly", "former", "earlier", "in the past",
 	"back then", "no longer", "anymore", "originally", "at first", "last year", "ago", "did i", "was i", "were we", "when did", "history of"}
 
-// pastCue reports whether query asks about the past.
+// PastCue reports whether query asks about the past.
 func PastCue(query string) bool {
 	q := " " + strings.Join(strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127)
@@ -29,7 +29,7 @@ func PastCue(query string) bool {
 	return false
 }
 
-// pastFacts returns the replaced facts of d that match query, best first,
+// PastFacts returns the replaced facts of d that match query, best first,
 // at most maxPastHits; none unless the query asks about the past.
 func PastFacts(d *memory.Document, query string) []memory.FactHit {
 	if len(d.PastFacts) == 0 || !PastCue(query) {

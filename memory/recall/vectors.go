@@ -21,7 +21,7 @@ type pageVectors struct {
 	Sending int
 }
 
-// load places stored vectors at the positions of their turns and returns
+// Load places stored vectors at the positions of their turns and returns
 // those that belong to a stored turn.
 func (v *pageVectors) Load(turns []*memory.Turn, stored []memory.PageVector) []memory.PageVector {
 	v.Grow(len(turns))
@@ -60,7 +60,7 @@ func (v *pageVectors) Set(p int, u []float32) {
 	v.Vecs[p] = u
 }
 
-// unit returns v scaled to length 1, or nil when v is empty, zero or not
+// Unit returns v scaled to length 1, or nil when v is empty, zero or not
 // finite.
 func Unit(v []float32) []float32 {
 	var n float64
@@ -78,8 +78,8 @@ func Unit(v []float32) []float32 {
 	return u
 }
 
-// nearestPages returns up to k embedded pages by cosine similarity to the
-// unit vector q, best first. The caller holds st.mu.
+// nearestPages returns up to k embedded pages by cosine similarity to the unit
+// vector q, best first.
 func nearestPages(st *Pages, q []float32, k int) []lexical.Hit {
 	top := make([]lexical.Hit, 0, k+1) // best first
 	for p, v := range st.Vec.Vecs {
@@ -103,7 +103,7 @@ func nearestPages(st *Pages, q []float32, k int) []lexical.Hit {
 	return top
 }
 
-// fuse merges the lexical and the vector ranking by a weighted sum of
+// Fuse merges the lexical and the vector ranking by a weighted sum of
 // normalised scores: a page scores (1-w)·lexical/best lexical plus
 // w·(cosine-lowest)/(highest-lowest) over the vector list, w being the
 // vector ranking's share; a page missing from a list scores 0 there. The
@@ -136,7 +136,7 @@ func Fuse(lex, vec []lexical.Hit, w float64) []lexical.Hit {
 	return out
 }
 
-// sortHits orders hits best first, newer first on ties.
+// SortHits orders hits best first, newer first on ties.
 func SortHits(hits []lexical.Hit) {
 	slices.SortFunc(hits, func(a, b lexical.Hit) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {

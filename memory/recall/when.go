@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -45,25 +46,45 @@ const (
 // The English date expressions understood, most specific first; a span of
 // the query matched by one is not matched again by a later one.
 var (
-	reDayMonth  = regexp.MustCompile(`(?i)\b` + dayRE + `\s+(?:of\s+)?` + monthRE + `\b\.?(?:,?\s*` + yearRE + `\b)?`)
-	reMonthDay  = regexp.MustCompile(`(?i)\b` + monthRE + `\.?\s+` + dayRE + `\b(?:,?\s*` + yearRE + `\b)?`)
-	rePartMonth = regexp.MustCompile(`(?i)\b(early|beginning of|start of|mid|middle of|late|end of)[\s-]+` + monthRE + `\b(?:,?\s*(?:of\s+)?` + yearRE + `\b)?`)
-	reSeason    = regexp.MustCompile(`(?i)\b(spring|summer|autumn|fall|winter)\s+(?:of\s+)?` + yearRE + `\b`)
-	reMonthYear = regexp.MustCompile(`(?i)\b` + monthRE + `,?\s+(?:of\s+)?` + yearRE + `\b`)
+	reDayMonth = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b` + dayRE + `\s+(?:of\s+)?` + monthRE + `\b\.?(?:,?\s*` + yearRE + `\b)?`)
+	})
+	reMonthDay = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b` + monthRE + `\.?\s+` + dayRE + `\b(?:,?\s*` + yearRE + `\b)?`)
+	})
+	rePartMonth = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(early|beginning of|start of|mid|middle of|late|end of)[\s-]+` + monthRE + `\b(?:,?\s*(?:of\s+)?` + yearRE + `\b)?`)
+	})
+	reSeason = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(spring|summer|autumn|fall|winter)\s+(?:of\s+)?` + yearRE + `\b`)
+	})
+	reMonthYear = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b` + monthRE + `,?\s+(?:of\s+)?` + yearRE + `\b`)
+	})
 	// A bare month name; "may" only after a preposition, where it cannot
 	// be the verb.
-	reMonth    = regexp.MustCompile(`(?i)\b(?:(?:in|during|since|of|from|until|last|this|early|late|mid)\s+(may)|(january|february|march|april|june|july|august|september|october|november|december))\b`)
-	reYear     = regexp.MustCompile(`(?i)\b(?:in|during|since|of|from|year)\s+` + yearRE + `\b|\b` + yearRE + `\b`)
-	reRelative = regexp.MustCompile(`(?i)\b(yesterday|today|tonight|this morning|this afternoon|this evening|last night|(?:last|past|this)\s+(?:week(?:end)?|month|year)|(?:a|an|one|two|three|four|five|six|\d+)\s+(day|week|month|year)s?\s+ago)\b`)
+	reMonth = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(?:(?:in|during|since|of|from|until|last|this|early|late|mid)\s+(may)|(january|february|march|april|june|july|august|september|october|november|december))\b`)
+	})
+	reYear = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(?:in|during|since|of|from|year)\s+` + yearRE + `\b|\b` + yearRE + `\b`)
+	})
+	reRelative = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(yesterday|today|tonight|this morning|this afternoon|this evening|last night|(?:last|past|this)\s+(?:week(?:end)?|month|year)|(?:a|an|one|two|three|four|five|six|\d+)\s+(day|week|month|year)s?\s+ago)\b`)
+	})
 )
 
 // Chinese date expressions.
 var (
-	reZhYMD      = regexp.MustCompile(`(\d{4})年(\d{1,2})月(?:(\d{1,2})[日号])?`)
-	reZhYear     = regexp.MustCompile(`(\d{4})年`)
-	reZhMonthDay = regexp.MustCompile(`(\d{1,2}|[一二三四五六七八九十]{1,3})月(?:(\d{1,2})[日号])?`)
-	reZhAgo      = regexp.MustCompile(`(\d+|[一两二三四五六七八九十]{1,3})(天|周|个星期|星期|个月)前`)
-	zhRelative   = []string{"昨天", "昨晚", "前天", "今天", "今晚", "上周", "上星期", "上个星期", "上礼拜", "这周", "本周", "上个月", "上月", "这个月", "本月", "去年", "今年", "前年"}
+	reZhYMD      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d{4})年(\d{1,2})月(?:(\d{1,2})[日号])?`) })
+	reZhYear     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\d{4})年`) })
+	reZhMonthDay = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(\d{1,2}|[一二三四五六七八九十]{1,3})月(?:(\d{1,2})[日号])?`)
+	})
+	reZhAgo = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(\d+|[一两二三四五六七八九十]{1,3})(天|周|个星期|星期|个月)前`)
+	})
+	zhRelative = []string{"昨天", "昨晚", "前天", "今天", "今晚", "上周", "上星期", "上个星期", "上礼拜", "这周", "本周", "上个月", "上月", "这个月", "本月", "去年", "今年", "前年"}
 )
 
 // queryWindows returns the time windows that query names, relative
@@ -112,20 +133,20 @@ func queryWindows(query string, now time.Time) []timeWindow {
 		out = append(out, timeWindow{from: from, to: from.AddDate(0, 1, 0)})
 	}
 
-	scan(reZhYMD, func(m []string) {
+	scan(reZhYMD(), func(m []string) {
 		if m[3] != "" {
 			day(atoi(m[1]), time.Month(atoi(m[2])), atoi(m[3]))
 		} else if mo := atoi(m[2]); mo >= 1 && mo <= 12 {
 			month(atoi(m[1]), time.Month(mo))
 		}
 	})
-	scan(reZhYear, func(m []string) {
+	scan(reZhYear(), func(m []string) {
 		from := time.Date(atoi(m[1]), time.January, 1, 0, 0, 0, 0, time.UTC)
 		out = append(out, timeWindow{from: from, to: from.AddDate(1, 0, 0)})
 	})
-	scan(reDayMonth, func(m []string) { day(atoi(m[3]), monthNames[m[2]], atoi(m[1])) })
-	scan(reMonthDay, func(m []string) { day(atoi(m[3]), monthNames[m[1]], atoi(m[2])) })
-	scan(rePartMonth, func(m []string) {
+	scan(reDayMonth(), func(m []string) { day(atoi(m[3]), monthNames[m[2]], atoi(m[1])) })
+	scan(reMonthDay(), func(m []string) { day(atoi(m[3]), monthNames[m[1]], atoi(m[2])) })
+	scan(rePartMonth(), func(m []string) {
 		mo, y := monthNames[m[2]], atoi(m[3])
 		if y == 0 {
 			y = latestYear(now, mo, 1)
@@ -140,20 +161,20 @@ func queryWindows(query string, now time.Time) []timeWindow {
 			out = append(out, timeWindow{from: from.AddDate(0, 0, 19), to: from.AddDate(0, 1, 0)})
 		}
 	})
-	scan(reSeason, func(m []string) {
+	scan(reSeason(), func(m []string) {
 		y := atoi(m[2])
 		start := map[string]time.Month{"spring": time.March, "summer": time.June, "autumn": time.September, "fall": time.September, "winter": time.December}[m[1]]
 		from := time.Date(y, start, 1, 0, 0, 0, 0, time.UTC)
 		out = append(out, timeWindow{from: from, to: from.AddDate(0, 3, 0)})
 	})
-	scan(reMonthYear, func(m []string) { month(atoi(m[2]), monthNames[m[1]]) })
-	scan(reMonth, func(m []string) { month(0, monthNames[m[1]+m[2]]) })
-	scan(reYear, func(m []string) {
+	scan(reMonthYear(), func(m []string) { month(atoi(m[2]), monthNames[m[1]]) })
+	scan(reMonth(), func(m []string) { month(0, monthNames[m[1]+m[2]]) })
+	scan(reYear(), func(m []string) {
 		y := atoi(m[1] + m[2])
 		from := time.Date(y, time.January, 1, 0, 0, 0, 0, time.UTC)
 		out = append(out, timeWindow{from: from, to: from.AddDate(1, 0, 0)})
 	})
-	scan(reRelative, func(m []string) {
+	scan(reRelative(), func(m []string) {
 		switch w := strings.Join(strings.Fields(m[1]), " "); {
 		case w == "today" || w == "tonight" || strings.HasPrefix(w, "this ") && !strings.HasSuffix(w, "week") && !strings.HasSuffix(w, "month") && !strings.HasSuffix(w, "year"):
 			out = append(out, timeWindow{from: today, to: today.AddDate(0, 0, 1)})
@@ -167,7 +188,7 @@ func queryWindows(query string, now time.Time) []timeWindow {
 		}
 	})
 
-	scan(reZhMonthDay, func(m []string) {
+	scan(reZhMonthDay(), func(m []string) {
 		mo := smallNumber(m[1])
 		if mo < 1 || mo > 12 {
 			return
@@ -178,7 +199,7 @@ func queryWindows(query string, now time.Time) []timeWindow {
 			month(0, time.Month(mo))
 		}
 	})
-	scan(reZhAgo, func(m []string) {
+	scan(reZhAgo(), func(m []string) {
 		unit := map[string]string{"天": "day", "周": "week", "个星期": "week", "星期": "week", "个月": "month"}[m[2]]
 		out = append(out, agoWindow(today, smallNumber(m[1]), unit))
 	})

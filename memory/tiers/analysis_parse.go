@@ -10,7 +10,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
-// parseSessionSummary reads {"summary": "...", "keywords": [...]} from a
+// ParseSessionSummary reads {"summary": "...", "keywords": [...]} from a
 // reply that may wrap it in prose or code fences.
 func ParseSessionSummary(reply string) (string, []string, error) {
 	obj, err := update.FindObject(reply, "summary")
@@ -33,7 +33,7 @@ func ParseSessionSummary(reply string) (string, []string, error) {
 	return strings.Join(strings.Fields(summary), " "), out, nil
 }
 
-// parseAnalysis reads a session analysis reply: profile sections as in a
+// ParseAnalysis reads a session analysis reply: profile sections as in a
 // memory update, plus userKnowledge and assistantKnowledge lists whose
 // entries are strings or {"content", "correction"} objects. Facts in the
 // reply are ignored: the analysis changes the profile and knowledge only.

@@ -10,7 +10,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
 )
 
-// midTerm is a scope's mid-term memory in process; the scope's mu guards
+// MidTerm is a scope's mid-term memory in process; the scope's mu guards
 // it.
 type MidTerm struct {
 	Sessions map[int]*memory.MidTermSession // by num
@@ -36,7 +36,7 @@ func NewMidTerm() *MidTerm {
 	}
 }
 
-// addSession registers ses under a new number.
+// AddSession registers ses under a new number.
 func (m *MidTerm) AddSession(ses *memory.MidTermSession) {
 	m.NextID++
 	ses.Num = m.NextID
@@ -50,7 +50,7 @@ func (m *MidTerm) AddSession(ses *memory.MidTermSession) {
 	m.Reindex(ses)
 }
 
-// reindex refreshes the session's entry in the session index.
+// Reindex refreshes the session's entry in the session index.
 func (m *MidTerm) Reindex(ses *memory.MidTermSession) {
 	m.Idx.Remove(ses.Num)
 	m.Idx.Add(ses.Num, sessionText(ses))
@@ -65,7 +65,7 @@ func sessionText(ses *memory.MidTermSession) string {
 	return string(b)
 }
 
-// evict drops the least frequently used sessions while there are more
+// Evict drops the least frequently used sessions while there are more
 // than capacity: fewest Uses first, then the longest unvisited, then the
 // oldest. Their pages leave the mid-term index; the turn log keeps them.
 // It returns the ids of the sessions dropped.
@@ -120,7 +120,7 @@ func (m *MidTerm) Drop(ses *memory.MidTermSession) {
 	delete(m.Sessions, ses.Num)
 }
 
-// visit counts a retrieval hit on the session of each page (once per
+// Visit counts a retrieval hit on the session of each page (once per
 // session per call) and returns the sessions hit, in page order.
 func (m *MidTerm) Visit(turnIDs []string, now time.Time) []*memory.MidTermSession {
 	var hit []*memory.MidTermSession
@@ -144,7 +144,7 @@ func (m *MidTerm) Visit(turnIDs []string, now time.Time) []*memory.MidTermSessio
 	return hit
 }
 
-// hottest returns the session to analyse next among those with
+// Hottest returns the session to analyse next among those with
 // unanalysed pages: a due one first, then the highest heat; nil when no
 // session has unanalysed pages.
 func (m *MidTerm) Hottest(now time.Time, w memory.HeatWeights) (*memory.MidTermSession, float64) {
@@ -167,7 +167,7 @@ func (m *MidTerm) Hottest(now time.Time, w memory.HeatWeights) (*memory.MidTermS
 	return best, bestHeat
 }
 
-// state returns the persisted form, sessions in number order.
+// State returns the persisted form, sessions in number order.
 func (m *MidTerm) State() *memory.MidTermState {
 	out := &memory.MidTermState{Version: memory.MidTermVersion, Moved: make(map[string]int64, len(m.Moved)), NextID: m.NextID}
 	for k, v := range m.Moved {

@@ -11,7 +11,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
 )
 
-// countWord counts word as a form of term when term is wanted; it
+// CountWord counts word as a form of term when term is wanted; it
 // reports whether it was.
 func CountWord(wanted map[string]map[string]int, term, word string) bool {
 	words, ok := wanted[term]
@@ -26,7 +26,7 @@ func CountWord(wanted map[string]map[string]int, term, word string) bool {
 	return true
 }
 
-// topTerms returns the n terms with the highest count × IDF, ties broken
+// TopTerms returns the n terms with the highest count × IDF, ties broken
 // alphabetically so the result is deterministic.
 func TopTerms(tf map[string]int, ix *lexical.Index, n int) []string {
 	type tw struct {
@@ -54,7 +54,7 @@ func TopTerms(tf map[string]int, ix *lexical.Index, n int) []string {
 	return out
 }
 
-// termCosine is the cosine of the page's term counts and the session's.
+// TermCosine is the cosine of the page's term counts and the session's.
 func TermCosine(tf map[string]int, ses *memory.MidTermSession) float64 {
 	if len(tf) == 0 || ses.TermsSq == 0 {
 		return 0
@@ -96,7 +96,7 @@ func Jaccard(a, b []string) float64 {
 	return float64(inter) / float64(len(a)+len(b)-inter)
 }
 
-// firstSentence returns s up to the end of its first sentence.
+// FirstSentence returns s up to the end of its first sentence.
 func FirstSentence(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	for i, r := range s {

@@ -88,7 +88,7 @@ func isFactID(id string) bool {
 	return true
 }
 
-// foldFactContent is the key facts are deduplicated by: runs of white
+// FoldFactContent is the key facts are deduplicated by: runs of white
 // space collapsed to one space, lower case, without white space or a final
 // full stop at either end.
 func FoldFactContent(s string) string {
@@ -191,7 +191,7 @@ func (a *applier) text(what, s string) string {
 	return s
 }
 
-// sectionByName returns the section of doc called name, or nil.
+// SectionByName returns the section of doc called name, or nil.
 func SectionByName(doc *memory.Document, name string) *memory.Section {
 	switch name {
 	case "workContext":
@@ -495,9 +495,11 @@ func (a *applier) confirm(i int, ft factTerms, o memory.Fact, ot factTerms) {
 	before := f.Content
 	absorb(f, ft, o, ot)
 	confirm(f, o.Confidence, a.now, a.opt.Source)
+	// The reason names no wording: the history must not keep text that a
+	// forget of the fact would have to find (the contents are in Content).
 	reason := fmt.Sprintf("stated again by %s", a.opt.Source)
 	if o.Content != before {
-		reason += " as " + quoteForNote(o.Content)
+		reason += " in other words"
 	}
 	if f.Content != before {
 		reason += "; the more specific wording is kept"

@@ -162,7 +162,7 @@ func mergeable(a, b string) bool {
 	return (a == memory.CategoryCorrection) == (b == memory.CategoryCorrection)
 }
 
-// nearDuplicate reports whether two facts are near-duplicates.
+// NearDuplicate reports whether two facts are near-duplicates.
 func NearDuplicate(a memory.Fact, at factTerms, b memory.Fact, bt factTerms) bool {
 	return mergeable(a.Category, b.Category) && factSimilarity(at, bt) >= mergeSimilarity
 }

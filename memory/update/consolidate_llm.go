@@ -26,7 +26,7 @@ const (
 	consolidateMaxMerges       = 64
 )
 
-// consolidationClusters groups the facts of d that look alike, as indexes
+// ConsolidationClusters groups the facts of d that look alike, as indexes
 // into d.Facts: at most maxClusters groups of 2 to maxFacts facts, of one
 // kind (corrections or not). A group holds at least one fact created or
 // confirmed after since, so a group the model kept apart is not sent
@@ -260,7 +260,7 @@ func ApplyConsolidation(d *memory.Document, merges []ConsolidateMerge, opt Apply
 		}
 		if keep.Content != before {
 			d.AddFactEvent(memory.FactEvent{FactID: keep.ID, Event: memory.FactUpdated, At: opt.Now, Source: opt.Source, Content: keep.Content,
-				Reason: fmt.Sprintf("reworded by the consolidation pass, merging %s (was %q)", strings.Join(ids, ", "), before)})
+				Reason: fmt.Sprintf("reworded by the consolidation pass, merging %s", strings.Join(ids, ", "))})
 		}
 		for _, j := range idx[1:] {
 			o := d.Facts[j]

@@ -34,7 +34,7 @@ func (a *applier) addKnowledge(name string, list []memory.Fact, add []NewFact) [
 	})
 }
 
-// evictKnowledge cuts list to capacity entries (0 means no bound): the oldest
+// EvictKnowledge cuts list to capacity entries (0 means no bound): the oldest
 // non-correction entry goes first; corrections go, oldest first, only when
 // nothing else is left. The order of the entries kept is unchanged.
 func EvictKnowledge(list []memory.Fact, capacity int, evicted func(memory.Fact)) []memory.Fact {

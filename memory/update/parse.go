@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -71,7 +72,7 @@ var updateKeys = []struct {
 }{{"user", '{'}, {"history", '{'}, {"newFacts", '['}, {"factsToRemove", '['}}
 
 // categorySynonyms maps names models use instead of the fact categories.
-var categorySynonyms = func() map[string]string {
+var categorySynonyms = sync.OnceValue(func() map[string]string {
 	m := make(map[string]string)
 	for cat, words := range map[string]string{
 		memory.CategoryPreference: "preferences like likes dislike dislikes",
@@ -86,7 +87,7 @@ var categorySynonyms = func() map[string]string {
 		}
 	}
 	return m
-}()
+})
 
 // ParseUpdate extracts a memory update from a language model reply. The
 // reply may wrap the JSON object in prose, Markdown code fences or
@@ -154,14 +155,14 @@ func isUpdateObject(obj map[string]json.RawMessage) bool {
 	return found
 }
 
-// updateParser collects a validated Update and its notes.
+// UpdateParser collects a validated Update and its notes.
 type UpdateParser struct{ U Update }
 
 func (p *UpdateParser) note(format string, args ...any) {
 	p.U.Notes = append(p.U.Notes, fmt.Sprintf(format, args...))
 }
 
-// sections collects the sections marked for update, in document order.
+// Sections collects the sections marked for update, in document order.
 func (p *UpdateParser) Sections(obj map[string]json.RawMessage) {
 	for _, g := range updateGroups {
 		raw, ok := obj[g.key]
@@ -331,7 +332,7 @@ func (p *UpdateParser) category(path string, raw json.RawMessage) (string, bool)
 	if memory.ValidCategory(c) {
 		return c, true
 	}
-	if m, ok := categorySynonyms[c]; ok {
+	if m, ok := categorySynonyms()[c]; ok {
 		p.note("%s: category %s taken as %s", path, quoteForNote(s), m)
 		return m, true
 	}

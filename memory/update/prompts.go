@@ -8,7 +8,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory"
 )
 
-// profileForPrompt renders the profile and history sections as JSON.
+// ProfileForPrompt renders the profile and history sections as JSON.
 func ProfileForPrompt(d *memory.Document) string {
 	view := map[string]string{}
 	for _, ns := range d.Sections() {
@@ -34,7 +34,7 @@ type promptFact struct {
 	Confidence float64 `json:"confidence"`
 }
 
-// memoryForPrompt renders the parts of the document the model may change.
+// MemoryForPrompt renders the parts of the document the model may change.
 func MemoryForPrompt(d *memory.Document) string {
 	facts := make([]promptFact, len(d.Facts))
 	for i, f := range d.Facts {
@@ -58,7 +58,7 @@ func MemoryForPrompt(d *memory.Document) string {
 	return string(b)
 }
 
-// conversationForPrompt lays the turns out as a dated transcript.
+// ConversationForPrompt lays the turns out as a dated transcript.
 func ConversationForPrompt(turns []memory.Turn) string {
 	var sb strings.Builder
 	for _, t := range turns {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -25,9 +26,9 @@ var ErrBadReply = errors.New("unusable model reply")
 // thinkingBlock matches a reasoning trace; thinkingOpen and thinkingClose
 // match a tag left without its partner.
 var (
-	thinkingBlock = regexp.MustCompile(`(?is)<think>.*?</think>|<thinking>.*?</thinking>`)
-	thinkingOpen  = regexp.MustCompile(`(?i)<think(?:ing)?>`)
-	thinkingClose = regexp.MustCompile(`(?i)</think(?:ing)?>`)
+	thinkingBlock = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?is)<think>.*?</think>|<thinking>.*?</thinking>`) })
+	thinkingOpen  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)<think(?:ing)?>`) })
+	thinkingClose = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</think(?:ing)?>`) })
 )
 
 // stripThinking removes reasoning traces, which may hold draft JSON. Some
@@ -35,11 +36,11 @@ var (
 // trace that began with the reply; an opening tag at the start that is
 // never closed makes the whole reply a trace.
 func stripThinking(s string) string {
-	s = thinkingBlock.ReplaceAllString(s, "")
-	if loc := thinkingOpen.FindStringIndex(s); loc != nil && strings.TrimSpace(s[:loc[0]]) == "" {
+	s = thinkingBlock().ReplaceAllString(s, "")
+	if loc := thinkingOpen().FindStringIndex(s); loc != nil && strings.TrimSpace(s[:loc[0]]) == "" {
 		return ""
 	}
-	if loc := thinkingClose.FindStringIndex(s); loc != nil {
+	if loc := thinkingClose().FindStringIndex(s); loc != nil {
 		s = s[loc[1]:]
 	}
 	return s
@@ -75,7 +76,7 @@ func quoteForNote(s string) string {
 	return strconv.Quote(s)
 }
 
-// findObject returns the first JSON object in reply (reasoning traces
+// FindObject returns the first JSON object in reply (reasoning traces
 // removed) that has one of keys. It stops at the first candidate that runs
 // into the end of the reply: the rest is inside a truncated object.
 func FindObject(reply string, keys ...string) (map[string]json.RawMessage, error) {

@@ -3,6 +3,7 @@ package update
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -11,22 +12,24 @@ import (
 // upload marker, or an upload word together with a file word, in English
 // or Chinese.
 var (
-	uploadMarker = regexp.MustCompile(`(?i)</?uploaded_files>|/mnt/user-data/uploads`)
-	uploadWord   = regexp.MustCompile(`(?i)\bupload(?:s|ed|ing)?\b|上传`)
-	uploadThing  = regexp.MustCompile(`(?i)\b(?:files?|documents?|attachments?|pdfs?|spreadsheets?|images?|screenshots?|photos?|pictures?|slides?|csvs?)\b|\.(?:pdf|docx?|xlsx?|csv|pptx?|txt|md|json|png|jpe?g|gif|zip)\b|文件|文档|附件|图片|照片|截图|表格|档案`)
-	spaceRun     = regexp.MustCompile(`[ \t]{2,}`)
+	uploadMarker = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)</?uploaded_files>|/mnt/user-data/uploads`) })
+	uploadWord   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\bupload(?:s|ed|ing)?\b|上传`) })
+	uploadThing  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(?:files?|documents?|attachments?|pdfs?|spreadsheets?|images?|screenshots?|photos?|pictures?|slides?|csvs?)\b|\.(?:pdf|docx?|xlsx?|csv|pptx?|txt|md|json|png|jpe?g|gif|zip)\b|文件|文档|附件|图片|照片|截图|表格|档案`)
+	})
+	spaceRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[ \t]{2,}`) })
 )
 
 func aboutUpload(sentence string) bool {
-	return uploadMarker.MatchString(sentence) ||
-		(uploadWord.MatchString(sentence) && uploadThing.MatchString(sentence))
+	return uploadMarker().MatchString(sentence) ||
+		(uploadWord().MatchString(sentence) && uploadThing().MatchString(sentence))
 }
 
-// scrubUploads removes the sentences of s that are about uploaded files.
+// ScrubUploads removes the sentences of s that are about uploaded files.
 // It returns s unchanged when there are none, and "" when nothing with a
 // letter or digit is left.
 func ScrubUploads(s string) string {
-	if !uploadMarker.MatchString(s) && !uploadWord.MatchString(s) {
+	if !uploadMarker().MatchString(s) && !uploadWord().MatchString(s) {
 		return s
 	}
 	var b strings.Builder
@@ -41,7 +44,7 @@ func ScrubUploads(s string) string {
 	if !removed {
 		return s
 	}
-	out := strings.TrimSpace(spaceRun.ReplaceAllString(b.String(), " "))
+	out := strings.TrimSpace(spaceRun().ReplaceAllString(b.String(), " "))
 	if strings.IndexFunc(out, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package engine
+package recall
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
-	"github.com/mnemo-mcp/mnemo/memory/recall"
 )
 
 // BenchmarkInjectionBuild measures building one injection text (20 facts,
@@ -21,14 +20,13 @@ func BenchmarkInjectionBuild(b *testing.B) {
 	}
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("stored=%d", n), func(b *testing.B) {
-			s := newTestService(b, newMemStore())
-			st := s.state(memory.Scope{UserID: "u"})
+			count := newCounter(b)
 			r := rand.New(rand.NewPCG(5, uint64(n)))
 			pages := make([]memory.PageHit, n)
 			for i := range pages {
 				pages[i] = memory.PageHit{ID: fmt.Sprint(i), Time: time.Unix(int64(1.7e9+i*60), 0), User: randText(r, 25), Reply: randText(r, 35)}
 			}
-			in := recall.InjectionInput{Budget: 2000}
+			in := InjectionInput{Budget: 2000}
 			for i := range 20 {
 				in.Facts = append(in.Facts, memory.FactHit{Fact: memory.Fact{ID: fmt.Sprintf("fact_%08x", i), Content: randText(r, 12), Category: memory.Categories[i%len(memory.Categories)], Confidence: 0.8}})
 			}
@@ -39,7 +37,7 @@ func BenchmarkInjectionBuild(b *testing.B) {
 			for b.Loop() {
 				in.Pages = pages[i : i+7]
 				i = (i + 7) % (n - 7)
-				recall.BuildInjection(s.tokenCounter(st), in)
+				BuildInjection(count, in)
 			}
 		})
 	}

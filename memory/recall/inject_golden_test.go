@@ -1,6 +1,7 @@
-package engine
+package recall
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,12 +9,13 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
-	"github.com/mnemo-mcp/mnemo/memory/recall"
 )
+
+var updateGolden = flag.Bool("update-golden", false, "rewrite the injection goldens in testdata/injection")
 
 // TestInjectionGolden renders fixed inputs and compares the text with
 // testdata/injection/<name>.golden (go test -run TestInjectionGolden
-// -update rewrites them): the format the host's model reads.
+// -update-golden rewrites them): the format the host's model reads.
 func TestInjectionGolden(t *testing.T) {
 	day := time.Date(2024, 5, 7, 10, 0, 0, 0, time.UTC) // a Tuesday
 	greyhound := []memory.PageHit{
@@ -24,16 +26,16 @@ func TestInjectionGolden(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		in   recall.InjectionInput
+		in   InjectionInput
 	}{
 		{
 			// Groups by day, the best page's group first; time order
 			// inside (then stored order); the time of day on the date
 			// line when the group shares it.
 			name: "pages_by_day",
-			in: recall.InjectionInput{
+			in: InjectionInput{
 				Pages:     greyhound,
-				PageNotes: []recall.ItemNote{{Seq: 2}, {Seq: 1}, {Seq: 0}, {Seq: 3}},
+				PageNotes: []ItemNote{{Seq: 2}, {Seq: 1}, {Seq: 0}, {Seq: 3}},
 			},
 		},
 		{
@@ -41,17 +43,17 @@ func TestInjectionGolden(t *testing.T) {
 			// subject marked earlier; a correction fact and exchange;
 			// both marks explained in the header; a model's topic.
 			name: "facts_and_marks",
-			in: recall.InjectionInput{
+			in: InjectionInput{
 				Facts: []memory.FactHit{
 					{Fact: memory.Fact{Content: "The user lives in Munich", Category: memory.CategoryContext, CreatedAt: day.AddDate(0, 0, -1), ValidFrom: day.AddDate(-1, 0, 0)}},
 					{Fact: memory.Fact{Content: "The user moved to Lisbon", Category: memory.CategoryContext, CreatedAt: day.AddDate(0, 0, -2), ValidFrom: day.AddDate(0, -1, 0)}},
 					{Fact: memory.Fact{Content: "Call the dog Pixel, not Pixie", Category: memory.CategoryCorrection, CreatedAt: day, SourceError: "called the dog Pixie"}},
 				},
-				FactNotes: []recall.ItemNote{{Topics: 1}, {Topics: 1}, {}},
+				FactNotes: []ItemNote{{Topics: 1}, {Topics: 1}, {}},
 				Pages: []memory.PageHit{
 					{ID: "c1", ThreadID: "default", Time: day, User: "No, his name is Pixel", Reply: "Sorry, Pixel it is."},
 				},
-				PageNotes: []recall.ItemNote{{Correction: true}},
+				PageNotes: []ItemNote{{Correction: true}},
 				Sessions:  []memory.SessionHit{{ID: "session_1", Summary: "Naming the user's greyhound", Summarized: true, PageCount: 3, PageIDs: []string{"c1"}}},
 			},
 		},
@@ -60,24 +62,23 @@ func TestInjectionGolden(t *testing.T) {
 			// an exchange of the current conversation shows once, in the
 			// recent section; a page below the floor is left out.
 			name: "threads_and_recent",
-			in: recall.InjectionInput{
+			in: InjectionInput{
 				Pages: []memory.PageHit{
 					{ID: "w1", ThreadID: "work", Time: day, User: "Deploy is on Thursday", Reply: "Noted."},
 					{ID: "h1", ThreadID: "home", Time: day, User: "Groceries on Thursday", Reply: "Okay."},
 					{ID: "r1", ThreadID: "home", Time: day.Add(time.Hour), User: "What is on Thursday?", Reply: "Groceries."},
 					{ID: "x1", ThreadID: "home", Time: day, User: "Unrelated", Reply: "Hidden."},
 				},
-				PageNotes: []recall.ItemNote{{}, {}, {}, {Hidden: true}},
+				PageNotes: []ItemNote{{}, {}, {}, {Hidden: true}},
 				Recent:    []memory.RecentTurn{{ID: "r1", Time: day.Add(time.Hour), User: "What is on Thursday?", Reply: "Groceries."}},
 			},
 		},
 	}
-	s := newTestService(t, newMemStore())
-	st := s.state(memory.Scope{UserID: "u"})
+	count := newCounter(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.in.Budget = 2000
-			text, n := recall.BuildInjection(s.tokenCounter(st), tt.in)
+			text, n := BuildInjection(count, tt.in)
 			if real := mustCounter(t).Count(text); real != n {
 				t.Errorf("reported %d tokens, tiktoken counts %d", n, real)
 			}

@@ -1,0 +1,214 @@
+// Package importers reads the chat histories and memories of other
+// assistants, so that mnemo import can bring them in: a ChatGPT data
+// export, a Claude data export (both conversations.json) and the
+// knowledge graph of the official MCP memory server (memory.jsonl).
+//
+// The parsers read untrusted files. They neither filter nor store: they
+// return conversations as lists of messages with their roles, times and
+// source ids, and mark what is not conversation (system prompts, hidden
+// context, tool calls and results, uploaded files) so that the caller's
+// filter can drop it. A file that does not follow its format is refused
+// with the record (and line) that is wrong.
+//
+// Map of the package:
+//
+//	importers.go   Conversation, Message, RecordError, Detect, the JSON array walker
+//	chatgpt.go     ParseChatGPT: the mapping tree, the branch ending at current_node
+//	claude.go      ParseClaude: chat_messages with human/assistant senders and content blocks
+//	graph.go       ParseGraph: entity and relation lines of memory.jsonl
+package importers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+)
+
+// Formats Detect tells apart.
+const (
+	FormatChatGPT = "chatgpt"
+	FormatClaude  = "claude"
+	FormatGraph   = "memory-graph"
+)
+
+// Conversation is one chat of an export, its messages in the order they
+// were exchanged.
+type Conversation struct {
+	// ID is the export's id of the conversation; never empty.
+	ID    string
+	Title string
+	// Created is when the conversation started; zero when the export
+	// does not say.
+	Created  time.Time
+	Messages []Message
+}
+
+// Message is one message of a conversation.
+type Message struct {
+	// ID is the export's id of the message; never empty.
+	ID   string
+	Role memory.Role
+	// Text is what the message says; empty for a message that holds
+	// only files or tool traffic.
+	Text string
+	// Time is when the message was sent; zero when the export does not
+	// say.
+	Time time.Time
+	// ToolCall marks an assistant message that is an intermediate step
+	// (a call to a tool, or the model's reasoning), not an answer.
+	ToolCall string
+	// Uploads names the files the user attached to the message. Their
+	// content is never returned.
+	Uploads []string
+}
+
+// RecordError names the record of a file that does not follow its
+// format: which one (1-based), its id when it has one, and its line.
+type RecordError struct {
+	What  string // "conversation", "message", "line"
+	Index int
+	ID    string
+	Line  int
+	Err   error
+}
+
+func (e *RecordError) Error() string {
+	where := fmt.Sprintf("%s %d", e.What, e.Index)
+	if e.ID != "" {
+		where += fmt.Sprintf(" (id %q)", e.ID)
+	}
+	if e.Line > 0 && e.What != "line" {
+		where += fmt.Sprintf(" at line %d", e.Line)
+	}
+	return where + ": " + e.Err.Error()
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// ErrTruncated marks a file that ends in the middle of a record.
+var ErrTruncated = errors.New("the file ends in the middle of it (cut short? export or copy it again)")
+
+// Detect tells the format of data: a JSON list of conversations with a
+// mapping (ChatGPT) or with chat_messages (Claude), or JSON lines of
+// entities and relations (the memory server's knowledge graph). It
+// returns "" when data is none of them.
+func Detect(data []byte) string {
+	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	if len(trimmed) == 0 {
+		return ""
+	}
+	if trimmed[0] == '{' {
+		line, _, _ := bytes.Cut(trimmed, []byte("\n"))
+		var rec struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(line, &rec) == nil && (rec.Type == "entity" || rec.Type == "relation") {
+			return FormatGraph
+		}
+		return ""
+	}
+	if trimmed[0] != '[' {
+		return ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if _, err := dec.Token(); err != nil || !dec.More() {
+		return ""
+	}
+	var first map[string]json.RawMessage
+	if dec.Decode(&first) != nil {
+		return ""
+	}
+	switch {
+	case first["mapping"] != nil:
+		return FormatChatGPT
+	case first["chat_messages"] != nil:
+		return FormatClaude
+	}
+	return ""
+}
+
+// eachRecord walks data, a JSON list, decoding each element into a
+// fresh value and handing it to fn with its 1-based index. Any error
+// names the element and its line; a list cut short is ErrTruncated.
+func eachRecord(data []byte, what string, fn func(i int, raw json.RawMessage) (id string, err error)) error {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return fmt.Errorf("not a list of %ss: the file starts with %v", what, tok)
+	}
+	i := 0
+	for dec.More() {
+		i++
+		line := lineAt(data, dec.InputOffset())
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+				err = ErrTruncated
+			}
+			return &RecordError{What: what, Index: i, Line: line, Err: err}
+		}
+		if id, err := fn(i, raw); err != nil {
+			return &RecordError{What: what, Index: i, ID: id, Line: line, Err: err}
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("the list of %ss is not closed after %s %d: %w", what, what, i, ErrTruncated)
+		}
+		return fmt.Errorf("after %s %d (line %d): %w", what, i, lineAt(data, dec.InputOffset()), err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("line %d: more data after the list of %ss", lineAt(data, dec.InputOffset()), what)
+	}
+	return nil
+}
+
+// lineAt is the 1-based line of the first non-blank byte at or after
+// offset.
+func lineAt(data []byte, offset int64) int {
+	off := int(min(max(offset, 0), int64(len(data))))
+	for off < len(data) && bytes.IndexByte([]byte(" \t\r\n,"), data[off]) >= 0 {
+		off++
+	}
+	return bytes.Count(data[:off], []byte("\n")) + 1
+}
+
+// epochTime converts the seconds since 1970 of a ChatGPT export; nil is
+// the zero time.
+func epochTime(sec *float64) (time.Time, error) {
+	if sec == nil {
+		return time.Time{}, nil
+	}
+	s := *sec
+	// Year 1970 to 9999: what a time stamp of a chat can be.
+	if !(s >= 0 && s < 253402300800) {
+		return time.Time{}, fmt.Errorf("%v is not a time in seconds since 1970", s)
+	}
+	whole := int64(s)
+	return time.Unix(whole, int64((s-float64(whole))*1e9)).UTC().Truncate(time.Millisecond), nil
+}
+
+// isoTime parses the RFC 3339 times of a Claude export; "" is the zero
+// time.
+func isoTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time", s)
+	}
+	if t.Year() < 1970 || t.Year() > 9999 {
+		return time.Time{}, fmt.Errorf("%q is not a time of a chat", s)
+	}
+	return t.UTC(), nil
+}

@@ -1,0 +1,50 @@
+// Package engine is mnemo's memory Service: the per-scope state and its
+// lock, the scope cache, the update queue, syncing with the store, the
+// embedding lane, and the verbs (Add, Retrieve, Flush, Forget, List,
+// Profile, SaveFact, …) that tools and the command line call. It builds on
+// the leaf packages: memory/update (what the language model's reply does
+// to a Document), memory/tiers (the mid-term session index) and
+// memory/recall (ranking and the injection text); none of them imports it.
+//
+// # Locks
+//
+// One rule, stated here rather than at each function:
+//
+//   - scopeState.mu guards everything in a scopeState (its recall.Pages,
+//     document, mid-term index, token cache, pending counts). Verbs take
+//     the state through loadedState, which returns it synced and locked
+//     for writing; ranking, injection and mid-term placement run under
+//     that write lock, because they fill caches (links, token counts,
+//     session terms). Only background readers that copy data out (page
+//     index snapshot, embedding batches) take the read lock. Functions
+//     that take a *scopeState or a *recall.Pages expect the caller to
+//     hold it.
+//   - Service.mu guards the scope map and the cache accounting, and is
+//     held only for those few lines. It may be taken while holding a
+//     scopeState.mu (liveState, evict), never the other way round: a
+//     cache trim only TryLocks the states it evicts.
+//   - scopeState.saveMu is held while one of the scope's caches (mid-term
+//     sessions, page index, vectors) is written to the store; retired, set
+//     under it, stops a dropped state from ever saving again.
+//   - The per-scope update lock of the queue (queue.lockScopes, and the
+//     store's ScopeLocker across processes) serialises changes to a
+//     scope's Document by the updater, consolidation and forget; it is
+//     taken before, never while holding, scopeState.mu.
+//
+// # Files
+//
+//	service.go, onchange.go     the Service, its options, Start and Close
+//	scopestate.go, scopecache.go per-scope state, sync with the store, the cache
+//	queue.go, updater.go        the update queue and the LLM update of a thread
+//	add.go, host_facts.go       Add; facts handed in by the host
+//	retrieve.go, rank_sessions.go, retrieve_tiers.go
+//	                            Retrieve: ranking with sessions, facts, knowledge
+//	profile.go, profile_edit.go Profile, UpdateProfile
+//	facts_edit.go, history.go   SaveFact, UpdateFact, FactHistory
+//	forget.go, list.go          Forget, ForgetScope, List
+//	maintain.go, consolidate_llm.go, longterm.go
+//	                            maintenance, consolidation, tier work
+//	midterm*.go                 keeping the mid-term index in step with the pages
+//	embed.go, embed_query.go    the embedding lane and query vectors
+//	pageindex.go, pending.go, usage.go, validate.go, import_check.go
+package engine

@@ -122,11 +122,12 @@ type injItem struct {
 // reserved share, profile, facts, user knowledge, assistant knowledge,
 // pages, recent exchanges) and each is taken if it still fits. Pages below
 // the relevance floor (hidden) are not offered. Pages are shown grouped by
-// mid-term session under its topic line, newest first: the sessions by
-// their newest page, the pages of a session newest first. A fact, page or
-// recent exchange about the same thing as a newer one offered (sharing a
-// query term) is marked "earlier"; an exchange in which the user corrected
-// something is marked "correction". The result's token count never exceeds
+// thread and day under one date line (dayGroups), the group of the best
+// page first, each group in time order. A fact about the same thing as a
+// later fact, page or recent exchange offered (sharing a query term) is
+// marked "earlier"; a fact or exchange in which the user corrected
+// something is marked "correction"; the header explains a mark when one is
+// offered, and says that the later date holds. The result's token count never exceeds
 // the budget. count is the token count of a text (the engine counts
 // through the scope's token cache, under the scope's write lock).
 func BuildInjection(count func(string) int, in InjectionInput) (string, int) {

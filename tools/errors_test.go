@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -177,9 +178,9 @@ func TestArgumentsReachService(t *testing.T) {
 		t.Errorf("add request = %+v, want every argument", gotAdd)
 	}
 
-	e.call(t, "retrieve_memory", `{"query": "q", "max_results": 3, "max_tokens": 500, "thread_id": "t", "user_id": "u", "agent_name": "a", "relationship_with_user": "friend", "style_hint": "brief"}`)
-	want := memory.RetrieveRequest{UserID: "u", AgentName: "a", ThreadID: "t", Query: "q", MaxResults: 3, MaxTokens: 500, RelationshipWithUser: "friend", StyleHint: "brief"}
-	if gotRetrieve != want {
+	e.call(t, "retrieve_memory", `{"query": "q", "max_results": 3, "max_tokens": 500, "thread_id": "t", "user_id": "u", "agent_name": "a", "relationship_with_user": "friend", "style_hint": "brief", "keywords": ["k1", "k 2"]}`)
+	want := memory.RetrieveRequest{UserID: "u", AgentName: "a", ThreadID: "t", Query: "q", Keywords: []string{"k1", "k 2"}, MaxResults: 3, MaxTokens: 500, RelationshipWithUser: "friend", StyleHint: "brief"}
+	if !reflect.DeepEqual(gotRetrieve, want) {
 		t.Errorf("retrieve request = %+v, want %+v", gotRetrieve, want)
 	}
 

@@ -109,7 +109,7 @@ func TestFactsEnterByRelevance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d facts/%s", tt.n, tt.query), func(t *testing.T) {
-			s := newTestService(t, newMemStore(), WithClock(func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }))
+			s := newTestService(t, newMemStore(), memory.DefaultConfig(), WithClock(func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }))
 			addHostFacts(t, s, tt.n)
 			res, err := s.Retrieve(t.Context(), memory.RetrieveRequest{Query: tt.query})
 			if err != nil {
@@ -148,7 +148,7 @@ func TestFactsEnterByRelevance(t *testing.T) {
 // behavior fact are injected with an off-topic question, other facts are
 // not.
 func TestCoreFactsAlwaysIn(t *testing.T) {
-	s := newTestService(t, newMemStore())
+	s := newTestService(t, newMemStore(), memory.DefaultConfig())
 	addHostFacts(t, s, 20)
 	if _, err := s.Add(t.Context(), memory.AddRequest{ThreadID: "life", UserInput: "Keep it short, and it's Lena, not Lina.", AgentResponse: "Noted.", Facts: []memory.HostFact{
 		{Content: "Wants answers in three sentences at most", Category: memory.CategoryBehavior},
@@ -171,7 +171,7 @@ func TestCoreFactsAlwaysIn(t *testing.T) {
 // of two facts on one subject the one said earlier is marked earlier even
 // when it was stored later.
 func TestHostFactsDatedAtTheirExchange(t *testing.T) {
-	s := newTestService(t, newMemStore(), WithClock(func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }))
+	s := newTestService(t, newMemStore(), memory.DefaultConfig(), WithClock(func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }))
 	add := func(when, user string, f memory.HostFact) {
 		t.Helper()
 		if _, err := s.Add(t.Context(), memory.AddRequest{ThreadID: "home", Timestamp: when, UserInput: user, AgentResponse: "Noted.", Facts: []memory.HostFact{f}}); err != nil {

@@ -423,6 +423,9 @@ type SessionHit struct {
 	PageCount int `json:"page_count"`
 	// PageIDs are the session's pages among the retrieved ones.
 	PageIDs []string `json:"page_ids"`
+	// Summarized says the summary came from the language model; without
+	// one it is the opening of the session's first page.
+	Summarized bool `json:"summarized,omitempty"`
 }
 
 // MidTermView is a snapshot of a scope's mid-term sessions, with heat at
@@ -561,6 +564,11 @@ type RetrieveRequest struct {
 	// counted, so no heat changes and no analysis starts (the memory
 	// viewer's preview and search).
 	Peek bool
+	// Now is the reference time of the query: relative dates in it ("last
+	// Tuesday", "yesterday") and the current conversation's idle gap are
+	// read against it. Zero means the clock; a replayed or imported
+	// history passes the time of the conversation.
+	Now time.Time
 }
 
 // PageHit is a past exchange that matches the query.

@@ -102,8 +102,9 @@ func TestEverydayQuestions(t *testing.T) {
 }
 
 // TestNewerWins checks the issue's example: a correction made later the
-// same day comes first, marked as a correction, and the older exchange is
-// marked as earlier.
+// same day is shown after the older exchange, in time order under the
+// day's date line, marked as a correction, and the header tells the model
+// that the later note holds and what the mark means.
 func TestNewerWins(t *testing.T) {
 	e := newEnv(t)
 	var added memory.AddResult
@@ -112,9 +113,15 @@ func TestNewerWins(t *testing.T) {
 	var res memory.RetrieveResult
 	e.mustOK(t, "retrieve_memory", `{"query": "上海小组用什么数据库？"}`, &res)
 	inj := res.Injection
-	newer := strings.Index(inj, "- [2025-02-20 15:00, correction] User: \"不对，上海小组已经改用 PostgreSQL")
-	older := strings.Index(inj, "- [2025-02-20 10:00, earlier] User: \"上海小组用 MySQL 8")
-	if newer < 0 || older < 0 || newer > older {
-		t.Errorf("injection =\n%s\nwant the correction first, marked, and the MySQL exchange after it marked earlier", inj)
+	day := strings.Index(inj, "[2025-02-20 Thu]\n")
+	older := strings.Index(inj, "- 10:00 User: \"上海小组用 MySQL 8")
+	newer := strings.Index(inj, "- 15:00 (correction) User: \"不对，上海小组已经改用 PostgreSQL")
+	if day < 0 || older < day || newer < older {
+		t.Errorf("injection =\n%s\nwant under the day's date line the MySQL exchange, then the correction, marked", inj)
+	}
+	for _, want := range []string{"the later date holds", "marked correction is one where the user corrected something"} {
+		if !strings.Contains(inj, want) {
+			t.Errorf("injection =\n%s\nwant the header to say %q", inj, want)
+		}
 	}
 }

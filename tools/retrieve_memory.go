@@ -2,6 +2,8 @@ package tools
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -23,6 +25,7 @@ type retrieveArgs struct {
 	AgentName            string   `json:"agent_name,omitempty" jsonschema:"Search this agent's own memory instead of the user's shared memory."`
 	RelationshipWithUser string   `json:"relationship_with_user,omitempty" jsonschema:"Optional: how you relate to the user (e.g. friend, coding assistant); echoed in the memory header."`
 	StyleHint            string   `json:"style_hint,omitempty" jsonschema:"Optional: how the user wants answers (e.g. concise, formal); echoed in the memory header."`
+	Now                  string   `json:"now,omitempty" jsonschema:"Optional: the time of the user's message, RFC 3339 (e.g. 2024-05-08T13:56:00Z). Relative dates in the query (yesterday, last Tuesday) are read against it. Default: the server's clock; pass it when replaying or importing an older conversation."`
 }
 
 // RetrieveMemory returns the retrieve_memory tool: it finds what memory
@@ -53,7 +56,20 @@ func RetrieveMemory(m Memory) server.ServerTool {
 		annotate("Recall memory", true, false, true),
 	)
 	return typed(tool, func(ctx context.Context, _ mcp.CallToolRequest, args retrieveArgs) (*mcp.CallToolResult, error) {
+		var now time.Time
+		if args.Now != "" {
+			t, err := memory.ParseTimestamp(args.Now)
+			if ie := (*memory.InputError)(nil); errors.As(err, &ie) {
+				// The parser names add_memory's field; this one is now.
+				err = memory.Invalid("now", "%s", ie.Message)
+			}
+			if err != nil {
+				return toolError(ctx, nameRetrieveMemory, err)
+			}
+			now = t
+		}
 		req := memory.RetrieveRequest{
+			Now:                  now,
 			UserID:               args.UserID,
 			AgentName:            args.AgentName,
 			ThreadID:             args.ThreadID,

@@ -41,10 +41,14 @@ func (s *Service) Add(ctx context.Context, req memory.AddRequest) (*memory.AddRe
 	}
 	now := s.now().UTC()
 	when := now
+	// stated is the time of an exchange the caller dated: its facts became
+	// true then. Zero (undated) dates them when they are stored.
+	var stated time.Time
 	if req.Timestamp != "" {
 		if when, err = memory.ParseTimestamp(req.Timestamp); err != nil {
 			return nil, err
 		}
+		stated = when
 	}
 
 	exchanges, report := memory.Filter(msgs)
@@ -91,7 +95,7 @@ func (s *Service) Add(ctx context.Context, req memory.AddRequest) (*memory.AddRe
 			res.Note = "already stored: the same exchange reached this thread moments ago (a client retry?); answered with the stored turn, nothing stored again"
 			res.Pending = s.pendingInfo(st, thread)
 			st.mu.Unlock()
-			return s.addFacts(ctx, res, req.Facts, red)
+			return s.addFacts(ctx, res, req.Facts, stated, red)
 		}
 	} else {
 		st = s.liveState(scope)
@@ -138,14 +142,15 @@ func (s *Service) Add(ctx context.Context, req memory.AddRequest) (*memory.AddRe
 		}
 		return res, nil
 	}
-	return s.addFacts(ctx, res, req.Facts, red)
+	return s.addFacts(ctx, res, req.Facts, stated, red)
 }
 
-// addFacts applies the facts passed with a stored exchange, and says what
-// memory still needs from the host's model.
-func (s *Service) addFacts(ctx context.Context, res *memory.AddResult, facts []memory.HostFact, red *memory.Redactor) (*memory.AddResult, error) {
+// addFacts applies the facts passed with a stored exchange dated when
+// (zero: undated),
+// and says what memory still needs from the host's model.
+func (s *Service) addFacts(ctx context.Context, res *memory.AddResult, facts []memory.HostFact, when time.Time, red *memory.Redactor) (*memory.AddResult, error) {
 	if len(facts) > 0 {
-		out, err := s.applyHostFacts(ctx, res.Scope, res.ThreadID, facts, red)
+		out, err := s.applyHostFacts(ctx, res.Scope, res.ThreadID, facts, when, red)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -53,8 +54,11 @@ func checkHostFact(f memory.HostFact, red *memory.Redactor) (update.NewFact, str
 // a time in one save, as the updater applies extracted ones: below the
 // confidence threshold, about an uploaded file, or evicted at once by
 // max_facts, a fact is refused; a fact already known is merged. The
-// thread is the facts' source in the history.
-func (s *Service) applyHostFacts(ctx context.Context, scope memory.Scope, thread string, facts []memory.HostFact, red *memory.Redactor) ([]memory.HostFactResult, error) {
+// thread is the facts' source in the history; when, the time of the
+// exchange they come with (zero: undated), is when they became true (a replayed or
+// imported conversation dates its facts at the conversation, so that the
+// newer of two statements is the one said later, not the one stored later).
+func (s *Service) applyHostFacts(ctx context.Context, scope memory.Scope, thread string, facts []memory.HostFact, when time.Time, red *memory.Redactor) ([]memory.HostFactResult, error) {
 	out := make([]memory.HostFactResult, len(facts))
 	apply := make([]int, 0, len(facts))
 	checked := make([]update.NewFact, len(facts))
@@ -88,6 +92,7 @@ func (s *Service) applyHostFacts(ctx context.Context, scope memory.Scope, thread
 			rep := update.ApplyUpdate(d, &update.Update{NewFacts: []update.NewFact{nf}}, update.ApplyOptions{
 				Source:              thread,
 				Now:                 s.now().UTC(),
+				ValidFrom:           when,
 				ConfidenceThreshold: s.cfg.FactConfidenceThreshold,
 				MaxFacts:            s.cfg.MaxFacts,
 				MaxRemoveShare:      s.cfg.MaxRemoveShare,

@@ -29,7 +29,7 @@ func (s *Service) visitPages(ctx context.Context, st *scopeState, turnIDs []stri
 		if heat >= s.cfg.MidTermHeatThreshold && slices.ContainsFunc(ses.Pages, func(p memory.MidTermPage) bool { return !p.Analyzed }) {
 			ses.Due, anyDue = true, true
 		}
-		h := memory.SessionHit{ID: ses.ID, Summary: ses.Summary, Keywords: slices.Clone(ses.Keywords), Heat: update.Round4(heat), PageCount: len(ses.Pages)}
+		h := memory.SessionHit{ID: ses.ID, Summary: ses.Summary, Keywords: slices.Clone(ses.Keywords), Heat: update.Round4(heat), PageCount: len(ses.Pages), Summarized: ses.LLMSummary}
 		for _, id := range turnIDs {
 			if st.midTerm.ByPage[id] == ses.Num {
 				h.PageIDs = append(h.PageIDs, id)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
@@ -30,10 +31,10 @@ type rankedSession struct {
 // sessionEvidence of its session's score, so that pages of a session that
 // answers the query well come forward. A page not in a session (still in
 // its thread's short-term window) counts as a session of its own. The
-// query's time windows and term coverage then re-rank the pages (refine).
-// It returns the k best pages, best first, and the sessions of those pages,
+// query's time windows (read against now) and term coverage then re-rank
+// the pages (refine). It returns the k best pages, best first, and the sessions of those pages,
 // best first.
-func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query string, keywords []string, qv []float32, k int) ([]lexical.Hit, []rankedSession) {
+func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query string, keywords []string, now time.Time, qv []float32, k int) ([]lexical.Hit, []rankedSession) {
 	m := s.ensureMidTerm(ctx, st)
 	hits := recall.RankPages(&st.Pages, query, keywords, qv, s.emb.weight, max(recall.RankPool, k))
 	if len(hits) == 0 || hits[0].Score <= 0 {
@@ -61,7 +62,7 @@ func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query st
 		out[i] = lexical.Hit{ID: h.ID, Score: h.Score + sessionEvidence*sesScore*top}
 	}
 	recall.SortHits(out)
-	out = recall.Refine(&st.Pages, query, s.now(), out, k)
+	out = recall.Refine(&st.Pages, query, now, out, k)
 
 	var ranked []rankedSession
 	seen := make(map[int]bool)

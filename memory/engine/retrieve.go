@@ -4,14 +4,13 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/lexical"
 	"github.com/mnemo-mcp/mnemo/memory/recall"
 	"github.com/mnemo-mcp/mnemo/memory/update"
 )
-
-// maxFactHits bounds the facts listed in a retrieval result.
-const maxFactHits = 20
 
 // Retrieve finds the pages and facts relevant to the query and builds the
 // token-budgeted injection text. Errors wrapping ErrInvalidInput say what
@@ -40,27 +39,32 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	defer st.mu.Unlock()
 
 	res := &memory.RetrieveResult{Pages: []memory.PageHit{}, Scope: scope, ThreadID: thread, StoredTurns: len(st.Turns)}
+	now := s.now()
+	if !req.Now.IsZero() {
+		now = req.Now
+	}
 	res.Ranking = rankingInfo(qv, fallback, st.Vec.Count)
-	hits, ranked := s.rankWithSessions(ctx, st, req.Query, req.Keywords, qv, maxResults)
+	hits, ranked := s.rankWithSessions(ctx, st, req.Query, req.Keywords, now, qv, maxResults)
 	for _, h := range hits {
 		t := st.Turns[h.ID]
 		prev, next := pageNeighbours(st, h.ID)
 		res.Pages = append(res.Pages, memory.PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: update.Round4(h.Score), MetaData: t.MetaData, PrevID: prev, NextID: next})
 	}
 	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, req.Query, res.Pages, ranked, req.Peek)
-	conv := s.conversation(st, thread, req.ThreadID != "")
+	conv := s.conversation(st, thread, req.ThreadID != "", now)
 	recentPos := s.recent(conv)
 	res.Recent = make([]memory.RecentTurn, 0, len(recentPos))
 	for _, p := range recentPos {
 		t := st.Turns[p]
 		res.Recent = append(res.Recent, memory.RecentTurn{ID: t.ID, Time: t.Time, User: t.User, Reply: t.Reply})
 	}
-	res.Facts = s.rankFacts(st, req.Query, conv)
-	res.PastFacts = recall.PastFacts(st.doc, req.Query)
 	qterms := recall.QueryTerms(req.Query)
 	if len(qterms) > recall.MaxTopicTerms {
 		qterms = qterms[:recall.MaxTopicTerms]
 	}
+	weights := recall.TermWeights(&st.Pages, qterms)
+	res.Facts = s.rankFacts(st, req.Query, qterms, weights, conv)
+	res.PastFacts = recall.PastFacts(st.doc, req.Query)
 	floor := recall.Relevant(&st.Pages, qterms, hits)
 	if len(req.Keywords) > 0 {
 		// A page found by the keywords clears the floor on their terms
@@ -74,6 +78,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	for i, h := range hits {
 		pageNotes[i] = recall.TurnNote(&st.Pages, h.ID, qterms)
 		pageNotes[i].Hidden = !floor[i]
+		pageNotes[i].Seq = h.ID
 	}
 	// A correction about what a shown page speaks of is shown too, even
 	// below the floor: it says which of the two holds.
@@ -101,7 +106,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	res.Injection, res.InjectionTokens = recall.BuildInjection(s.tokenCounter(st), recall.InjectionInput{
 		Relationship:       req.RelationshipWithUser,
 		StyleHint:          req.StyleHint,
-		Profile:            res.Profile,
+		Profile:            relevantProfile(res.Profile, qterms, weights),
 		Facts:              res.Facts,
 		PastFacts:          res.PastFacts,
 		Pages:              res.Pages,
@@ -117,20 +122,20 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	return res, nil
 }
 
-// conversation returns the positions of the turns that make up the current
-// conversation, oldest first: the thread's turns when the caller named it
-// (named), else only the latest turns of the default thread that follow one
-// another, and the last of them precedes now, by at most
-// conversation_idle_gap. Turns from an earlier sitting are never the current
-// conversation.
-func (s *Service) conversation(st *scopeState, thread string, named bool) []int {
+// conversation returns the positions of the turns that make up the
+// current conversation, oldest first: the thread's turns when the caller
+// named it (named), else only the latest turns of the default thread that
+// follow one another, and the last of them precedes now (the query's
+// reference time), by at most conversation_idle_gap. Turns from an
+// earlier sitting are never the current conversation.
+func (s *Service) conversation(st *scopeState, thread string, named bool, now time.Time) []int {
 	positions := st.Threads[thread]
 	if named || len(positions) == 0 {
 		return positions
 	}
 	gap := s.cfg.ConversationIdleGap
 	last := st.Turns[positions[len(positions)-1]].Time
-	if s.now().Sub(last) > gap {
+	if now.Sub(last) > gap {
 		return nil
 	}
 	i := len(positions) - 1
@@ -149,12 +154,33 @@ func (s *Service) recent(positions []int) []int {
 	return positions
 }
 
-// rankFacts scores every fact by similarity to the query plus the last
-// max_context_turns turns of the current conversation (positions, oldest
-// first; weight similarity_weight) and by confidence (weight
-// confidence_weight), best first. Similarity is normalised to [0, 1] by the
-// best match.
-func (s *Service) rankFacts(st *scopeState, query string, positions []int) []memory.FactHit {
+// Facts enter a retrieval by relevance to the query, never by confidence
+// alone: a fact must hold recall.MinTextCoverage of the query's weight.
+// A small core enters whatever the query: corrections (what to avoid
+// saying again) and behavior facts (how the user wants to be answered),
+// which bear on every answer; at most maxCoreFacts of them, the newest
+// first. Identity and everything else the user told about themselves
+// (home, work, family, tastes) are found by the query like any fact: an
+// always-on identity line would cost tokens on every turn and was not
+// needed by any question measured.
+const (
+	maxFactHits  = 10
+	maxCoreFacts = 4
+)
+
+// coreFact reports whether f belongs to the always-on core.
+func coreFact(f memory.Fact) bool {
+	return f.Category == memory.CategoryCorrection || f.Category == memory.CategoryBehavior
+}
+
+// rankFacts returns the facts relevant to the query (at most maxFactHits,
+// best first) and then the core (at most maxCoreFacts). A fact is
+// relevant when it holds recall.MinTextCoverage of the query's weight
+// (qterms, weights); relevant facts are ordered by similarity to the query
+// plus the last max_context_turns turns of the current conversation
+// (positions, oldest first; weight similarity_weight) and by confidence
+// (weight confidence_weight).
+func (s *Service) rankFacts(st *scopeState, query string, qterms []lexical.Term, weights []float64, positions []int) []memory.FactHit {
 	facts := st.doc.Facts
 	if len(facts) == 0 {
 		return nil
@@ -178,31 +204,43 @@ func (s *Service) rankFacts(st *scopeState, query string, positions []int) []mem
 		sims[h.ID] = h.Score
 		best = max(best, h.Score)
 	}
-	hits := make([]memory.FactHit, len(facts))
+	var hits, core []memory.FactHit
 	for i, f := range facts {
 		sim := 0.0
 		if best > 0 {
 			sim = sims[i] / best
 		}
-		hits[i] = memory.FactHit{Fact: f, Score: update.Round4(s.cfg.SimilarityWeight*sim + s.cfg.ConfidenceWeight*f.Confidence)}
-		if f.Category == memory.CategoryCorrection && sims[i] > 0 {
-			// A correction that matches what is asked is still relevant:
-			// it does not decay (maintain.go).
-			s.relevant.note(st.scope, f.ID, s.now().UTC())
+		h := memory.FactHit{Fact: f, Score: update.Round4(s.cfg.SimilarityWeight*sim + s.cfg.ConfidenceWeight*f.Confidence)}
+		switch {
+		case recall.TextCoverage(f.Content, qterms, weights) >= recall.MinTextCoverage:
+			hits = append(hits, h)
+			if f.Category == memory.CategoryCorrection {
+				// A correction that matches what is asked is still
+				// relevant: it does not decay (maintain.go).
+				s.relevant.note(st.scope, f.ID, s.now().UTC())
+			}
+		case coreFact(f):
+			core = append(core, h)
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
-	if len(hits) > maxFactHits {
-		// Corrections stay listed even when they rank low: they say what to avoid.
-		top := hits[:maxFactHits:maxFactHits]
-		for _, h := range hits[maxFactHits:] {
-			if h.Category == memory.CategoryCorrection {
-				top = append(top, h)
-			}
+	hits = hits[:min(len(hits), maxFactHits)]
+	sort.SliceStable(core, func(i, j int) bool { return core[i].Since().After(core[j].Since()) })
+	return append(hits, core[:min(len(core), maxCoreFacts)]...)
+}
+
+// relevantProfile keeps, of each profile section, the sentences that
+// hold recall.MinTextCoverage of the query's weight; a section with none
+// is left out of the injection text.
+func relevantProfile(sections []memory.ProfileSection, qterms []lexical.Term, weights []float64) []memory.ProfileSection {
+	var out []memory.ProfileSection
+	for _, p := range sections {
+		if text := recall.RelevantSentences(p.Summary, qterms, weights); text != "" {
+			p.Summary = text
+			out = append(out, p)
 		}
-		hits = top
 	}
-	return hits
+	return out
 }
 
 // profileSections lists the document's non-empty sections in reading order.

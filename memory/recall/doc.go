@@ -13,7 +13,10 @@
 //	when.go      the time windows a query speaks of ("last May", "2 weeks ago")
 //	vectors.go   page vectors, nearest pages, fusion with the lexical ranking
 //	notes.go     per-page notes for the injection, relevant knowledge
-//	inject.go    BuildInjection: the token-budgeted <memory> block
+//	relevance.go the share of the query's weight a fact, knowledge entry or
+//	             profile sentence holds: what lets it into the injection
+//	inject.go    BuildInjection: the token-budgeted <memory> block, exchanges
+//	             grouped by thread and day, facts dated
 //	escape.go    neutralising tags and quoting remembered text
 //	timeline.go  facts that were true before, for "used to" questions
 package recall

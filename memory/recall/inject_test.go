@@ -3,7 +3,6 @@ package recall
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,16 +79,16 @@ func TestInjectionBudgetProperty(t *testing.T) {
 		// Greedy completeness: any page left out must not fit in what is
 		// left, and no page below the relevance floor is shown.
 		left := in.Budget - n
-		earlier := EarlierItems(in)
 		for i, p := range in.Pages {
-			line := ExchangeLine(p.Time, p.User, p.Reply, in.PageNotes[i].Correction, earlier.Pages[p.ID])
+			quote := QuoteText(p.User, MaxPageRunes/2)
 			if in.PageNotes[i].Hidden {
-				if strings.Contains(text, line) {
-					t.Fatalf("iter %d: page below the relevance floor shown: %s", iter, line)
+				if strings.Contains(text, "User: "+quote) {
+					t.Fatalf("iter %d: page below the relevance floor shown: %s", iter, quote)
 				}
 				continue
 			}
-			if !strings.Contains(text, line) && count(line+"\n") < left-20-topicCost(count, in, p.ID) {
+			line := "- 00:00 (correction) User: " + quote + " Assistant: " + QuoteText(p.Reply, MaxPageRunes/2)
+			if !strings.Contains(text, "User: "+quote) && count(line+"\n") < left-30 {
 				t.Fatalf("iter %d: page of %d tokens skipped with %d tokens left", iter, count(line), left)
 			}
 		}
@@ -138,68 +137,5 @@ func TestInjectionShowsAPageInTheRecentWindowOnce(t *testing.T) {
 	}
 	if strings.Contains(text, SectionHeadings[SecPages]) || !strings.Contains(text, "hello") {
 		t.Errorf("injection = %q, want it in the recent section only, with the other recent exchange", text)
-	}
-}
-
-// topicCost is the most a page's topic line can add to its cost.
-func topicCost(count func(string) int, in InjectionInput, id string) int {
-	for _, ses := range in.Sessions {
-		if slices.Contains(ses.PageIDs, id) {
-			return count("Topic: " + CleanLine(ses.Summary, MaxPageRunes/2) + "\n")
-		}
-	}
-	return 0
-}
-
-// TestInjectionGroupsPagesBySession checks that pages are shown under
-// their session's topic line, sessions of equal time in the order of their best page,
-// and that knowledge entries get their own sections.
-func TestInjectionGroupsPagesBySession(t *testing.T) {
-	count := newCounter(t)
-	day := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
-	pages := []memory.PageHit{
-		{ID: "a1", Time: day, User: "Which greyhound food is best?", Reply: "High protein kibble."},
-		{ID: "b1", Time: day, User: "My flight to Lisbon is on Friday", Reply: "Noted."},
-		{ID: "a2", Time: day, User: "The greyhound sleeps all day", Reply: "They do."},
-		{ID: "c1", Time: day, User: "Alone in its session", Reply: "ok"},
-	}
-	sessions := []memory.SessionHit{
-		{ID: "session_1", Summary: "Caring for the user's greyhound", PageCount: 5, PageIDs: []string{"a1", "a2"}},
-		{ID: "session_2", Summary: "My flight to Lisbon is on Friday", PageCount: 3, PageIDs: []string{"b1"}},
-		{ID: "session_3", Summary: "Alone in its session", PageCount: 1, PageIDs: []string{"c1"}},
-	}
-	text, n := BuildInjection(count, InjectionInput{
-		Budget:             2000,
-		Pages:              pages,
-		Sessions:           sessions,
-		UserKnowledge:      []memory.FactHit{{Fact: memory.Fact{Content: "The user owns a greyhound named Pixel", Category: memory.CategoryKnowledge}}},
-		AssistantKnowledge: []memory.FactHit{{Fact: memory.Fact{Content: "The assistant promised a feeding plan", Category: memory.CategoryKnowledge}}},
-	})
-	want := strings.Join([]string{
-		"<memory>",
-		InjectionIntro,
-		SectionHeadings[SecKnowledge],
-		"- The user owns a greyhound named Pixel",
-		SectionHeadings[SecAssistant],
-		"- The assistant promised a feeding plan",
-		SectionHeadings[SecPages],
-		"Topic: Caring for the user's greyhound",
-		`- [2024-05-01 10:00] User: "Which greyhound food is best?" Assistant: "High protein kibble."`,
-		`- [2024-05-01 10:00] User: "The greyhound sleeps all day" Assistant: "They do."`,
-		`- [2024-05-01 10:00] User: "My flight to Lisbon is on Friday" Assistant: "Noted."`,
-		`- [2024-05-01 10:00] User: "Alone in its session" Assistant: "ok"`,
-		"</memory>",
-	}, "\n")
-	if text != want {
-		t.Errorf("injection =\n%s\nwant\n%s", text, want)
-	}
-	if real := mustCounter(t).Count(text); real != n {
-		t.Errorf("reported %d tokens, tiktoken counts %d", n, real)
-	}
-	// A budget that fits the first page but not its topic line as well
-	// leaves both out rather than showing a topic without pages.
-	small, _ := BuildInjection(count, InjectionInput{Budget: 60, Pages: pages[:1], Sessions: sessions[:1]})
-	if strings.Contains(small, "Topic:") != strings.Contains(small, "greyhound food") {
-		t.Errorf("injection = %q: topic line and its page must come together", small)
 	}
 }

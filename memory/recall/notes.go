@@ -43,10 +43,16 @@ func TextTopics(text string, qterms []lexical.Term) uint64 {
 const maxKnowledgeHits = 5
 
 // RelevantKnowledge scores each entry against the query with the page
-// index's BM25 statistics and returns the best that share a term with it.
+// index's BM25 statistics and returns the best of those that hold
+// MinTextCoverage of the query's weight.
 func RelevantKnowledge(st *Pages, query string, list []memory.Fact) []memory.FactHit {
 	var hits []memory.FactHit
+	qterms := QueryTerms(query)
+	weights := TermWeights(st, qterms)
 	for _, f := range list {
+		if TextCoverage(f.Content, qterms, weights) < MinTextCoverage {
+			continue
+		}
 		if sc := st.Index.Similarity(query, f.Content); sc > 0 {
 			hits = append(hits, memory.FactHit{Fact: f, Score: round4(sc)})
 		}

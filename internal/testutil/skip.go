@@ -32,6 +32,7 @@ func SkipMissing(tb testing.TB, need, reason, enable string) {
 	msg := fmt.Sprintf("%s not available: %s; to run this test, %s", need, reason, enable)
 	if os.Getenv("CI") == "true" {
 		tb.Fatal(msg + " (CI=true: these tests must run)")
+		return
 	}
 	missing.Lock()
 	m := missing.by[need]

@@ -160,9 +160,11 @@ func (d *doctor) checkPostgres(ctx context.Context, cfg *Config) {
 // postgresPassword is the password in a storage URL, to keep out of any
 // line doctor prints.
 func postgresPassword(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok {
-			return p
+	if u, err := url.Parse(raw); err == nil {
+		if u.User != nil {
+			if p, ok := u.User.Password(); ok {
+				return p
+			}
 		}
 		return u.Query().Get("password")
 	}

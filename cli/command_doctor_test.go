@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -154,6 +155,35 @@ func TestDoctorDataDirGiven(t *testing.T) {
 			}
 			if tc.want == nil && (strings.Contains(out, "nobody expanded") || strings.Contains(out, "relative path")) {
 				t.Errorf("doctor flagged the absolute data_dir %q:\n%s", dataDir, out)
+			}
+		})
+	}
+}
+
+// TestDoctorShortPassword: however short the storage password, doctor
+// masks it and leaves the words around it whole, so that no gap in a
+// word ("datxxxxxase") tells it.
+func TestDoctorShortPassword(t *testing.T) {
+	glued := regexp.MustCompile(`[A-Za-z0-9]xxxxx|xxxxx[A-Za-z0-9]`)
+	for _, tc := range []struct{ password, url string }{
+		{"ab", "postgres://mnemo:ab@127.0.0.1:1/mnemo"},
+		{"x", "postgres://mnemo:x@127.0.0.1:1/mnemo"},
+		{"ab", "postgres://127.0.0.1:1/mnemo?user=mnemo&password=ab"},
+		{"db", "postgres://mnemo:db@127.0.0.1:1/db"},
+	} {
+		t.Run(tc.url, func(t *testing.T) {
+			_, out, errOut := runEnv(t, env{"MNEMO_DATA_DIR": t.TempDir(), "MNEMO_STORAGE": tc.url}, "doctor")
+			all := out + errOut
+			if m := glued.FindString(all); m != "" {
+				t.Errorf("doctor masked the password %q inside a word (%q):\n%s", tc.password, m, all)
+			}
+			if !strings.Contains(all, "cannot reach the database") {
+				t.Errorf("doctor does not report the unreachable database:\n%s", all)
+			}
+			for _, leak := range []string{":" + tc.password + "@", "password=" + tc.password, " " + tc.password + " "} {
+				if strings.Contains(all, leak) {
+					t.Errorf("doctor shows the password (%q):\n%s", leak, all)
+				}
 			}
 		})
 	}

@@ -25,6 +25,12 @@ trailing commas, a syntax error) is refused and left untouched. Before it
 changes a file it copies it to FILE.bak-TIMESTAMP, then replaces it
 atomically; when the entry is already there it writes nothing.
 
+--npx writes "command": "npx", "args": ["-y", "@mnemo-mcp/mnemo", "serve",
+"--data-dir", DIR] instead: the host starts mnemo through the npm launcher,
+which needs Node.js but no installed binary. It is the default when setup
+itself runs from the launcher (npx -y @mnemo-mcp/mnemo setup HOST), whose
+binary lives in npm's cache.
+
 Hosts and files (--project: the project's own file, in the current
 directory or --project-dir):
   claude-desktop  claude_desktop_config.json: macOS ~/Library/Application
@@ -183,9 +189,18 @@ func runSetup(_ context.Context, c *call) int {
 	if project && h.project == "" {
 		return c.fail(exitUsage, "%s has no per-project configuration; leave out --project (the data directory can still be chosen with --data-dir)", h.title)
 	}
-	exe, err := executable()
-	if err != nil {
-		return c.fail(exitError, "find this binary: %v", err)
+	// From the npm launcher this binary lives in npm's cache, which npm may
+	// clear: the host is given the npx command instead of its path.
+	npx := c.args.flag("npx") || c.getenv(launcherEnv) == "npx"
+	if npx && !c.args.flag("npx") {
+		fmt.Fprintf(c.stderr, "running from the npm launcher (%s=npx): writing the npx form, since this binary lives in npm's cache\n", launcherEnv)
+	}
+	var exe string
+	var err error
+	if !npx {
+		if exe, err = executable(); err != nil {
+			return c.fail(exitError, "find this binary: %v", err)
+		}
 	}
 	name := c.args.str("name")
 	if name == "" {
@@ -222,6 +237,9 @@ func runSetup(_ context.Context, c *call) int {
 	}
 
 	entry := setupEntry(h, exe, dataDir)
+	if npx {
+		entry = npxEntry(h, dataDir)
+	}
 	if c.args.flag("print") {
 		snippet, _ := json.MarshalIndent(map[string]any{h.serversKey: map[string]serverEntry{name: entry}}, "", "  ")
 		fmt.Fprintf(c.stdout, "%s\n", snippet)
@@ -233,7 +251,7 @@ func runSetup(_ context.Context, c *call) int {
 	}
 	switch {
 	case res.unchanged:
-		fmt.Fprintf(c.stdout, "%s is already set up in %s: server %q runs %s; nothing written\n", h.title, file, name, exe)
+		fmt.Fprintf(c.stdout, "%s is already set up in %s: server %q runs %s; nothing written\n", h.title, file, name, entry.Command)
 		return exitOK
 	case c.args.flag("dry-run"):
 		fmt.Fprintf(c.stdout, "would %s server %q in %s (nothing written; run without --dry-run to write it):\n", res.verb(), name, file)
@@ -252,7 +270,7 @@ func runSetup(_ context.Context, c *call) int {
 	if res.old != nil {
 		done = "replaced"
 	}
-	fmt.Fprintf(c.stdout, "%s server %q in %s: %s serve --data-dir %s\n", done, name, file, exe, dataDir)
+	fmt.Fprintf(c.stdout, "%s server %q in %s: %s %s\n", done, name, file, entry.Command, strings.Join(entry.Args, " "))
 	if backup != "" {
 		fmt.Fprintf(c.stdout, "the previous file is in %s\n", backup)
 	}
@@ -277,6 +295,24 @@ type serverEntry struct {
 // serving with an absolute data directory.
 func setupEntry(h *setupHost, exe, dataDir string) serverEntry {
 	e := serverEntry{Command: exe, Args: []string{"serve", "--data-dir", dataDir}}
+	if h.stdioType {
+		e.Type = "stdio"
+	}
+	return e
+}
+
+// npmPackage is the npm launcher's package: "npx -y npmPackage" runs
+// this platform's mnemo binary from its optional dependencies.
+const npmPackage = "@mnemo-mcp/mnemo"
+
+// launcherEnv is set by the npm launcher (npm/mnemo/bin/mnemo.js) in the
+// environment of the binary it starts, to "npx".
+const launcherEnv = "MNEMO_LAUNCHER"
+
+// npxEntry is the server entry of h that starts mnemo through the npm
+// launcher, serving with an absolute data directory.
+func npxEntry(h *setupHost, dataDir string) serverEntry {
+	e := serverEntry{Command: "npx", Args: []string{"-y", npmPackage, "serve", "--data-dir", dataDir}}
 	if h.stdioType {
 		e.Type = "stdio"
 	}

@@ -348,3 +348,61 @@ func FuzzMergeSetup(f *testing.F) {
 		}
 	})
 }
+
+// TestSetupNpx writes the npm launcher's form: with --npx, and by itself
+// when setup runs from the launcher (MNEMO_LAUNCHER=npx), where this
+// binary's path is in npm's cache and must not be written.
+func TestSetupNpx(t *testing.T) {
+	useFakeExecutable(t)
+	for _, tc := range []struct {
+		name, host, key string
+		launcher        bool
+		args            []string
+		stdioType       bool
+	}{
+		{"flag", "claude-desktop", "mcpServers", false, []string{"--npx"}, false},
+		{"flag vscode", "vscode", "servers", false, []string{"--npx"}, true},
+		{"from the launcher", "cursor", "mcpServers", true, nil, false},
+		{"from the launcher with the flag", "claude-code", "mcpServers", true, []string{"--npx"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home, data := t.TempDir(), filepath.Join(t.TempDir(), "data")
+			e := setupEnv(home, data)
+			if tc.launcher {
+				e["MNEMO_LAUNCHER"] = "npx"
+			}
+			code, out, errOut := runEnv(t, e, append([]string{"setup", tc.host}, tc.args...)...)
+			if code != exitOK || !strings.Contains(out, "npx -y @mnemo-mcp/mnemo serve --data-dir "+data) {
+				t.Fatalf("setup = %d\n%s%s", code, out, errOut)
+			}
+			if said := strings.Contains(errOut, "npm launcher"); said != (tc.launcher && tc.args == nil) {
+				t.Errorf("stderr %q: the launcher note should appear only when the launcher chose the npx form", errOut)
+			}
+			got, err := os.ReadFile(hostFile(t, tc.host, home))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]any{"command": "npx", "args": []any{"-y", "@mnemo-mcp/mnemo", "serve", "--data-dir", data}}
+			if tc.stdioType {
+				want["type"] = "stdio"
+			}
+			if entry := decodeJSON(t, got)[tc.key].(map[string]any)["mnemo"]; !reflect.DeepEqual(entry, want) {
+				t.Errorf("mnemo entry = %v, want %v", entry, want)
+			}
+			if strings.Contains(string(got), fakeExe) {
+				t.Errorf("the npx form names the binary's path:\n%s", got)
+			}
+			code, out, errOut = runEnv(t, e, append([]string{"setup", tc.host}, tc.args...)...)
+			if code != exitOK || !strings.Contains(out, "already set up") || !strings.Contains(out, "runs npx") {
+				t.Errorf("second setup = %d\n%s%s", code, out, errOut)
+			}
+		})
+	}
+
+	// --print shows the snippet a user copies by hand.
+	code, out, _ := runEnv(t, env{"HOME": t.TempDir(), "MNEMO_DATA_DIR": "/srv/mnemo"}, "setup", "claude-desktop", "--npx", "--print")
+	want := map[string]any{"mcpServers": map[string]any{"mnemo": map[string]any{"command": "npx", "args": []any{"-y", "@mnemo-mcp/mnemo", "serve", "--data-dir", "/srv/mnemo"}}}}
+	if v := decodeJSON(t, []byte(out)); code != exitOK || !reflect.DeepEqual(v, want) {
+		t.Errorf("setup --npx --print = %d %v, want %v", code, v, want)
+	}
+}

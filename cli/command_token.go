@@ -5,27 +5,31 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/cli/httpauth"
+	"github.com/mnemo-mcp/mnemo/memory"
 )
 
 const tokenDetails = `A token lets one user (and, with --agent, one agent of the user) use
 mnemo serve --http: requests send it as "Authorization: Bearer TOKEN", and
 the memory they use is that user's, whatever the tool arguments say. The
-tokens file (tokens.json in the data directory) keeps only a hash of each
-token, so a lost token cannot be shown again: revoke it and add a new one.
-A running server sees added and revoked tokens from its next request on.
+same token logs a person in to the memory viewer at /ui/login.
+
+Where tokens are kept follows the storage setting: with PostgreSQL, in its
+mnemo_tokens table, so that the command works from any machine with the
+storage URL and every instance on the database honours a new token and
+refuses a revoked one within seconds; otherwise in tokens.json in the data
+directory. Only a hash of each token is kept, so a lost token cannot be
+shown again: revoke it and add a new one.
 `
 
 // runToken is "mnemo token add|list|revoke".
-func runToken(_ context.Context, c *call) int {
+func runToken(ctx context.Context, c *call) int {
 	if len(c.args.positional) == 0 {
 		return c.fail(exitUsage, "which action? add, list or revoke; run 'mnemo help token'")
 	}
-	tokens := httpauth.NewTokenFile(filepath.Join(c.cfg.DataDir, httpauth.TokensFileName))
 	action, rest := c.args.positional[0], c.args.positional[1:]
 	onlyWith := func(flags ...string) int {
 		allowed := map[string]bool{}
@@ -37,6 +41,18 @@ func runToken(_ context.Context, c *call) int {
 				return c.fail(exitUsage, "token %s takes no --%s", action, name)
 			}
 		}
+		return exitOK
+	}
+	var tokens httpauth.TokenStore
+	closeStore := func() error { return nil }
+	defer func() { closeStore() }()
+	open := func() int {
+		ts, _, closeFn, err := openTokenStore(ctx, c.cfg, c.log)
+		if err != nil {
+			return c.fail(exitError, "%v", err)
+		}
+		tokens = ts
+		closeStore = closeFn
 		return exitOK
 	}
 	switch action {
@@ -51,9 +67,21 @@ func runToken(_ context.Context, c *call) int {
 		if user == "" {
 			return c.fail(exitUsage, "token add needs --user: the user whose memory the token opens")
 		}
-		secret, tok, err := tokens.Add(user, c.args.str("agent"))
-		if err != nil {
+		agent := c.args.str("agent")
+		if err := memory.ValidateID("user", user); err != nil {
 			return c.fail(exitUsage, "%v", err)
+		}
+		if agent != "" {
+			if err := memory.ValidateID("agent", agent); err != nil {
+				return c.fail(exitUsage, "%v", err)
+			}
+		}
+		if code := open(); code != exitOK {
+			return code
+		}
+		secret, tok, err := httpauth.IssueToken(ctx, tokens, user, agent)
+		if err != nil {
+			return c.fail(exitError, "%v", err)
 		}
 		who := "user " + tok.User
 		if tok.Agent != "" {
@@ -66,7 +94,8 @@ func runToken(_ context.Context, c *call) int {
 		fmt.Fprintf(c.stderr, "Token %s for %s, printed above. It is shown only this once: copy it now.\n"+
 			"Clients send it with every request to mnemo serve --http, as the header\n"+
 			"  Authorization: Bearer <the token>\n"+
-			"Revoke it with: mnemo token revoke %s\n", tok.ID, who, tok.ID)
+			"It also logs in to the memory viewer at %s\n"+
+			"Revoke it with: mnemo token revoke %s\n", tok.ID, who, c.viewerLogin(), tok.ID)
 		return exitOK
 	case "list":
 		if code := onlyWith("json"); code != exitOK {
@@ -75,7 +104,10 @@ func runToken(_ context.Context, c *call) int {
 		if len(rest) > 0 {
 			return c.fail(exitUsage, "unexpected argument %q; usage: mnemo token list [--json]", rest[0])
 		}
-		list, err := tokens.List()
+		if code := open(); code != exitOK {
+			return code
+		}
+		list, err := tokens.Tokens(ctx)
 		if err != nil {
 			return c.fail(exitError, "%v", err)
 		}
@@ -119,15 +151,28 @@ func runToken(_ context.Context, c *call) int {
 		if len(rest) != 1 {
 			return c.fail(exitUsage, "usage: mnemo token revoke ID (the ids are in 'mnemo token list')")
 		}
-		tok, err := tokens.Revoke(rest[0])
+		if code := open(); code != exitOK {
+			return code
+		}
+		tok, err := tokens.RevokeToken(ctx, rest[0])
 		if errors.Is(err, httpauth.ErrNoToken) {
 			return c.fail(exitError, "no token %q; the ids are in 'mnemo token list'", rest[0])
 		}
 		if err != nil {
 			return c.fail(exitError, "%v", err)
 		}
-		fmt.Fprintf(c.stdout, "Revoked %s (user %s). A running server refuses it from its next request on.\n", tok.ID, tok.User)
+		fmt.Fprintf(c.stdout, "Revoked %s (user %s). Every server refuses it within seconds.\n", tok.ID, tok.User)
 		return exitOK
 	}
 	return c.fail(exitUsage, "unknown action %q; want add, list or revoke", action)
+}
+
+// viewerLogin is where the memory viewer's login page is for the
+// configuration: at the origin of http_public_url, else at the default
+// address of serve --http.
+func (c *call) viewerLogin() string {
+	if c.cfg.HTTP.PublicURL != "" {
+		return loginURL(c.cfg.HTTP.PublicURL)
+	}
+	return loginURL("http://"+defaultHTTPAddr+mcpPath) + " (when served at the default address; serve --http prints it)"
 }

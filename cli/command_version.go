@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strings"
 )
 
 // runVersion is "mnemo version".
@@ -12,8 +13,18 @@ func runVersion(_ context.Context, c *call) int {
 	return exitOK
 }
 
-// version is the version of the running binary, from its build info.
+// releaseVersion and releaseCommit are stamped by the release build
+// (.goreleaser.yaml) with the linker's -X flag: the version of the tag
+// being released and the commit it was built from. Empty in any other
+// build, where the version comes from the build info.
+var releaseVersion, releaseCommit string
+
+// version is the version of the running binary: the release stamp when
+// there is one, else from its build info.
 func version() string {
+	if releaseVersion != "" {
+		return stampedVersion(releaseVersion, releaseCommit)
+	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "dev"
@@ -48,4 +59,17 @@ func versionOf(info *debug.BuildInfo) string {
 		v += ", modified"
 	}
 	return v + ")"
+}
+
+// stampedVersion is the version a release build prints: the stamped
+// version with a leading v, as "go install ...@v1.2.3" prints it, and the
+// commit's first 12 characters when known.
+func stampedVersion(v, commit string) string {
+	if !strings.HasPrefix(v, "v") {
+		v = "v" + v
+	}
+	if commit == "" {
+		return v
+	}
+	return v + " (" + commit[:min(len(commit), 12)] + ")"
 }

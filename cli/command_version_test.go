@@ -33,6 +33,18 @@ func TestVersionOf(t *testing.T) {
 	}
 }
 
+func TestStampedVersion(t *testing.T) {
+	for _, tc := range []struct{ version, commit, want string }{
+		{"1.2.3", "eb355f11cddcc62fbe3e6149a36e4724b0505162", "v1.2.3 (eb355f11cddc)"},
+		{"v1.2.3", "", "v1.2.3"},
+		{"0.1.1-snapshot", "abc", "v0.1.1-snapshot (abc)"},
+	} {
+		if got := stampedVersion(tc.version, tc.commit); got != tc.want {
+			t.Errorf("stampedVersion(%q, %q) = %q, want %q", tc.version, tc.commit, got, tc.want)
+		}
+	}
+}
+
 func TestVersionCommand(t *testing.T) {
 	code, out, errOut := runEnv(t, env{}, "version")
 	if code != exitOK || !strings.HasPrefix(out, "mnemo ") || errOut != "" {

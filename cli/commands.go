@@ -211,10 +211,11 @@ lists its scopes.`,
 		},
 		{
 			name:     "setup",
-			synopsis: []string{"setup HOST [--project [--project-dir DIR]] [--name N] [--dry-run | --print] [--file FILE]"},
+			synopsis: []string{"setup HOST [--npx] [--project [--project-dir DIR]] [--name N] [--dry-run | --print] [--file FILE]"},
 			summary:  "Write mnemo into an MCP host's configuration (" + setupHostNames() + ") with this binary's absolute path and an absolute data directory, merging into the existing file (backup first; a second run changes nothing).",
 			details:  setupDetails,
 			flags: []flagSpec{
+				{name: "npx", doc: "write the npm launcher's form (npx -y " + npmPackage + " serve ...) instead of this binary's path; the default when run from the launcher"},
 				{name: "project", doc: "write the project's own file instead of the user-wide one, with the project's .mnemo as the data directory"},
 				{name: "project-dir", value: "DIR", doc: "the project directory (default: the current directory); implies --project"},
 				{name: "name", value: "N", doc: "the server's key in the host's configuration (default mnemo)"},

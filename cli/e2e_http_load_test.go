@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -185,25 +183,20 @@ func TestE2EHTTPLoadPostgres(t *testing.T) {
 		perInstance = 250
 	}
 	dirA, dirB := t.TempDir(), t.TempDir()
-	tokens := map[string]string{}
-	for _, u := range users {
-		out, err := mnemoCmd(t, dirA, nil, "token", "add", "--user", u).Output()
-		if err != nil {
-			t.Fatalf("mnemo token add --user %s: %v", u, err)
-		}
-		tokens[u] = strings.TrimSpace(string(out))
-	}
-	data, err := os.ReadFile(filepath.Join(dirA, "tokens.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dirB, "tokens.json"), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	env := func(key string) []string {
 		return []string{"MNEMO_STORAGE=" + dbURL, "MNEMO_LLM_BASE_URL=" + llm.URL, "MNEMO_LLM_API_KEY=" + key,
 			"MNEMO_LLM_MODEL=fake", "MNEMO_DEBOUNCE_SECONDS=1", "MNEMO_MAX_FACTS=10000",
 			"MNEMO_HTTP_RATE=100000", "MNEMO_HTTP_BURST=100000"}
+	}
+	// The tokens live in the database: added once, every instance on it
+	// honours them.
+	tokens := map[string]string{}
+	for _, u := range users {
+		out, err := mnemoCmd(t, dirA, []string{"MNEMO_STORAGE=" + dbURL}, "token", "add", "--user", u).Output()
+		if err != nil {
+			t.Fatalf("mnemo token add --user %s: %v", u, err)
+		}
+		tokens[u] = strings.TrimSpace(string(out))
 	}
 	instances := []struct {
 		name string // one letter, in the codewords

@@ -535,7 +535,6 @@ func TestE2EHTTPViewer(t *testing.T) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, base+"/ui/login", strings.NewReader(url.Values{"token": {tok}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Origin", base)
 		resp, err := browser.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/cli/httpauth"
 	"github.com/mnemo-mcp/mnemo/memory/engine"
+	"github.com/mnemo-mcp/mnemo/memory/postgres"
 	"github.com/mnemo-mcp/mnemo/tools"
 )
 
@@ -100,8 +102,9 @@ func runServeHTTP(ctx context.Context, c *call) int {
 	if (hc.TLSCertFile == "") != (hc.TLSKeyFile == "") {
 		return c.fail(exitUsage, "TLS needs both tls_cert_file and tls_key_file; only one is set")
 	}
-	tokensPath := filepath.Join(c.cfg.DataDir, httpauth.TokensFileName)
-	if !insecure && hc.OAuthIssuer == "" {
+	if !insecure && hc.OAuthIssuer == "" && c.cfg.Storage == "" {
+		// The database's tokens are counted once it is open (serveHTTP).
+		tokensPath := filepath.Join(c.cfg.DataDir, httpauth.TokensFileName)
 		toks, err := httpauth.NewTokenFile(tokensPath).List()
 		if err != nil {
 			return c.fail(exitUsage, "%v", err)
@@ -111,7 +114,12 @@ func runServeHTTP(ctx context.Context, c *call) int {
 		}
 	}
 	lowGC := c.getenv("GOGC") == ""
-	if err := serveHTTP(ctx, c.cfg, httpOptions{addr: addr, insecure: insecure, tokensPath: tokensPath, lowGC: lowGC}, c.stderr, c.log); err != nil {
+	err = serveHTTP(ctx, c.cfg, httpOptions{addr: addr, insecure: insecure, lowGC: lowGC}, c.stderr, c.log)
+	var refused startRefusal
+	if errors.As(err, &refused) {
+		return c.fail(exitUsage, "%s", refused.msg)
+	}
+	if err != nil {
 		c.log.Error("mnemo serve --http failed", "err", err)
 		return exitError
 	}
@@ -129,11 +137,19 @@ func loopbackHost(host string) bool {
 
 // httpOptions are serve --http's per-invocation choices.
 type httpOptions struct {
-	addr       string
-	insecure   bool
-	tokensPath string
-	lowGC      bool
+	addr     string
+	insecure bool
+	lowGC    bool
+	// tokens checks the static tokens (where names them); set by
+	// serveHTTP once the store is open.
+	tokens httpauth.Verifier
+	where  string
 }
+
+// startRefusal is a reason not to start that the person can fix.
+type startRefusal struct{ msg string }
+
+func (r startRefusal) Error() string { return r.msg }
 
 // announcer writes the line that tells people and scripts where the
 // server listens.
@@ -179,6 +195,22 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
+	var watchTokens func(context.Context)
+	opts.tokens, opts.where, watchTokens = tokenVerifier(cfg, store)
+	if _, shared := store.(*postgres.Store); shared && !opts.insecure && hc.OAuthIssuer == "" {
+		ts, _ := tokenStore(cfg, store)
+		toks, err := ts.Tokens(ctx)
+		if err != nil {
+			return err
+		}
+		if len(toks) == 0 {
+			return startRefusal{fmt.Sprintf(errNoAuth, opts.where)}
+		}
+	}
+	key, err := uiKey(ctx, cfg, store)
+	if err != nil {
+		return err
+	}
 	built := make(chan struct{})
 	svc, err := openService(cfg, store, slog.New(clientLog), withModels, built)
 	if err != nil {
@@ -196,7 +228,7 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 
 	secure := tlsConfig != nil || strings.HasPrefix(hc.PublicURL, "https://")
 	handler, err := httpHandler(mcpServer, cfg, opts, bound, resource, log, func(mux *http.ServeMux, verifiers []httpauth.Verifier) error {
-		return mountUI(mux, svc, store, cfg, newUILogin(verifiers, secure, opts.insecure, log), log)
+		return mountUI(mux, svc, store, cfg, newUILogin(verifiers, key, secure, opts.insecure, log), key, log)
 	})
 	if err != nil {
 		return err
@@ -213,9 +245,22 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 	}
 
 	stopStart := startService(ctx, svc, log, opts.lowGC, nil)
+	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	watched := make(chan struct{})
+	go func() { defer close(watched); watchTokens(watchCtx) }()
+	defer func() { stopWatch(); <-watched }()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	ready.Store(true)
+	// The listening line comes last: scripts wait for it, and then
+	// have the others.
+	if msg := plainHTTPWarning(bound, tlsConfig != nil, hc.PublicURL); msg != "" {
+		fmt.Fprintf(stderr, "mnemo: warning: %s\n", msg)
+		log.Warn(msg, "addr", bound)
+	}
+	if !opts.insecure {
+		fmt.Fprintf(stderr, "mnemo: memory viewer: log in at %s with a token (mnemo token add --user NAME)\n", loginURL(resource))
+	}
 	fmt.Fprintf(stderr, "mnemo: listening on %s\n", endpoint)
 	log.Info("serving MCP over HTTP",
 		"version", version(), "url", endpoint, "resource", resource, "data_dir", cfg.DataDir,
@@ -322,8 +367,8 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 		st.authText = "none (--insecure-no-auth, loopback only)"
 		log.Warn("serving HTTP without authentication: every local process can read and change every user's memory")
 	} else {
-		verifiers = []httpauth.Verifier{httpauth.NewTokenVerifier(opts.tokensPath)}
-		st.authText = "tokens in " + opts.tokensPath
+		verifiers = []httpauth.Verifier{opts.tokens}
+		st.authText = "tokens in " + opts.where
 		if hc.OAuthIssuer != "" {
 			var scopes []string
 			if hc.OAuthScope != "" {
@@ -362,6 +407,7 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 	if err != nil {
 		return nil, err
 	}
+	origins.Setting = "the http_allowed_hosts setting (or make it http_public_url)"
 	guarded := http.NewServeMux()
 	if !opts.insecure {
 		md := httpauth.MetadataHandler(httpauth.ResourceMetadata{
@@ -458,3 +504,28 @@ type streamIDs struct {
 }
 
 func (*streamIDs) Generate() string { return "mnemo-stream-" + uuid.NewString() }
+
+// plainHTTPWarning is the warning for serving on bound (host:port)
+// without TLS where others can listen: "" on a loopback address, with
+// TLS, or behind a TLS-terminating proxy (an https:// public URL).
+func plainHTTPWarning(bound string, tls bool, publicURL string) string {
+	host := bound
+	if h, _, err := net.SplitHostPort(bound); err == nil {
+		host = h
+	}
+	if tls || strings.HasPrefix(publicURL, "https://") || loopbackHost(host) {
+		return ""
+	}
+	return "serving plain HTTP on " + bound + ", which is not a loopback address: tokens, login cookies and memory travel in clear " +
+		"over the network; set tls_cert_file and tls_key_file, or put a TLS-terminating proxy in front and set http_public_url to its https:// URL"
+}
+
+// loginURL is the viewer's login page at the origin of resource (the MCP
+// endpoint's URL as clients reach it).
+func loginURL(resource string) string {
+	u, err := url.Parse(resource)
+	if err != nil || u.Host == "" {
+		return uiPath + "/login"
+	}
+	return u.Scheme + "://" + u.Host + uiPath + "/login"
+}

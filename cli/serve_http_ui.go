@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"crypto/rand"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -33,16 +33,20 @@ const uiCookie = "mnemo_ui_token"
 // /ui/login, kept in an HttpOnly, SameSite=Strict cookie scoped to /ui.
 type uiLogin struct {
 	verifiers []httpauth.Verifier
-	secure    bool   // the cookie is sent over HTTPS only
-	insecure  bool   // --insecure-no-auth: everyone is everyone
-	process   string // the CSRF session of an unauthenticated server
-	log       *slog.Logger
+	secure    bool // the cookie is sent over HTTPS only
+	insecure  bool // --insecure-no-auth: everyone is everyone
+	// shared is the CSRF session of an unauthenticated server, derived
+	// from the viewer's key so that every instance has the same.
+	shared string
+	log    *slog.Logger
 }
 
-func newUILogin(verifiers []httpauth.Verifier, secure, insecure bool, log *slog.Logger) *uiLogin {
-	b := make([]byte, 24)
-	rand.Read(b)
-	return &uiLogin{verifiers: verifiers, secure: secure, insecure: insecure, process: hex.EncodeToString(b), log: log}
+// newUILogin returns the viewer's login over verifiers; key is the
+// viewer's key, the same for every instance on the storage.
+func newUILogin(verifiers []httpauth.Verifier, key []byte, secure, insecure bool, log *slog.Logger) *uiLogin {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("mnemo-ui session of an unauthenticated server"))
+	return &uiLogin{verifiers: verifiers, secure: secure, insecure: insecure, shared: hex.EncodeToString(m.Sum(nil)), log: log}
 }
 
 // verify returns the identity of token, trying each verifier.
@@ -61,7 +65,7 @@ func (l *uiLogin) verify(r *http.Request, token string) (httpauth.Identity, erro
 // header, for scripts), verified; the caller sees only their own scopes.
 func (l *uiLogin) caller(r *http.Request) (ui.Caller, error) {
 	if l.insecure {
-		return ui.Caller{Name: "local (no authentication)", Session: l.process}, nil
+		return ui.Caller{Name: "local (no authentication)", Session: l.shared}, nil
 	}
 	token, err := httpauth.ParseBearer(r.Header.Get("Authorization"))
 	if err != nil || token == "" {
@@ -110,7 +114,10 @@ func (l *uiLogin) handleLogin(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	// same-origin, as the viewer's pages: under no-referrer a browser
+	// posts the form with "Origin: null" (accepted only with
+	// Sec-Fetch-Site: same-origin, which older browsers do not send).
+	w.Header().Set("Referrer-Policy", "same-origin")
 	switch r.Method {
 	case http.MethodGet:
 		uiLoginPage().Execute(w, map[string]any{"Action": uiPath + "/login"})
@@ -131,7 +138,17 @@ func (l *uiLogin) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// handleLogout serves /ui/logout: it clears the cookie.
+// logoutPath is where the viewer's log-out button posts: nowhere without
+// authentication.
+func logoutPath(l *uiLogin) string {
+	if l.insecure {
+		return ""
+	}
+	return uiPath + "/logout"
+}
+
+// handleLogout serves /ui/logout: it clears the cookie. The server's
+// Origin check refuses a post from another site.
 func (l *uiLogin) handleLogout(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
@@ -146,7 +163,7 @@ func (l *uiLogin) handleLogout(w http.ResponseWriter, r *http.Request) {
 // mountUI adds the viewer under /ui to mux, behind the same tokens or
 // OAuth issuer as /mcp. The Host and Origin checks are the server's
 // (CheckHostOrigin wraps mux), so the viewer's own are off.
-func mountUI(mux *http.ServeMux, svc *engine.Service, store memory.Store, cfg *Config, login *uiLogin, log *slog.Logger) error {
+func mountUI(mux *http.ServeMux, svc *engine.Service, store memory.Store, cfg *Config, login *uiLogin, key []byte, log *slog.Logger) error {
 	hint := "Log in at " + uiPath + "/login with your token (mnemo token add --user NAME prints one) or an OAuth access token."
 	h, err := ui.New(svc, store, ui.Options{
 		Prefix:      uiPath,
@@ -158,6 +175,8 @@ func mountUI(mux *http.ServeMux, svc *engine.Service, store memory.Store, cfg *C
 		Export:      uiExport(store),
 		Import:      uiImport(store, cfg.Memory),
 		Log:         log,
+		CSRFKey:     key,
+		LogoutPath:  logoutPath(login),
 	})
 	if err != nil {
 		return err

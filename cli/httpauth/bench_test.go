@@ -3,6 +3,7 @@ package httpauth
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 )
@@ -24,6 +25,30 @@ func BenchmarkTokenVerify(b *testing.B) {
 		if _, err := v.Verify(b.Context(), secret); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkStoreVerify is the cost of a static token checked against a
+// shared store's cached list (100 tokens): a SHA-256 and a map lookup;
+// the store is read again only when it changes (not here).
+func BenchmarkStoreVerify(b *testing.B) {
+	store := &memTokens{}
+	var secret string
+	for range 100 {
+		s, _, err := IssueToken(b.Context(), store, "alice", "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		secret = s
+	}
+	v := NewStoreVerifier(store, StoreVerifierOptions{MaxAge: time.Hour})
+	for b.Loop() {
+		if _, err := v.Verify(b.Context(), secret); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if store.loads != 1 {
+		b.Errorf("the store was read %d times, want once", store.loads)
 	}
 }
 

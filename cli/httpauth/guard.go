@@ -3,6 +3,7 @@ package httpauth
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"io"
 	"math"
 	"net"
@@ -25,6 +26,9 @@ type Origins struct {
 	// listening on every interface is reached by whatever address, and a
 	// DNS rebinding attack always shows a host name, never an address.
 	AnyIPHost bool
+	// Setting names where an operator allows more hosts and origins
+	// (http_allowed_hosts); refusals name it.
+	Setting string
 }
 
 // AllowedOrigins derives what CheckHostOrigin accepts from the listen
@@ -120,38 +124,72 @@ func (o Origins) hostAllowed(hostport string) bool {
 	return o.AnyIPHost && net.ParseIP(host) != nil
 }
 
-// originAllowed reports whether an Origin header is acceptable: absent
-// (not a browser), or one of the allowed origins.
-func (o Origins) originAllowed(origin string) bool {
-	if origin == "" {
+// originAllowed reports whether a request's Origin header is
+// acceptable: absent (not a browser), one of the allowed origins, or
+// "null" on a request the browser itself marks same-origin. A browser
+// sends "Origin: null" for a form posted from a page served with
+// Referrer-Policy: no-referrer, and always sets Sec-Fetch-Site, which no
+// page can forge; a sandboxed frame or a foreign page posting with a null
+// origin is marked cross-site (or same-site) and stays refused.
+func (o Origins) originAllowed(r *http.Request) bool {
+	origins := r.Header.Values("Origin")
+	switch {
+	case len(origins) == 0:
 		return true
+	case len(origins) > 1:
+		return false
+	case origins[0] == "null":
+		return r.Header.Get("Sec-Fetch-Site") == "same-origin"
 	}
-	u, err := url.Parse(origin)
+	u, err := url.Parse(origins[0])
 	if err != nil || u.Host == "" || u.Path != "" && u.Path != "/" {
-		return false // including the opaque origin "null"
+		return false
 	}
 	return slices.Contains(o.Origins, canonicalOrigin(u))
 }
 
-// CheckHostOrigin returns middleware against DNS rebinding: a request
-// whose Host is not one of o's is answered 403 Forbidden, as is one whose
-// Origin header names a foreign origin (or "null"). A request without
-// Origin (a non-browser client) passes.
+// CheckHostOrigin returns middleware against DNS rebinding and cross-site
+// requests: a request whose Host is not one of o's is answered 403
+// Forbidden, as is one whose Origin header names a foreign origin (see
+// originAllowed). A request without Origin (a non-browser client) passes.
+// The refusal says what was refused and which setting allows it, as a
+// small page for a browser and as text otherwise.
 func CheckHostOrigin(o Origins) func(http.Handler) http.Handler {
+	setting := ""
+	if o.Setting != "" {
+		setting = " If it is, add it to " + o.Setting + "."
+	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !o.hostAllowed(r.Host) {
-				http.Error(w, "forbidden: this server is not reached by that host name", http.StatusForbidden)
+				forbidden(w, r, fmt.Sprintf("This server does not answer to the host name %q: it is not one this server is known by.%s", r.Host, setting))
 				return
 			}
-			origins := r.Header.Values("Origin")
-			if len(origins) > 1 || len(origins) == 1 && !o.originAllowed(origins[0]) {
-				http.Error(w, "forbidden: requests from that origin are not allowed", http.StatusForbidden)
+			if !o.originAllowed(r) {
+				forbidden(w, r, fmt.Sprintf("Requests from pages of another site (origin %q) are refused; use this server's own pages, at the address it is known by.%s", r.Header.Get("Origin"), setting))
 				return
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// forbidden answers 403 with msg: a page for a browser navigating, text
+// for anything else.
+func forbidden(w http.ResponseWriter, r *http.Request, msg string) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		http.Error(w, "forbidden: "+msg, http.StatusForbidden)
+		return
+	}
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+	w.WriteHeader(http.StatusForbidden)
+	fmt.Fprintf(w, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>mnemo — refused</title>`+
+		`<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem}</style></head>`+
+		`<body><main><h1>Refused</h1><p>%s</p></main></body></html>`, html.EscapeString(msg))
 }
 
 // LimitBody returns middleware that answers 413 to a request whose body

@@ -1,8 +1,11 @@
 // Package httpauth authenticates and guards mnemo's HTTP transport.
 //
 // It has two ways to know who a request comes from, both as bearer tokens
-// (RFC 6750): static tokens kept, hashed, in a tokens file in the data
-// directory (TokenFile, TokenVerifier), and OAuth 2.1 access tokens, JWTs
+// (RFC 6750): static tokens kept, hashed, in a TokenStore — the tokens
+// file of a data directory (TokenFile, checked by TokenVerifier) or a
+// store shared by several instances (checked by StoreVerifier, which
+// caches the list and reloads it when told it changed) — and OAuth 2.1
+// access tokens, JWTs
 // signed by an authorization server and checked against its published keys
 // (OAuthVerifier), as the MCP authorization specification asks of a
 // resource server. Authenticate turns either into an Identity in the

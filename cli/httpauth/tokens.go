@@ -86,6 +86,16 @@ func (f *TokenFile) Path() string { return f.path }
 // Add makes a new token for user (and agent, when not empty), stores its
 // hash and returns the token, which is shown once and never again.
 func (f *TokenFile) Add(user, agent string) (secret string, tok Token, err error) {
+	secret, tok, err = MakeToken(f.Rand, f.Now(), user, agent)
+	if err != nil {
+		return "", Token{}, err
+	}
+	return secret, tok, f.AddToken(context.Background(), tok)
+}
+
+// MakeToken draws a new token for user (and agent, when not empty) from
+// rnd and returns it with its record, stamped now; nothing is stored.
+func MakeToken(rnd io.Reader, now time.Time, user, agent string) (secret string, tok Token, err error) {
 	if err := memory.ValidateID("user", user); err != nil {
 		return "", Token{}, err
 	}
@@ -94,14 +104,8 @@ func (f *TokenFile) Add(user, agent string) (secret string, tok Token, err error
 			return "", Token{}, err
 		}
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	doc, err := f.read()
-	if err != nil {
-		return "", Token{}, err
-	}
 	raw := make([]byte, 32+6)
-	if _, err := io.ReadFull(f.Rand, raw); err != nil {
+	if _, err := io.ReadFull(rnd, raw); err != nil {
 		return "", Token{}, fmt.Errorf("make token: %w", err)
 	}
 	secret = TokenPrefix + base64.RawURLEncoding.EncodeToString(raw[:32])
@@ -109,15 +113,29 @@ func (f *TokenFile) Add(user, agent string) (secret string, tok Token, err error
 		ID:      "tok_" + hex.EncodeToString(raw[32:]),
 		User:    user,
 		Agent:   agent,
-		Created: f.Now().UTC().Truncate(time.Second),
+		Created: now.UTC().Truncate(time.Second),
 		Hash:    hashToken(secret),
-	}
-	doc.Tokens = append(doc.Tokens, tok)
-	if err := f.write(doc); err != nil {
-		return "", Token{}, err
 	}
 	return secret, tok, nil
 }
+
+// AddToken implements TokenStore: it appends t to the file.
+func (f *TokenFile) AddToken(_ context.Context, t Token) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	doc, err := f.read()
+	if err != nil {
+		return err
+	}
+	doc.Tokens = append(doc.Tokens, t)
+	return f.write(doc)
+}
+
+// Tokens implements TokenStore.
+func (f *TokenFile) Tokens(context.Context) ([]Token, error) { return f.List() }
+
+// RevokeToken implements TokenStore: the token leaves the file.
+func (f *TokenFile) RevokeToken(_ context.Context, id string) (Token, error) { return f.Revoke(id) }
 
 // List returns the tokens in the order they were made; none when the file
 // does not exist.

@@ -37,7 +37,9 @@
 //
 // Caller.Session must be a secret that stays the same for one login (a
 // session cookie's value, a hash of the bearer token): the CSRF token of
-// every form is derived from it.
+// every form is derived from it and from Options.CSRFKey, which every
+// instance behind a load balancer must share so that a form served by one
+// is accepted by another.
 //
 // # Safety
 //
@@ -47,7 +49,9 @@
 // another host, is refused with 403 (DNS rebinding, cross-site reads);
 // without a caller it gets 401 and a page that says how to log in. Every
 // state change is a POST that must carry the session's CSRF token and a
-// same-host Origin (or Referer). Remembered text is untrusted: it is only
+// same-host Origin (or Referer); "Origin: null", which a browser sends for
+// a form on a no-referrer page, counts only with Sec-Fetch-Site:
+// same-origin, a header no page can set. Remembered text is untrusted: it is only
 // ever placed in HTML text and attribute contexts by html/template, never
 // in a script.
 package ui

@@ -85,9 +85,11 @@ type view struct {
 	Base  string // the mount prefix
 	Scope memory.Scope
 	// Scopes are the scopes the caller may switch to.
-	Scopes  []scopeChoice
-	CSRF    string
-	Caller  string
+	Scopes []scopeChoice
+	CSRF   string
+	Caller string
+	// Logout is where the log-out button posts; empty hides it.
+	Logout  string
 	Version string
 	// Rev is the scope's revision when the page was rendered; the page
 	// script polls RevURL and refreshes the page when it changes.
@@ -184,7 +186,7 @@ func (h *handler) scopes(r *http.Request, c Caller, sc memory.Scope) []scopeChoi
 
 // newView is the common part of a page for request r.
 func (h *handler) newView(r *http.Request, c Caller, sc memory.Scope, page string) *view {
-	v := &view{Page: page, Base: h.opt.Prefix, Scope: sc, CSRF: h.csrfToken(c), Caller: c.Name,
+	v := &view{Page: page, Base: h.opt.Prefix, Scope: sc, CSRF: h.csrfToken(c), Caller: c.Name, Logout: h.opt.LogoutPath,
 		Version: h.opt.Version, Now: h.opt.Now(), query: r.URL.Query(), Path: "/"}
 	if r.Method == http.MethodGet {
 		v.Path = r.URL.Path

@@ -96,6 +96,14 @@ type Options struct {
 	// Import writes an uploaded file into empty scopes and says what it
 	// imported (nil hides import).
 	Import func(ctx context.Context, req ImportRequest) ([]string, error)
+	// CSRFKey derives the CSRF tokens of the forms. Every instance
+	// behind a load balancer must have the same key, so that a form
+	// served by one is accepted by another; nil draws a key for this
+	// handler alone (a single process, as "mnemo ui").
+	CSRFKey []byte
+	// LogoutPath, when set, is where the page header's log-out button
+	// posts (outside the handler, which does not log in by itself).
+	LogoutPath string
 	// Now is the clock of charts and relative times; nil is time.Now.
 	Now func() time.Time
 	// Log receives the errors behind 500 answers; nil is slog.Default.
@@ -109,7 +117,8 @@ type handler struct {
 	opt   Options
 	mux   *http.ServeMux
 	pages map[string]*templateSet
-	// csrfKey derives each session's CSRF token; new per handler.
+	// csrfKey derives each session's CSRF token: from Options.CSRFKey,
+	// else new per handler.
 	csrfKey []byte
 	static  http.Handler
 }
@@ -148,7 +157,13 @@ func New(svc *engine.Service, store memory.Store, opt Options) (http.Handler, er
 	}
 	h := &handler{svc: svc, store: store, opt: opt, pages: pages, csrfKey: make([]byte, 32),
 		static: http.StripPrefix("/static/", http.FileServerFS(static))}
-	rand.Read(h.csrfKey)
+	if len(opt.CSRFKey) > 0 {
+		m := hmac.New(sha256.New, opt.CSRFKey)
+		m.Write([]byte("mnemo-ui csrf key"))
+		h.csrfKey = m.Sum(nil)
+	} else {
+		rand.Read(h.csrfKey)
+	}
 	h.routes()
 	return h, nil
 }
@@ -194,7 +209,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, http.StatusForbidden, "This address is not one the memory viewer answers on.")
 		return
 	}
-	if o := r.Header.Get("Origin"); o != "" && !sameHost(o, r.Host) {
+	if o := r.Header.Get("Origin"); o != "" && !sameOrigin(r, o) {
 		h.refuse(w, http.StatusForbidden, "Requests from other sites are refused.")
 		return
 	}
@@ -259,11 +274,22 @@ func sameHost(u, host string) bool {
 	return err == nil && (p.Scheme == "http" || p.Scheme == "https") && strings.EqualFold(p.Host, host)
 }
 
+// sameOrigin reports whether the Origin header o of r names this host.
+// "null" does when the browser marks the request same-origin: it sends
+// a null Origin for a form posted from a page whose Referrer-Policy is
+// no-referrer, and Sec-Fetch-Site is a header no page can set.
+func sameOrigin(r *http.Request, o string) bool {
+	if o == "null" {
+		return r.Header.Get("Sec-Fetch-Site") == "same-origin"
+	}
+	return sameHost(o, r.Host)
+}
+
 // sameOriginPost reports whether a state change comes from this host:
 // by its Origin, or by its Referer when a browser sent no Origin.
 func (h *handler) sameOriginPost(r *http.Request) bool {
 	if o := r.Header.Get("Origin"); o != "" {
-		return sameHost(o, r.Host)
+		return sameOrigin(r, o)
 	}
 	if ref := r.Header.Get("Referer"); ref != "" {
 		return sameHost(ref, r.Host)

@@ -275,6 +275,10 @@ func TestCSRF(t *testing.T) {
 		{"token of another session", form("AAAA"), origin, http.StatusForbidden},
 		{"no origin or referer", form(good), nil, http.StatusForbidden},
 		{"origin null", form(good), map[string]string{"Origin": "null"}, http.StatusForbidden},
+		{"origin null, cross-site", form(good), map[string]string{"Origin": "null", "Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"origin null, same-site", form(good), map[string]string{"Origin": "null", "Sec-Fetch-Site": "same-site"}, http.StatusForbidden},
+		// What a browser sends for a form on a no-referrer page.
+		{"origin null, same-origin", form(good), map[string]string{"Origin": "null", "Sec-Fetch-Site": "same-origin"}, http.StatusSeeOther},
 		{"foreign origin", form(good), map[string]string{"Origin": "http://attacker.test"}, http.StatusForbidden},
 		{"foreign referer", form(good), map[string]string{"Referer": "http://attacker.test/x"}, http.StatusForbidden},
 		{"header token", form(""), map[string]string{"Origin": "http://" + testHost, "X-CSRF-Token": good}, http.StatusSeeOther},
@@ -294,6 +298,48 @@ func TestCSRF(t *testing.T) {
 	}
 	if n := f.countFacts("ana"); n != 1 {
 		t.Errorf("facts = %d, want 1 (the accepted posts save the same fact once)", n)
+	}
+}
+
+// TestSharedCSRFKey: two handlers with one CSRFKey (two instances behind
+// a load balancer) accept each other's forms; with different keys they
+// refuse them. The page header has a log-out button when LogoutPath is
+// set.
+func TestSharedCSRFKey(t *testing.T) {
+	f := newFixture(t)
+	access := func(*http.Request) (Caller, error) { return Caller{Name: "ana", Session: "session-1"}, nil }
+	handler := func(key []byte) http.Handler {
+		h, err := New(f.svc, f.store, Options{Access: access, Hosts: []string{testHost}, CSRFKey: key, LogoutPath: "/logout"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	key := bytes.Repeat([]byte{7}, 32)
+	a, b, other := handler(key), handler(bytes.Clone(key)), handler(bytes.Repeat([]byte{8}, 32))
+	w := httptest.NewRecorder()
+	a.ServeHTTP(w, httptest.NewRequest("GET", "http://"+testHost+"/facts?user=ana", nil))
+	m := csrfField.FindStringSubmatch(w.Body.String())
+	if m == nil {
+		t.Fatal("the facts page has no csrf field")
+	}
+	if !strings.Contains(w.Body.String(), `action="/logout"`) {
+		t.Errorf("the page has no log-out button posting to /logout")
+	}
+	post := func(h http.Handler, content string) int {
+		form := url.Values{"content": {content}, "user": {"ana"}, "csrf": {m[1]}}
+		r := httptest.NewRequest("POST", "http://"+testHost+"/facts/add", strings.NewReader(form.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.Header.Set("Origin", "http://"+testHost)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	if code := post(b, "Likes sencha"); code != http.StatusSeeOther {
+		t.Errorf("a form of handler a posted to handler b (same key) = %d, want 303", code)
+	}
+	if code := post(other, "Likes matcha"); code != http.StatusForbidden {
+		t.Errorf("a form of handler a posted to a handler with another key = %d, want 403", code)
 	}
 }
 

@@ -210,7 +210,7 @@ func (s *Store) Check(ctx context.Context) (*Report, error) {
 }
 
 // dataTables are the tables a Store reads and writes.
-var dataTables = []string{"mnemo_scopes", "mnemo_turns", "mnemo_versions", "mnemo_midterm", "mnemo_page_index", "mnemo_vectors"}
+var dataTables = []string{"mnemo_scopes", "mnemo_turns", "mnemo_versions", "mnemo_midterm", "mnemo_page_index", "mnemo_vectors", "mnemo_tokens", "mnemo_keys"}
 
 // missingPrivileges lists what the current user may not do: with
 // migrate, create tables in the current schema (and the migrations lock

@@ -5,7 +5,9 @@
 // scope in mnemo_scopes holds the memory document, its revision and the
 // Seq of the newest turn; mnemo_turns holds the turn logs, mnemo_versions
 // the documents kept for undo, and mnemo_midterm, mnemo_page_index and
-// mnemo_vectors the per-scope caches. The scope row is the scope lock: an
+// mnemo_vectors the per-scope caches; mnemo_tokens and mnemo_keys hold what
+// instances of serve --http share besides memory (see tokens.go). The
+// scope row is the scope lock: an
 // append bumps its last_seq in the statement that inserts the turns, and
 // document updates, turn deletions and imports lock it with SELECT … FOR
 // UPDATE, so writers in any number of instances serialize per scope and
@@ -36,6 +38,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/redact"
 )
 
 var _ memory.Store = (*Store)(nil)
@@ -253,7 +256,10 @@ func scrub(err error, password string) error {
 	if err == nil || password == "" || !strings.Contains(err.Error(), password) {
 		return err
 	}
-	return &scrubbedError{msg: strings.ReplaceAll(err.Error(), password, maskedPassword), err: err}
+	// A short password is masked only where it stands alone: masked
+	// inside words it would mangle the message and show itself by the
+	// gaps ("datxxxxxase").
+	return &scrubbedError{msg: redact.Secret(err.Error(), password), err: err}
 }
 
 type scrubbedError struct {

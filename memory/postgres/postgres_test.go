@@ -229,8 +229,8 @@ func TestCheckPrivileges(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Check(as reader) error: %v", err)
 	}
-	if r.OK() || len(r.Missing) != 6 || !strings.Contains(r.Missing[0], "mnemo_scopes") {
-		t.Errorf("Check(as reader) missing = %q, want the six tables' write privileges", r.Missing)
+	if r.OK() || len(r.Missing) != 8 || !strings.Contains(r.Missing[0], "mnemo_scopes") || !strings.Contains(r.Missing[7], "mnemo_keys") {
+		t.Errorf("Check(as reader) missing = %q, want the eight tables' write privileges (memory, tokens, keys)", r.Missing)
 	}
 }
 

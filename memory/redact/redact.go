@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Finding is one redacted secret: its kind and where it was, in bytes of
@@ -186,12 +188,55 @@ var urlInText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 // Message returns msg with every URL in it masked (URL) and every known
 // secret replaced by "xxxxx". Every non-empty secret is replaced, however
 // short: one rule, so that a short key is not shown where a long one is
-// hidden.
+// hidden. A secret shorter than shortSecret bytes is replaced where it
+// stands alone (not inside a word): replaced inside words, a password such
+// as "ab" would turn "database" into "datxxxxxase", mangling the message
+// and telling the password by the gap it leaves.
 func Message(msg string, secrets ...string) string {
 	for _, s := range secrets {
-		if s != "" {
-			msg = strings.ReplaceAll(msg, s, Masked)
-		}
+		msg = Secret(msg, s)
 	}
 	return urlInText().ReplaceAllStringFunc(msg, URL)
 }
+
+// Secret returns msg with secret replaced by "xxxxx" as Message does:
+// everywhere, or only where it stands alone when it is short; msg as it
+// is for an empty secret.
+func Secret(msg, secret string) string {
+	switch {
+	case secret == "":
+		return msg
+	case len(secret) < shortSecret:
+		return replaceAlone(msg, secret)
+	}
+	return strings.ReplaceAll(msg, secret, Masked)
+}
+
+// shortSecret is the length under which Message masks a secret only
+// where it stands alone.
+const shortSecret = 8
+
+// replaceAlone replaces each occurrence of s in msg that is not preceded
+// or followed by a letter or digit.
+func replaceAlone(msg, s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(msg, s)
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		end := i + len(s)
+		before, _ := utf8.DecodeLastRuneInString(msg[:i])
+		after, _ := utf8.DecodeRuneInString(msg[end:])
+		b.WriteString(msg[:i])
+		if i > 0 && wordRune(before) || end < len(msg) && wordRune(after) {
+			b.WriteString(msg[i:end])
+		} else {
+			b.WriteString(Masked)
+		}
+		msg = msg[end:]
+	}
+}
+
+func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

@@ -116,3 +116,23 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+// TestMessageShortSecret: a short secret is masked where it stands alone,
+// and the words around it are left whole (a mangled "datxxxxxase" would
+// tell the password "ab").
+func TestMessageShortSecret(t *testing.T) {
+	tests := []struct{ secret, msg, want string }{
+		{"ab", "cannot reach the database: password ab refused", "cannot reach the database: password xxxxx refused"},
+		{"ab", "user=mnemo password=ab dbname=db", "user=mnemo password=xxxxx dbname=db"},
+		{"ab", "ab", "xxxxx"},
+		{"x", "fix: check the storage", "fix: check the storage"},
+		{"x", "x:x", "xxxxx:xxxxx"},
+		{"pässwö", "is pässwö: unavailable", "is xxxxx: unavailable"},
+		{"longsecret1", "glued:alongsecret1z", "glued:axxxxxz"},
+	}
+	for _, tc := range tests {
+		if got := Message(tc.msg, tc.secret); got != tc.want {
+			t.Errorf("Message(%q, %q) = %q, want %q", tc.msg, tc.secret, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# .ci/release-smoke.sh OUTDIR — builds the release the way users get it and
+# runs what it built (issue 28):
+#   1. GoReleaser snapshot: 6 archives (linux, darwin, windows × amd64,
+#      arm64), the checksums file and the Homebrew cask, in OUTDIR/dist; the
+#      archives and checksums are copied to OUTDIR. This platform's binary
+#      must print the stamped version and commit.
+#   2. npm: the launcher and this platform's binary package packed as
+#      OUTDIR/*.tgz (npm/assemble.mjs), installed into an empty npm prefix;
+#      its bin answers an MCP initialize and tools/list, keeps exit statuses
+#      and passes signals on (.ci/mcp-stdio.py launcher).
+#   3. The container image, built from scratch with buildah and exported as
+#      OUTDIR/mnemo_VERSION_linux_ARCH_image.tar (OCI archive), checked with
+#      skopeo; where this machine can run containers, podman runs it and it
+#      answers initialize on stdio.
+# Installs buildah, skopeo, podman and runc from Debian's packages when
+# missing. Needs Go, node/npm, python3 and the Go module proxy.
+set -euo pipefail
+
+if [[ $# -ne 1 ]]; then
+	echo "usage: .ci/release-smoke.sh OUTDIR" >&2
+	exit 2
+fi
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+mkdir -p "$1"
+OUT=$(cd "$1" && pwd)
+GORELEASER=github.com/goreleaser/goreleaser/v2@v2.16.0 # newest that builds with Go 1.26
+export GOTOOLCHAIN=local
+export npm_config_loglevel=error npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/mnemo-release.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+T0=$SECONDS
+say() { printf '\n-- %s (%ss)\n' "$*" $((SECONDS - T0)); }
+
+deps() {
+	local missing=()
+	for tool in buildah skopeo podman runc; do
+		command -v "$tool" >/dev/null || missing+=("$tool")
+	done
+	((${#missing[@]} == 0)) && return
+	echo "installing: ${missing[*]}"
+	local sudo=()
+	[[ $(id -u) -eq 0 ]] || sudo=(sudo -n)
+	export DEBIAN_FRONTEND=noninteractive
+	"${sudo[@]}" apt-get update -qq
+	"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+say "dependencies (buildah, skopeo, podman, runc)"
+deps
+
+say "GoReleaser snapshot ($GORELEASER)"
+rm -rf "$OUT/dist" "$OUT"/mnemo_*
+# The same configuration, writing into OUTDIR instead of ./dist.
+{ cat .goreleaser.yaml; printf '\ndist: %s\n' "$OUT/dist"; } >"$WORK/goreleaser.yaml"
+# GoReleaser reads the commit only in a clone with a remote; a checkout
+# without one (a local worktree) is given the project's URL for this run
+# alone, through git's environment, not its configuration.
+if [[ -z $(git remote) ]]; then
+	export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/mnemo-mcp/mnemo.git
+fi
+go run "$GORELEASER" release --snapshot --clean --config "$WORK/goreleaser.yaml" >"$WORK/goreleaser.log" 2>&1 || {
+	cat "$WORK/goreleaser.log" >&2
+	exit 1
+}
+unset GIT_CONFIG_COUNT GIT_CONFIG_KEY_0 GIT_CONFIG_VALUE_0
+grep -E 'release succeeded|WARN|DEPRECATED' "$WORK/goreleaser.log" || true
+VERSION=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$OUT/dist/metadata.json")
+COMMIT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["commit"])' "$OUT/dist/metadata.json")
+cd "$OUT/dist"
+archives=(mnemo_*_*.tar.gz mnemo_*_*.zip)
+if [[ ${#archives[@]} -ne 6 ]]; then
+	echo "want 6 archives, have ${#archives[@]}: ${archives[*]}" >&2
+	exit 1
+fi
+sha256sum --quiet -c mnemo_checksums.txt
+cp "${archives[@]}" mnemo_checksums.txt "$OUT/"
+# The cask names the darwin and linux archives with their checksums.
+python3 - homebrew/Casks/mnemo.rb mnemo_checksums.txt <<'PY'
+import re, sys
+cask = open(sys.argv[1]).read()
+sums = {name: digest for digest, name in (l.split() for l in open(sys.argv[2]))}
+pairs = re.findall(r'sha256 "([0-9a-f]{64})"\s+url "[^"]*/([^/"]+)"', cask)
+assert sorted(n for _, n in pairs) == sorted(n for n in sums if "windows" not in n), pairs
+for digest, name in pairs:
+    assert sums[name] == digest, (name, digest, sums[name])
+assert 'binary "mnemo"' in cask, cask
+print(f"cask: {len(pairs)} archives, checksums match")
+PY
+cd "$ROOT"
+ls -l "${archives[@]/#/$OUT/}" "$OUT/mnemo_checksums.txt" | awk '{printf "%10d  %s\n", $5, $NF}'
+
+GOOS=$(go env GOOS)
+GOARCH=$(go env GOARCH)
+mkdir -p "$WORK/archive"
+tar -xzf "$OUT/mnemo_${GOOS}_${GOARCH}.tar.gz" -C "$WORK/archive"
+BIN=$WORK/archive/mnemo
+got=$("$BIN" version)
+want="mnemo v$VERSION (${COMMIT:0:12})"
+if [[ $got != "$want" ]]; then
+	echo "mnemo version = '$got', want '$want'" >&2
+	exit 1
+fi
+echo "$got"
+
+say "npm launcher: assemble, pack, install into an empty prefix"
+rm -f "$OUT"/*.tgz
+node npm/assemble.mjs "$OUT/dist" "$WORK/npm" --pack host
+cp "$WORK"/npm/*.tgz "$OUT/"
+TGZ=("$OUT"/*.tgz)
+ls -l "$OUT"/*.tgz | awk '{printf "%10d  %s\n", $5, $NF}'
+PREFIX=$WORK/prefix
+mkdir -p "$PREFIX"
+# The other platforms' packages are optional dependencies that are not
+# published: npm skips them (offline, they cannot be fetched).
+(cd "$PREFIX" && npm install --offline --no-save --no-package-lock "${TGZ[@]}" >"$WORK/npm.log" 2>&1) || {
+	cat "$WORK/npm.log" >&2
+	exit 1
+}
+LAUNCHER=$PREFIX/node_modules/.bin/mnemo
+"$LAUNCHER" version
+python3 .ci/mcp-stdio.py initialize --tools -- "$LAUNCHER" serve --data-dir "$WORK/npm-data"
+python3 .ci/mcp-stdio.py launcher "$LAUNCHER" "$BIN" "$WORK/npm-data"
+# Run from the launcher, setup writes the npx form by itself.
+HOME=$WORK/home "$LAUNCHER" setup claude-desktop --print --data-dir "$WORK/npm-data" >"$WORK/setup.json" 2>"$WORK/setup.err"
+python3 - "$WORK/setup.json" "$WORK/npm-data" <<'PY'
+import json, sys
+entry = json.load(open(sys.argv[1]))["mcpServers"]["mnemo"]
+want = {"command": "npx", "args": ["-y", "@mnemo-mcp/mnemo", "serve", "--data-dir", sys.argv[2]]}
+assert entry == want, (entry, want)
+print("setup from the launcher:", json.dumps(entry))
+PY
+# And npx itself, from the packed tarballs, with a cache of its own.
+npm_config_cache=$WORK/npm-cache npx --offline -y "${TGZ[@]/#/--package=}" -- mnemo version
+
+say "container image: buildah from scratch, OCI archive"
+IMAGE_ARCHIVE=$OUT/mnemo_${VERSION}_linux_${GOARCH}_image.tar
+CTX=$WORK/image
+mkdir -p "$CTX/data"
+cp "$OUT/dist/mnemo_linux_${GOARCH}"*/mnemo "$CTX/mnemo"
+if [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then
+	cp /etc/ssl/certs/ca-certificates.crt "$CTX/"
+else
+	: >"$CTX/ca-certificates.crt"
+fi
+# Storage of its own (vfs: no overlay mounts needed) and chroot isolation:
+# a FROM scratch build runs nothing inside the image.
+STORE=(--storage-driver vfs --root "$WORK/containers" --runroot "$WORK/containers-run")
+buildah "${STORE[@]}" build --isolation chroot --quiet -f Containerfile \
+	--label "org.opencontainers.image.version=$VERSION" --label "org.opencontainers.image.revision=$COMMIT" \
+	-t "localhost/mnemo:$VERSION" "$CTX" >/dev/null
+rm -f "$IMAGE_ARCHIVE"
+buildah "${STORE[@]}" push --quiet "localhost/mnemo:$VERSION" "oci-archive:$IMAGE_ARCHIVE:mnemo:$VERSION"
+skopeo inspect --config "oci-archive:$IMAGE_ARCHIVE" >"$WORK/image-config.json"
+python3 - "$WORK/image-config.json" <<'PY'
+import json, sys
+cfg = json.load(open(sys.argv[1]))["config"]
+assert cfg["User"] == "65532:65532", cfg
+assert cfg["Entrypoint"] == ["/mnemo"] and cfg["Cmd"] == ["serve"], cfg
+assert "MNEMO_DATA_DIR=/data" in cfg["Env"], cfg
+assert "/data" in cfg["Volumes"], cfg
+print("image config: user", cfg["User"], "entrypoint", cfg["Entrypoint"], "cmd", cfg["Cmd"], "volumes", list(cfg["Volumes"]))
+PY
+ls -l "$IMAGE_ARCHIVE" | awk '{printf "%10d  %s\n", $5, $NF}'
+
+say "container image: podman run -i (where this machine can run containers)"
+# Explicit ulimits and cgroupfs: sandboxes often refuse raising limits and
+# have no systemd; the image needs no network.
+RUN=(podman "${STORE[@]}" --cgroup-manager cgroupfs run --rm -i --network none
+	--ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
+if ! "${RUN[@]}" --entrypoint /mnemo "localhost/mnemo:$VERSION" version >"$WORK/podman.out" 2>"$WORK/podman.err"; then
+	if "${RUN[@]}" --runtime runc --entrypoint /mnemo "localhost/mnemo:$VERSION" version >"$WORK/podman.out" 2>"$WORK/podman.err"; then
+		RUN+=(--runtime runc)
+	else
+		echo "SKIPPED running the image: this machine cannot run containers ($(tail -n 1 "$WORK/podman.err"))"
+		RUN=()
+	fi
+fi
+if ((${#RUN[@]})); then
+	cat "$WORK/podman.out"
+	python3 .ci/mcp-stdio.py initialize --tools -- "${RUN[@]}" "localhost/mnemo:$VERSION"
+fi
+
+say "done: $OUT"

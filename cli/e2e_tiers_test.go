@@ -110,7 +110,7 @@ func receivedPrompts(reqs []openaitest.Request, kind string) []string {
 }
 
 // waitPrompts waits until n prompts of the kind have arrived and returns
-// them; the deadline only bounds a failure.
+// them; the test's time-out is the only bound.
 func waitPrompts(t *testing.T, llm *openaitest.Server, kind string, n int) []string {
 	t.Helper()
 	reqs := llm.Await(t, func(reqs []openaitest.Request) bool { return len(receivedPrompts(reqs, kind)) >= n })

@@ -311,8 +311,13 @@ var Enable = "install PostgreSQL 15 or later (Debian: apt-get install postgresql
 // using the one at $MNEMO_TEST_POSTGRES_URL). Without one, the test is
 // skipped with the reason — or fails, when the environment has CI=true,
 // since CI must run these tests.
+//
+// Under -short the test is skipped: a short run starts no server.
 func Shared(tb testing.TB) *Server {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("-short: the tests that need PostgreSQL do not run")
+	}
 	sharedOnce.Do(func() {
 		if !inMain {
 			return // errShared says so

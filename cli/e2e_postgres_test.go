@@ -118,7 +118,8 @@ func profileOf(t *testing.T, srv *mnemoProc, user string) (facts []string, pendi
 // SIGKILLed half way. Every acknowledged turn is stored once with dense
 // Seqs, every stored turn reaches the model exactly once, no saved fact is
 // lost, and a burst of turns received by both processes inside the
-// debounce window costs one model call.
+// debounce window costs one model call (flush_memory on one of them runs
+// it, so that no timer decides, however loaded the machine).
 func TestPostgresTwoInstances(t *testing.T) {
 	mnemoBinary(t)
 	url := pgtest.NewDatabase(t)

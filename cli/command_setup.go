@@ -236,6 +236,9 @@ func runSetup(_ context.Context, c *call) int {
 		}
 	}
 
+	if file, err = setupTarget(file, runtime.GOOS, c.getenv); err != nil {
+		return c.fail(exitError, "%v", err)
+	}
 	entry := setupEntry(h, exe, dataDir)
 	if npx {
 		entry = npxEntry(h, dataDir)
@@ -565,4 +568,31 @@ func atomicWrite(path string, data []byte, mode fs.FileMode) error {
 		d.Close()
 	}
 	return nil
+}
+
+// setupTarget is the file setup writes for file: file itself, or, when it
+// is a symbolic link (a host config kept with the dotfiles), the file it
+// points to, so that the change reaches it instead of replacing the link
+// with a plain file. A link that leads out of the home directory, or to
+// nothing, is refused: setup writes only the user's own files.
+func setupTarget(file, goos string, getenv func(string) string) (string, error) {
+	fi, err := os.Lstat(file)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return file, nil // missing (created) or a plain file
+	}
+	target, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return "", fmt.Errorf("%s is a symbolic link to a file that cannot be reached (%v); fix the link or name the file to change with --file", file, err)
+	}
+	home, err := homeDir(goos, getenv)
+	if err == nil {
+		home, err = filepath.EvalSymlinks(home)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s is a symbolic link and the home directory is not known, so setup will not write through it; name the file to change with --file", file)
+	}
+	if rel, err := filepath.Rel(home, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s is a symbolic link to %s, outside the home directory %s; setup writes only files of your home: change that file yourself or name it with --file", file, target, home)
+	}
+	return target, nil
 }

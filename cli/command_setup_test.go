@@ -349,6 +349,54 @@ func FuzzMergeSetup(f *testing.F) {
 	})
 }
 
+// TestSetupSymlink (issue 24, low 10): a host config that is a symbolic
+// link into the user's dotfiles is changed where it points (the link
+// stays a link), and one pointing outside the home directory is refused
+// with both files left as they were.
+func TestSetupSymlink(t *testing.T) {
+	useFakeExecutable(t)
+	home, data := t.TempDir(), filepath.Join(t.TempDir(), "data")
+	file := hostFile(t, "claude-desktop", home)
+	dotfile := filepath.Join(home, "dotfiles", "claude_desktop_config.json")
+	before := installFixture(t, "claude_desktop_config.json", dotfile)
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dotfile, file); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runEnv(t, setupEnv(home, data), "setup", "claude-desktop"); code != exitOK {
+		t.Fatalf("setup through a link = %d\n%s%s", code, out, errOut)
+	}
+	if fi, err := os.Lstat(file); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v, %v", fi, err)
+	}
+	got, err := os.ReadFile(dotfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(got, before) || !bytes.Contains(got, []byte(fakeExe)) {
+		t.Errorf("the link's target was not changed:\n%s", got)
+	}
+
+	outside := filepath.Join(t.TempDir(), "elsewhere.json")
+	was := installFixture(t, "claude_desktop_config.json", outside)
+	os.Remove(file)
+	if err := os.Symlink(outside, file); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runEnv(t, setupEnv(home, data), "setup", "claude-desktop")
+	if code == exitOK || !strings.Contains(errOut, "outside the home directory") {
+		t.Errorf("setup through a link out of home = %d, want a refusal saying why\n%s%s", code, out, errOut)
+	}
+	if got, _ := os.ReadFile(outside); !bytes.Equal(got, was) {
+		t.Errorf("the file outside home was changed")
+	}
+	if fi, err := os.Lstat(file); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the refused link was replaced: %v, %v", fi, err)
+	}
+}
+
 // TestSetupNpx writes the npm launcher's form: with --npx, and by itself
 // when setup runs from the launcher (MNEMO_LAUNCHER=npx), where this
 // binary's path is in npm's cache and must not be written.

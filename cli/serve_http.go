@@ -40,6 +40,12 @@ const (
 	defaultHTTPAddr = "127.0.0.1:8787"
 	// mcpPath is the MCP endpoint's path.
 	mcpPath = "/mcp"
+	// bodyReadTimeout is how long an authenticated request's body may take
+	// to arrive (http_max_body_bytes at 70 KB/s).
+	bodyReadTimeout = time.Minute
+	// streamRecheck is how often the credential of an open notification
+	// stream is checked again, so that a revoked token's stream ends.
+	streamRecheck = 5 * time.Second
 )
 
 // HTTPConfig is what serve --http reads from the settings.
@@ -341,7 +347,11 @@ type httpStack struct {
 //
 //	AccessLog → /healthz, /readyz (unguarded: load balancers probe by address)
 //	          → CheckHostOrigin → Protected Resource Metadata
-//	                            → /mcp: LimitBody → Authenticate → caller → RateLimit → MCP
+//	                            → /mcp: Authenticate → caller → RateLimit → BodyDeadline → LimitBody → MCP
+//
+// Nothing of a body is read before its sender is authenticated and within
+// their rate; then the body has bodyReadTimeout to arrive and is counted
+// against http_max_body_bytes as it is read.
 //
 // mount, when not nil, adds more pages to the guarded mux (the viewer
 // under /ui), given the verifiers of /mcp (none with --insecure-no-auth).
@@ -360,7 +370,7 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 		server.WithStreamableHTTPLogger(log),
 	)
 	st := &httpStack{streamable: streamable}
-	guardedMCP := []func(http.Handler) http.Handler{httpauth.LimitBody(hc.MaxBodyBytes), dropSessionID}
+	guardedMCP := []func(http.Handler) http.Handler{dropSessionID}
 	var authServers []string
 	var verifiers []httpauth.Verifier
 	if opts.insecure {
@@ -391,13 +401,15 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 			return nil, err
 		}
 		authenticate, err := httpauth.Authenticate(httpauth.AuthOptions{
-			Verifiers: verifiers, ResourceMetadataURL: metadataURL, Scope: hc.OAuthScope, Logger: log})
+			Verifiers: verifiers, ResourceMetadataURL: metadataURL, Scope: hc.OAuthScope, Logger: log,
+			Recheck: streamRecheck})
 		if err != nil {
 			return nil, err
 		}
 		guardedMCP = append(guardedMCP, authenticate, withCaller)
 	}
-	guardedMCP = append(guardedMCP, httpauth.RateLimit(httpauth.RateOptions{Rate: hc.Rate, Burst: hc.Burst}))
+	guardedMCP = append(guardedMCP, httpauth.RateLimit(httpauth.RateOptions{Rate: hc.Rate, Burst: hc.Burst}),
+		httpauth.BodyDeadline(bodyReadTimeout), httpauth.LimitBody(hc.MaxBodyBytes))
 
 	var publicURLs []string
 	if hc.PublicURL != "" {

@@ -21,6 +21,13 @@ import (
 // uiPath is where serve --http mounts the memory viewer.
 const uiPath = "/ui"
 
+// uiLoginRate and uiLoginBurst bound the logins one client address may
+// try: 10 at once, then one every 6 seconds.
+const (
+	uiLoginRate  = 1.0 / 6
+	uiLoginBurst = 10
+)
+
 // uiCookie holds the bearer token of a browser logged in to the viewer.
 // The token itself, not a session of this process, so that any instance
 // behind a load balancer answers and a revoked token stops working at
@@ -166,22 +173,32 @@ func (l *uiLogin) handleLogout(w http.ResponseWriter, r *http.Request) {
 func mountUI(mux *http.ServeMux, svc *engine.Service, store memory.Store, cfg *Config, login *uiLogin, key []byte, log *slog.Logger) error {
 	hint := "Log in at " + uiPath + "/login with your token (mnemo token add --user NAME prints one) or an OAuth access token."
 	h, err := ui.New(svc, store, ui.Options{
-		Prefix:      uiPath,
-		Access:      login.caller,
-		DefaultUser: cfg.Memory.UserID,
-		LoginHint:   hint,
-		Models:      uiModels(cfg),
-		Version:     version(),
-		Export:      uiExport(store),
-		Import:      uiImport(store, cfg.Memory),
-		Log:         log,
-		CSRFKey:     key,
-		LogoutPath:  logoutPath(login),
+		Prefix:       uiPath,
+		Access:       login.caller,
+		DefaultUser:  cfg.Memory.UserID,
+		LoginHint:    hint,
+		Models:       uiModels(cfg),
+		Version:      version(),
+		Export:       uiExport(store),
+		Import:       uiImport(store, cfg.Memory),
+		Log:          log,
+		CSRFKey:      key,
+		LogoutPath:   logoutPath(login),
+		MaxBodyBytes: cfg.HTTP.MaxBodyBytes,
 	})
 	if err != nil {
 		return err
 	}
-	mux.HandleFunc(uiPath+"/login", login.handleLogin)
+	// Tokens tried on the login form are limited per client address, as
+	// /mcp limits each credential: guessing goes no faster than this.
+	tries := httpauth.RateLimit(httpauth.RateOptions{Rate: uiLoginRate, Burst: uiLoginBurst})(http.HandlerFunc(login.handleLogin))
+	mux.HandleFunc(uiPath+"/login", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			tries.ServeHTTP(w, r)
+			return
+		}
+		login.handleLogin(w, r)
+	})
 	mux.HandleFunc(uiPath+"/logout", login.handleLogout)
 	mux.Handle(uiPath+"/", h)
 	mux.Handle(uiPath, http.RedirectHandler(uiPath+"/", http.StatusMovedPermanently))

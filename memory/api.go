@@ -532,6 +532,10 @@ type RetrieveRequest struct {
 	AgentName string
 	ThreadID  string
 	Query     string
+	// Keywords are other words the user may have used for what the query
+	// asks (synonyms, names, the likely answer's terms), searched
+	// alongside the query with a lower weight. Optional.
+	Keywords []string
 	// MaxResults is how many pages to return; 0 means the configured
 	// retrieval_queue_capacity.
 	MaxResults int
@@ -602,6 +606,27 @@ type RetrieveResult struct {
 	// entries that share terms with the query.
 	UserKnowledge      []FactHit `json:"user_knowledge,omitempty"`
 	AssistantKnowledge []FactHit `json:"assistant_knowledge,omitempty"`
+	// Ranking says how the pages were ranked: by words alone or by words
+	// and vectors, and why vectors were not used when they are configured.
+	Ranking RankingInfo `json:"ranking"`
+}
+
+// How pages were ranked (RankingInfo.Method).
+const (
+	RankedByWords     = "words"
+	RankedByWordsVecs = "words+vectors"
+)
+
+// RankingInfo says how a retrieval ranked its pages.
+type RankingInfo struct {
+	// Method is RankedByWords or RankedByWordsVecs.
+	Method string `json:"method"`
+	// VectorFallback is set when vectors are configured but this
+	// retrieval ranked by words only: why, as a short reason.
+	VectorFallback string `json:"vector_fallback,omitempty"`
+	// Note is one sentence for the model or the user saying the same,
+	// empty when nothing fell back.
+	Note string `json:"note,omitempty"`
 }
 
 // CacheStats says how many scope states a Service holds in memory and

@@ -21,6 +21,10 @@ var (
 	// call changed nothing and can be tried again; the store reconnects
 	// by itself. Stores wrap it; tools tell the model to try again.
 	ErrUnavailable = errors.New("storage unavailable")
+	// ErrOutcomeUnknown marks a write whose connection to the storage
+	// broke after the write was sent: it may have been stored or not. A
+	// retry of an add with the same idempotency_key is stored once.
+	ErrOutcomeUnknown = errors.New("outcome unknown")
 	// ErrStale is wrapped by a store's refusal to save a cache (page
 	// index snapshot, mid-term state, vectors) of a scope whose turns were
 	// removed, or which was deleted, since the store read it: the cache

@@ -17,7 +17,9 @@ type Store interface {
 	// next sequence number (Seq) under the scope's cross-process lock, and
 	// returns them with Seq set. It returns only once the turns are durable
 	// (fsynced); on error none of them is acknowledged as stored. The cost
-	// does not grow with the length of the log.
+	// does not grow with the length of the log. A store may check the
+	// turns' IdempotencyKey in the append itself: when turns of the same
+	// thread are stored under it, it returns those and stores nothing.
 	AppendTurns(ctx context.Context, scope Scope, turns []Turn) ([]Turn, error)
 
 	// ReadTurns returns the scope's turns with Seq > after, in Seq order,

@@ -19,6 +19,10 @@ const (
 	MaxRetrieveResults = 100
 	MinRetrieveTokens  = 100
 	MaxRetrieveTokens  = 8000
+	// MaxRetrieveKeywords and MaxKeywordBytes bound retrieve_memory's
+	// keywords: how many, and the length of each.
+	MaxRetrieveKeywords = 20
+	MaxKeywordBytes     = 100
 )
 
 // earliest and latest bound accepted timestamps.

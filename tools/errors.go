@@ -61,6 +61,11 @@ func toolError(ctx context.Context, tool string, err error) (*mcp.CallToolResult
 		// The client gave up or the call timed out; nobody reads the answer.
 		slog.InfoContext(ctx, "tool call cancelled", "tool", tool, "err", err)
 		return mcp.NewToolResultError("cancelled: " + tool + " did not finish"), nil
+	case errors.Is(err, memory.ErrOutcomeUnknown):
+		slog.WarnContext(ctx, "tool call failed: storage connection lost mid-write", "tool", tool, "err", err)
+		return mcp.NewToolResultError("storage unavailable: the connection to the memory server's database broke while " + tool +
+			" was writing, so whether it was stored is unknown; retry the same call in a few seconds, with the same idempotency_key " +
+			"if it had one: a retry of an exchange already stored is answered with the stored turn, not stored twice"), nil
 	case errors.Is(err, memory.ErrUnavailable):
 		// The error names the database (password masked); keep it in the log.
 		slog.WarnContext(ctx, "tool call failed: storage unavailable", "tool", tool, "err", err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,6 +68,8 @@ func TestToolError(t *testing.T) {
 		{"disk full", t.Context(), fmt.Errorf("store turns: write /srv/x: %w", syscall.ENOSPC), "storage full: the memory server's disk is full", "disk full"},
 		{"read-only", t.Context(), fmt.Errorf("store turns: open /srv/x: %w", syscall.EROFS), "storage read-only: the memory server cannot write", "not writable"},
 		{"storage unavailable", t.Context(), fmt.Errorf("store turns: append to postgres://mnemo:xxxxx@db.example/mnemo: %w", memory.ErrUnavailable), "storage unavailable: the memory server cannot reach its database right now", ""},
+		{"outcome unknown", t.Context(), fmt.Errorf("store turns: append to postgres://mnemo:xxxxx@db.example/mnemo: %w: %w", memory.ErrOutcomeUnknown, memory.ErrUnavailable),
+			"storage unavailable: the connection to the memory server's database broke while add_memory was writing, so whether it was stored is unknown; retry the same call", ""},
 		{"corrupt", t.Context(), fmt.Errorf("load memory: %w", memory.ErrCorrupt), "internal error: add_memory failed", "corrupt data"},
 	}
 	for _, tt := range tests {
@@ -174,9 +177,9 @@ func TestArgumentsReachService(t *testing.T) {
 		t.Errorf("add request = %+v, want every argument", gotAdd)
 	}
 
-	e.call(t, "retrieve_memory", `{"query": "q", "max_results": 3, "max_tokens": 500, "thread_id": "t", "user_id": "u", "agent_name": "a", "relationship_with_user": "friend", "style_hint": "brief"}`)
-	want := memory.RetrieveRequest{UserID: "u", AgentName: "a", ThreadID: "t", Query: "q", MaxResults: 3, MaxTokens: 500, RelationshipWithUser: "friend", StyleHint: "brief"}
-	if gotRetrieve != want {
+	e.call(t, "retrieve_memory", `{"query": "q", "max_results": 3, "max_tokens": 500, "thread_id": "t", "user_id": "u", "agent_name": "a", "relationship_with_user": "friend", "style_hint": "brief", "keywords": ["k1", "k 2"]}`)
+	want := memory.RetrieveRequest{UserID: "u", AgentName: "a", ThreadID: "t", Query: "q", Keywords: []string{"k1", "k 2"}, MaxResults: 3, MaxTokens: 500, RelationshipWithUser: "friend", StyleHint: "brief"}
+	if !reflect.DeepEqual(gotRetrieve, want) {
 		t.Errorf("retrieve request = %+v, want %+v", gotRetrieve, want)
 	}
 

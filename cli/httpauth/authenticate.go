@@ -1,6 +1,7 @@
 package httpauth
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // MetadataPath is where Protected Resource Metadata is served (RFC 9728).
@@ -63,6 +65,11 @@ type AuthOptions struct {
 	// Logger receives refused credentials (never the token); default
 	// slog.Default().
 	Logger *slog.Logger
+	// Recheck, when positive, is how often the credential of a request
+	// that stays open (a GET notification stream) is checked again: once
+	// it is refused (revoked, expired), the request's context is
+	// cancelled, which ends the stream.
+	Recheck time.Duration
 }
 
 // Authenticate returns middleware that lets through only requests with a
@@ -100,13 +107,49 @@ func Authenticate(opts AuthOptions) (func(http.Handler) http.Handler, error) {
 					}
 					opts.Logger.InfoContext(r.Context(), "request refused", attrs...)
 				}
+				dropBody(w, r)
 				challenge(w, opts, aerr)
 				return
 			}
 			noteIdentity(r.Context(), id)
-			next.ServeHTTP(w, r.WithContext(WithIdentity(r.Context(), id)))
+			ctx := WithIdentity(r.Context(), id)
+			if opts.Recheck > 0 && r.Method == http.MethodGet {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				defer cancel()
+				go recheck(ctx, cancel, r, opts)
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}, nil
+}
+
+// recheck checks r's credential every opts.Recheck until ctx ends, and
+// cancels it when the credential is refused. A check that cannot be made
+// (an issuer out of reach) keeps the request open.
+func recheck(ctx context.Context, cancel context.CancelFunc, r *http.Request, opts AuthOptions) {
+	t := time.NewTicker(opts.Recheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		_, aerr := authenticate(r.WithContext(ctx), opts)
+		if aerr != nil && !uncheckable(aerr) && ctx.Err() == nil {
+			opts.Logger.InfoContext(ctx, "stream closed: credential refused", "path", r.URL.Path, "code", aerr.Code, "reason", aerr.Description)
+			cancel()
+			return
+		}
+	}
+}
+
+// uncheckable reports whether a refusal says only that the credential
+// could not be checked now (its store or issuer out of reach), not that
+// it is bad.
+func uncheckable(e *Error) bool {
+	return e.Err != nil && (strings.Contains(e.Description, "unavailable") || strings.Contains(e.Description, "cannot be checked now"))
 }
 
 // authenticate finds and checks the request's token.

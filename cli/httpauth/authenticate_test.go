@@ -25,7 +25,7 @@ type stack struct {
 	iss     *fakeIssuer
 	key     signingKey
 	log     *testutil.LockedBuffer
-	calls   int // requests the MCP handler saw
+	calls   int // requests the MCP handler read and answered
 }
 
 const testBodyLimit = 1024
@@ -39,11 +39,11 @@ func newStack(t testing.TB, ready func(context.Context) error, burst int) *stack
 	logger := slog.New(slog.NewJSONHandler(s.log, nil))
 	oauth := newTestOAuth(t, s.iss, func(c *OAuthConfig) { c.Logger = logger })
 	mcp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.calls++
 		if _, err := io.ReadAll(r.Body); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		s.calls++
 		id, _ := IdentityFrom(r.Context())
 		json.NewEncoder(w).Encode(id)
 	})
@@ -68,9 +68,9 @@ func newStack(t testing.TB, ready func(context.Context) error, burst int) *stack
 	guarded.Handle(MetadataPath, md)
 	guarded.Handle(MetadataPath+"/mcp", md)
 	guarded.Handle("/mcp", Chain(mcp,
-		LimitBody(testBodyLimit),
 		authenticate,
-		RateLimit(RateOptions{Rate: 1, Burst: burst, Now: func() time.Time { return testNow }})))
+		RateLimit(RateOptions{Rate: 1, Burst: burst, Now: func() time.Time { return testNow }}),
+		LimitBody(testBodyLimit)))
 	root := http.NewServeMux()
 	root.Handle("/healthz", Healthz())
 	if ready == nil {
@@ -171,6 +171,7 @@ func TestStackStatuses(t *testing.T) {
 		{"null origin", request{auth: bearer(alice), origin: "null"}, 403, "-", ""},
 		{"oversized body", request{auth: bearer(alice), body: strings.Repeat("x", testBodyLimit+1)}, 413, "-", ""},
 		{"oversized chunked body", request{auth: bearer(alice), body: strings.Repeat("x", testBodyLimit+1), chunked: true}, 413, "-", ""},
+		{"oversized chunked body without a token", request{body: strings.Repeat("x", testBodyLimit+1), chunked: true}, 401, "Bearer " + rm, ""},
 		{"body at the limit", request{auth: bearer(alice), body: strings.Repeat("x", testBodyLimit), chunked: true}, 200, "-", "alice"},
 		{"metadata without auth", request{method: http.MethodGet, path: MetadataPath}, 200, "-", ""},
 		{"metadata at the resource path", request{method: http.MethodGet, path: MetadataPath + "/mcp"}, 200, "-", ""},

@@ -61,10 +61,12 @@ func Example() {
 	metadata := httpauth.MetadataHandler(httpauth.ResourceMetadata{Resource: resource})
 	guarded.Handle(httpauth.MetadataPath, metadata)
 	guarded.Handle(httpauth.MetadataPath+"/mcp", metadata)
+	// No body is read before its sender is authenticated.
 	guarded.Handle("/mcp", httpauth.Chain(mcpHandler,
-		httpauth.LimitBody(4<<20),
 		authenticate,
-		httpauth.RateLimit(httpauth.RateOptions{Rate: 20, Burst: 40})))
+		httpauth.RateLimit(httpauth.RateOptions{Rate: 20, Burst: 40}),
+		httpauth.BodyDeadline(time.Minute),
+		httpauth.LimitBody(4<<20)))
 
 	root := http.NewServeMux()
 	root.Handle("/healthz", httpauth.Healthz())

@@ -1,7 +1,7 @@
 package httpauth
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -193,34 +193,141 @@ func forbidden(w http.ResponseWriter, r *http.Request, msg string) {
 }
 
 // LimitBody returns middleware that answers 413 to a request whose body
-// is longer than limit bytes, before the handler sees any of it: a
-// declared Content-Length is checked at once, and a body of unknown length
-// is read up to limit first.
+// is longer than limit bytes. A declared Content-Length over the limit is
+// refused before any of the body is read; a body of unknown length
+// (chunked) is counted as the handler reads it (http.MaxBytesReader), so
+// no more than limit bytes are ever held, and once it runs over, the
+// handler's answer is replaced by the 413. Put it after Authenticate, so
+// that nobody's body is read before their credentials are checked.
 func LimitBody(limit int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > limit {
+				dropBody(w, r)
 				tooLarge(w, limit)
 				return
 			}
-			if r.Body != nil && r.Body != http.NoBody && r.ContentLength < 0 {
-				data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-				if err != nil {
-					http.Error(w, "cannot read the request body", http.StatusBadRequest)
-					return
-				}
-				if int64(len(data)) > limit {
-					tooLarge(w, limit)
-					return
-				}
-				r.Body = io.NopCloser(bytes.NewReader(data))
-				r.ContentLength = int64(len(data))
-			} else if r.Body != nil {
-				r.Body = http.MaxBytesReader(w, r.Body, limit)
+			if r.Body == nil || r.Body == http.NoBody {
+				next.ServeHTTP(w, r)
+				return
 			}
+			lw := &limitWriter{ResponseWriter: w, limit: limit}
+			r.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, limit), w: lw}
+			next.ServeHTTP(lw, r)
+		})
+	}
+}
+
+// limitedBody notes in w when the body ran over the limit.
+type limitedBody struct {
+	io.ReadCloser
+	w *limitWriter
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		b.w.over = true
+	}
+	return n, err
+}
+
+// limitWriter answers 413 in place of whatever the handler writes once
+// the request body ran over the limit. Handlers read the body before
+// they answer, in the request's goroutine, so over needs no lock.
+type limitWriter struct {
+	http.ResponseWriter
+	limit   int64
+	over    bool
+	refused bool
+}
+
+func (w *limitWriter) refuse() bool {
+	if !w.over {
+		return false
+	}
+	if !w.refused {
+		w.refused = true
+		tooLarge(w.ResponseWriter, w.limit)
+	}
+	return true
+}
+
+func (w *limitWriter) WriteHeader(code int) {
+	if !w.refuse() {
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *limitWriter) Write(p []byte) (int, error) {
+	if w.refuse() {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *limitWriter) Flush() {
+	if !w.refuse() {
+		http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *limitWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// BodyDeadline returns middleware that gives a request body d to arrive:
+// past it, reading the body fails and the request ends (a client that
+// trickles a body never finishing holds the connection no longer). The
+// deadline is lifted once the body is read to its end, so that a long
+// call (or a notification stream) is not cut by it.
+func BodyDeadline(d time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if d <= 0 || r.Body == nil || r.Body == http.NoBody {
+				next.ServeHTTP(w, r)
+				return
+			}
+			rc := http.NewResponseController(w)
+			if err := rc.SetReadDeadline(time.Now().Add(d)); err != nil {
+				next.ServeHTTP(w, r) // not a connection that has deadlines
+				return
+			}
+			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// deadlineBody lifts the read deadline when the body has been read.
+type deadlineBody struct {
+	io.ReadCloser
+	rc     *http.ResponseController
+	lifted bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) && !b.lifted {
+		b.lifted = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// dropBody makes the server read none of r's body: the connection is
+// closed after the answer (not kept, which would mean reading the body to
+// its end), and its read deadline is set in the past, so that the server
+// does not read what is left of it either before closing (net/http reads
+// up to 256 KiB of an unread body to reuse the connection). A client that
+// sends a body nobody will read holds the connection no longer than the
+// answer takes.
+func dropBody(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Unix(1, 0))
 }
 
 func tooLarge(w http.ResponseWriter, limit int64) {

@@ -67,7 +67,7 @@ func TestStreamableHTTPCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handler = httpauth.Chain(mcpHTTP, httpauth.CheckHostOrigin(origins), httpauth.LimitBody(1<<20), authenticate)
+	handler = httpauth.Chain(mcpHTTP, httpauth.CheckHostOrigin(origins), authenticate, httpauth.LimitBody(1<<20))
 
 	c, err := client.NewStreamableHttpClient(resource, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + alice}))
 	if err != nil {

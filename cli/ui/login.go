@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
+	"strings"
 	"sync"
 )
 
@@ -52,11 +53,13 @@ func (l *TokenLogin) Wrap(next http.Handler) http.Handler {
 			http.SetCookie(w, &http.Cookie{Name: l.cookie, Value: sid, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		}
 		q.Del("token")
-		to := *r.URL
-		to.RawQuery = q.Encode()
+		to := localPath(r.URL.EscapedPath())
+		if enc := q.Encode(); enc != "" {
+			to += "?" + enc
+		}
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Referrer-Policy", "no-referrer")
-		http.Redirect(w, r, to.RequestURI(), http.StatusSeeOther)
+		http.Redirect(w, r, to, http.StatusSeeOther)
 	})
 }
 
@@ -87,4 +90,12 @@ func (l *TokenLogin) Caller(r *http.Request) (Caller, error) {
 		return Caller{}, ErrNoCaller
 	}
 	return Caller{Name: "local", Session: c.Value}, nil
+}
+
+// localPath returns p as a path on this server: a path that a browser
+// would read as another host ("//evil.example/", "/\\evil.example") or
+// that is not absolute gets a single leading slash, so a redirect to it
+// never leaves the viewer.
+func localPath(p string) string {
+	return "/" + strings.TrimLeft(p, "/\\")
 }

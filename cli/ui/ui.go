@@ -104,6 +104,9 @@ type Options struct {
 	// LogoutPath, when set, is where the page header's log-out button
 	// posts (outside the handler, which does not log in by itself).
 	LogoutPath string
+	// MaxBodyBytes bounds a request body (an import file included); zero
+	// is 64 MiB. A larger body is answered 413.
+	MaxBodyBytes int64
 	// Now is the clock of charts and relative times; nil is time.Now.
 	Now func() time.Time
 	// Log receives the errors behind 500 answers; nil is slog.Default.
@@ -250,8 +253,22 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// A multipart form is parsed by the action; the token is
 		// read from the header or the form.
-		r.Body = http.MaxBytesReader(w, r.Body, maxUpload)
-		if !hmac.Equal([]byte(csrfFrom(r)), []byte(h.csrfToken(caller))) {
+		limit := h.opt.MaxBodyBytes
+		if limit <= 0 {
+			limit = maxUpload
+		}
+		if r.ContentLength > limit {
+			w.Header().Set("Connection", "close")
+			h.refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("This upload is larger than the server accepts (%d bytes).", limit))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		csrf, err := csrfFrom(r)
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			h.refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("This upload is larger than the server accepts (%d bytes).", limit))
+			return
+		}
+		if !hmac.Equal([]byte(csrf), []byte(h.csrfToken(caller))) {
 			h.refuse(w, http.StatusForbidden, "This form has expired or did not come from the memory viewer; reload the page and try again.")
 			return
 		}
@@ -297,17 +314,22 @@ func (h *handler) sameOriginPost(r *http.Request) bool {
 	return false
 }
 
-// csrfFrom is the CSRF token a state change carries.
-func csrfFrom(r *http.Request) string {
+// csrfFrom is the CSRF token a state change carries; the error is the
+// form's that could not be read.
+func csrfFrom(r *http.Request) (string, error) {
 	if t := r.Header.Get("X-CSRF-Token"); t != "" {
-		return t
+		return t, nil
 	}
+	var err error
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
-		if err := r.ParseMultipartForm(8 << 20); err != nil {
-			return ""
-		}
+		err = r.ParseMultipartForm(8 << 20)
+	} else {
+		err = r.ParseForm()
 	}
-	return r.FormValue("csrf")
+	if err != nil {
+		return "", err
+	}
+	return r.FormValue("csrf"), nil
 }
 
 // csrfToken is the CSRF token of the caller's session.

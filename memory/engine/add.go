@@ -35,6 +35,9 @@ func (s *Service) Add(ctx context.Context, req memory.AddRequest) (*memory.AddRe
 		if err := memory.ValidateID("idempotency_key", req.IdempotencyKey); err != nil {
 			return nil, err
 		}
+		if err := credentialID("idempotency_key", req.IdempotencyKey); err != nil {
+			return nil, err
+		}
 	}
 	now := s.now().UTC()
 	when := now
@@ -103,7 +106,16 @@ func (s *Service) Add(ctx context.Context, req memory.AddRequest) (*memory.AddRe
 		for _, t := range stored {
 			res.TurnIDs = append(res.TurnIDs, t.ID)
 		}
-		if s.llm != nil {
+		retry, err := retriedAppend(stored, turns)
+		if err != nil {
+			st.mu.Unlock()
+			return nil, err
+		}
+		if retry {
+			res.Duplicate = true
+			res.Note = "already stored: an earlier call with this idempotency_key stored the exchange (its answer was lost?); answered with the stored turn, nothing stored again"
+			stored = nil
+		} else if s.llm != nil {
 			s.queue.enqueue(scope, thread, signals)
 		}
 	} else {

@@ -12,7 +12,6 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/files"
-	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 )
 
 // benchVocab is a small conversational vocabulary; texts draw from it with
@@ -46,14 +45,7 @@ func newBenchService(b *testing.B, dir string) *engine.Service {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { store.Close() })
-	counter, err := tiktoken.New("cl100k_base")
-	if err != nil {
-		b.Fatal(err)
-	}
-	svc, err := engine.NewService(memory.DefaultConfig(), store, counter)
-	if err != nil {
-		b.Fatal(err)
-	}
+	svc := engine.NewTestService(b, store, memory.DefaultConfig())
 	return svc
 }
 

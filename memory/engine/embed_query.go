@@ -42,13 +42,24 @@ type breaker struct {
 	up   chan struct{} // closed when the breaker closes
 }
 
-// queryVector embeds a retrieval query, with a small cache; nil when no
-// embedder is configured, the fusion gives vectors no weight, the breaker
-// is open or the endpoint fails (the ranking is then lexical only).
-func (s *Service) queryVector(ctx context.Context, scope memory.Scope, query string) []float32 {
+// Why a retrieval ranked by words only although vectors are configured
+// (memory.RankingInfo.VectorFallback).
+const (
+	fallbackBreaker   = "the embeddings endpoint is not answering; retrying in the background"
+	fallbackDown      = "the embeddings endpoint did not answer the query in time or was unreachable"
+	fallbackFailed    = "the embeddings endpoint failed to embed the query"
+	fallbackCancelled = "the retrieval was cancelled while the query was being embedded"
+	fallbackNoPages   = "no stored exchange has been embedded yet"
+)
+
+// queryVector embeds a retrieval query, with a small cache. It returns nil
+// when no embedder is configured or the fusion gives vectors no weight
+// (with fallback ""), or when the breaker is open or the endpoint fails,
+// fallback then saying why (the ranking is then lexical only).
+func (s *Service) queryVector(ctx context.Context, scope memory.Scope, query string) (v []float32, fallback string) {
 	e := &s.emb
 	if e.embedder == nil || e.weight == 0 {
-		return nil
+		return nil, ""
 	}
 	e.mu.Lock()
 	v, ok := e.cache[query]
@@ -61,10 +72,10 @@ func (s *Service) queryVector(ctx context.Context, scope memory.Scope, query str
 	}
 	e.mu.Unlock()
 	if ok {
-		return v
+		return v, ""
 	}
 	if open {
-		return nil
+		return nil, fallbackBreaker
 	}
 	defer s.leaveLane()
 
@@ -79,12 +90,14 @@ func (s *Service) queryVector(ctx context.Context, scope memory.Scope, query str
 	if err != nil {
 		switch {
 		case ctx.Err() != nil: // the caller gave up, not the endpoint
+			return nil, fallbackCancelled
 		case endpointDown(err):
 			s.endpointFailed(err)
+			return nil, fallbackDown
 		default:
 			s.log.Warn("cannot embed the query; ranking by words only", "err", err)
+			return nil, fallbackFailed
 		}
-		return nil
 	}
 	v = recall.Unit(vecs[0])
 	e.mu.Lock()
@@ -93,7 +106,24 @@ func (s *Service) queryVector(ctx context.Context, scope memory.Scope, query str
 	}
 	e.cache[query] = v
 	e.mu.Unlock()
-	return v
+	return v, ""
+}
+
+// rankingInfo says how a retrieval ranked its pages: qv is the query's
+// vector (nil when none), fallback why there is none (queryVector), and
+// embedded how many pages of the scope have a vector.
+func rankingInfo(qv []float32, fallback string, embedded int) memory.RankingInfo {
+	if qv != nil && embedded == 0 {
+		fallback = fallbackNoPages
+	}
+	if fallback == "" && qv != nil {
+		return memory.RankingInfo{Method: memory.RankedByWordsVecs}
+	}
+	info := memory.RankingInfo{Method: memory.RankedByWords, VectorFallback: fallback}
+	if fallback != "" {
+		info.Note = "Vector search was not used for this recall (" + fallback + "); exchanges were ranked by words only, so ones worded differently from the query may be missing."
+	}
+	return info
 }
 
 func (s *Service) leaveLane() {

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -15,21 +14,6 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
 	"github.com/mnemo-mcp/mnemo/memory/recall"
 )
-
-// newEmbedService is newTestService with the configuration changed by mod.
-func newEmbedService(t *testing.T, store memory.Store, mod func(*memory.Config), opts ...Option) *Service {
-	t.Helper()
-	cfg := memory.DefaultConfig()
-	if mod != nil {
-		mod(&cfg)
-	}
-	opts = append([]Option{WithLogger(slog.New(slog.DiscardHandler))}, opts...)
-	s, err := NewService(cfg, store, mustCounter(t), opts...)
-	if err != nil {
-		t.Fatalf("NewService() = %v", err)
-	}
-	return s
-}
 
 func withPrefixes(c *memory.Config) {
 	c.EmbeddingQueryPrefix, c.EmbeddingPassagePrefix = "query: ", "passage: "
@@ -70,7 +54,7 @@ func (r *recordingEmbedder) requests() []string {
 func TestPageBatchesWaitWhileAQueryIsEmbedded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := &recordingEmbedder{fakeEmbedder: fakeEmbedder{model: "fake/4"}, hold: "query: ", release: make(chan struct{})}
-		s := newEmbedService(t, newMemStore(), withPrefixes, WithEmbedder(e))
+		s := newTestService(t, newMemStore(), configWith(withPrefixes), WithEmbedder(e))
 		defer s.Close(context.Background())
 		addPair(t, s, "a", "We adopted a puppy", "Congratulations")
 		synctest.Wait()
@@ -137,7 +121,7 @@ func (s *switchEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 func TestBreakerSkipsTheEndpointWhileItIsDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := &switchEmbedder{recordingEmbedder: recordingEmbedder{fakeEmbedder: fakeEmbedder{model: "fake/4"}}, down: true}
-		s := newEmbedService(t, newMemStore(), nil, WithEmbedder(e))
+		s := newTestService(t, newMemStore(), configWith(nil), WithEmbedder(e))
 		defer s.Close(context.Background())
 		addPair(t, s, "a", "We adopted a puppy", "Congratulations")
 		addPair(t, s, "b", "The hound sleeps all day", "Lazy")
@@ -197,7 +181,7 @@ func TestQueryFailureOpensTheBreaker(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := &fakeEmbedder{model: "fake/4", fail: func() error { return tc.err }}
-				s := newEmbedService(t, newMemStore(), nil, WithEmbedder(e))
+				s := newTestService(t, newMemStore(), configWith(nil), WithEmbedder(e))
 				defer s.Close(context.Background())
 				retrieveUsers(t, s, "puppy")
 				retrieveUsers(t, s, "hound")
@@ -217,10 +201,10 @@ func TestQueryFailureOpensTheBreaker(t *testing.T) {
 func TestFlushWaitsForTheEmbeddingBacklog(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := &recordingEmbedder{fakeEmbedder: fakeEmbedder{model: "fake/4"}, hold: "passage: ", release: make(chan struct{})}
-		s := newEmbedService(t, newMemStore(), func(c *memory.Config) {
+		s := newTestService(t, newMemStore(), configWith(func(c *memory.Config) {
 			withPrefixes(c)
 			c.FlushTimeout = 10 * time.Second
-		}, WithEmbedder(e))
+		}), WithEmbedder(e))
 		defer s.Close(context.Background())
 		for i := range embedBatch + 1 {
 			addPair(t, s, "a", "puppy number "+strings.Repeat("x", i), "ok")
@@ -276,7 +260,7 @@ func TestFuseWeighsTheRankings(t *testing.T) {
 func TestZeroFusionWeightEmbedsNoQuery(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := &recordingEmbedder{fakeEmbedder: fakeEmbedder{model: "fake/4"}}
-		s := newEmbedService(t, newMemStore(), func(c *memory.Config) { c.EmbeddingFusionWeight = 0 }, WithEmbedder(e))
+		s := newTestService(t, newMemStore(), configWith(func(c *memory.Config) { c.EmbeddingFusionWeight = 0 }), WithEmbedder(e))
 		defer s.Close(context.Background())
 		addPair(t, s, "a", "We adopted a puppy", "Congratulations")
 		addPair(t, s, "b", "The hound sleeps all day", "Lazy")
@@ -303,7 +287,7 @@ func TestPassagePrefixChangeEmbedsAgain(t *testing.T) {
 		store, vectors := newMemStore(), newMemVectors()
 		open := func(prefix string) (*Service, *recordingEmbedder) {
 			e := &recordingEmbedder{fakeEmbedder: fakeEmbedder{model: "fake/4"}}
-			s := newEmbedService(t, storeWithVectors{store, vectors}, func(c *memory.Config) { c.EmbeddingPassagePrefix = prefix }, WithEmbedder(e))
+			s := newTestService(t, storeWithVectors{store, vectors}, configWith(func(c *memory.Config) { c.EmbeddingPassagePrefix = prefix }), WithEmbedder(e))
 			return s, e
 		}
 		s, _ := open("")

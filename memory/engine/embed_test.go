@@ -112,7 +112,7 @@ func (m *memVectors) ids(sc memory.Scope) []string {
 func TestStoredVectorsOfForgottenTurnsAreDropped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store, vectors := newMemStore(), newMemVectors()
-		s := newTestService(t, storeWithVectors{store, vectors}, WithEmbedder(&fakeEmbedder{model: "fake/4"}))
+		s := newTestService(t, storeWithVectors{store, vectors}, memory.DefaultConfig(), WithEmbedder(&fakeEmbedder{model: "fake/4"}))
 		addPair(t, s, "t", "We adopted a puppy", "Congratulations")
 		synctest.Wait()
 		s.Close(context.Background())
@@ -124,7 +124,7 @@ func TestStoredVectorsOfForgottenTurnsAreDropped(t *testing.T) {
 		// A turn forgotten since: its vector is still in the store.
 		vectors.SaveVectors(t.Context(), sc, "fake/4", []memory.PageVector{{TurnID: "turn_forgotten", Vector: []float32{1, 0, 0, 0}}})
 
-		s = newTestService(t, storeWithVectors{store, vectors}, WithEmbedder(&fakeEmbedder{model: "fake/4"}))
+		s = newTestService(t, storeWithVectors{store, vectors}, memory.DefaultConfig(), WithEmbedder(&fakeEmbedder{model: "fake/4"}))
 		defer s.Close(context.Background())
 		retrieveUsers(t, s, "puppy")
 		synctest.Wait()
@@ -163,7 +163,7 @@ func TestEmbedderFindsPagesWithoutSharedWords(t *testing.T) {
 				if tc.embedder {
 					opts = append(opts, WithEmbedder(&fakeEmbedder{model: "fake/4"}))
 				}
-				s := newTestService(t, newMemStore(), opts...)
+				s := newTestService(t, newMemStore(), memory.DefaultConfig(), opts...)
 				defer s.Close(context.Background())
 				addPair(t, s, "a", "We adopted a puppy named Rex", "Congratulations")
 				addPair(t, s, "b", "My car broke down", "Oh no")
@@ -183,7 +183,7 @@ func TestEmbeddingsPersistAndModelChangeInvalidates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store, vectors := newMemStore(), newMemVectors()
 		first := &fakeEmbedder{model: "fake/4"}
-		s := newTestService(t, storeWithVectors{store, vectors}, WithEmbedder(first))
+		s := newTestService(t, storeWithVectors{store, vectors}, memory.DefaultConfig(), WithEmbedder(first))
 		for _, u := range []string{"We adopted a puppy", "My car broke down", "I drink chai"} {
 			addPair(t, s, "t", u, "ok")
 		}
@@ -203,7 +203,7 @@ func TestEmbeddingsPersistAndModelChangeInvalidates(t *testing.T) {
 		}
 		for _, tc := range tests {
 			e := &fakeEmbedder{model: tc.model}
-			s := newTestService(t, storeWithVectors{store, vectors}, WithEmbedder(e))
+			s := newTestService(t, storeWithVectors{store, vectors}, memory.DefaultConfig(), WithEmbedder(e))
 			retrieveUsers(t, s, "hound") // loads the scope; the query is embedded
 			synctest.Wait()
 			if _, texts := e.stats(); texts-1 != tc.wantTexts {
@@ -229,7 +229,7 @@ func TestEmbedderFailureKeepsLexicalAndRetries(t *testing.T) {
 			}
 			return nil
 		}}
-		s := newTestService(t, newMemStore(), WithEmbedder(e))
+		s := newTestService(t, newMemStore(), memory.DefaultConfig(), WithEmbedder(e))
 		defer s.Close(context.Background())
 		addPair(t, s, "a", "We adopted a puppy", "Congratulations")
 		addPair(t, s, "b", "The hound sleeps all day", "Lazy")

@@ -151,8 +151,9 @@ func (s *Service) Forget(ctx context.Context, req memory.ForgetRequest) (*memory
 // and their text from the fact history and the kept versions.
 func (s *Service) forgetFacts(ctx context.Context, scope memory.Scope, ids []string, source string, res *memory.ForgetResult) error {
 	var removed []memory.Fact
-	var texts, missing []string
-	_, err := s.store.UpdateDocument(ctx, scope, func(d *memory.Document) error {
+	var missing []string
+	err := s.updateForgetting(ctx, scope, func(d *memory.Document) ([]string, error) {
+		var texts []string
 		want := map[string]bool{}
 		for _, id := range ids {
 			want[id] = true
@@ -171,16 +172,16 @@ func (s *Service) forgetFacts(ctx context.Context, scope memory.Scope, ids []str
 			}
 		}
 		if len(removed) == 0 {
-			return errNoChange
+			return nil, errNoChange
 		}
-		return nil
-	})
+		return texts, nil
+	}, res)
 	if err != nil && !errors.Is(err, errNoChange) {
 		return fmt.Errorf("forget facts in %s: %w", scope.Key(), err)
 	}
 	res.FactsRemoved = append(res.FactsRemoved, removed...)
 	res.NotFound = append(res.NotFound, missing...)
-	return s.scrubVersions(ctx, scope, texts, res)
+	return nil
 }
 
 // dropFacts removes the facts and knowledge entries that match from d,
@@ -226,9 +227,17 @@ func dropFacts(d *memory.Document, match func(memory.Fact) bool, ev memory.FactE
 		}
 	}
 	for i := range d.FactEvents {
-		if e := &d.FactEvents[i]; gone[e.FactID] && e.Content != "" {
+		e := &d.FactEvents[i]
+		if !gone[e.FactID] {
+			continue
+		}
+		if e.Content != "" {
 			texts = append(texts, e.Content)
 			e.Content = ""
+		}
+		if r := unquotedReason(e.Reason); r != e.Reason {
+			texts = append(texts, e.Reason)
+			e.Reason = r
 		}
 	}
 	for _, f := range removed {
@@ -300,29 +309,31 @@ func (s *Service) forgetTurns(ctx context.Context, scope memory.Scope, req memor
 	if len(removed) == 0 {
 		return nil
 	}
-	derived, err := s.forgetDerived(ctx, scope, removed, req, res)
-	if err != nil {
+	if err := s.forgetDerived(ctx, scope, removed, texts, req, res); err != nil {
 		return err
 	}
 	res.SectionsMayMention, err = s.sectionsMayMention(ctx, scope, before, removed)
 	if err != nil {
 		return err
 	}
-	return s.scrubVersions(ctx, scope, append(texts, derived...), res)
+	// Versions may quote the turns too (a profile summary, a fact's
+	// wording); those the derived facts' update did not delete go now.
+	return s.scrubVersions(ctx, scope, texts, res)
 }
 
 // forgetDerived forgets the facts and knowledge entries whose source is
 // a thread that lost turns in this forget and has none left in the log
-// (unless req.KeepFacts), and lists those it keeps. It returns the texts
-// the removed facts held. The caller holds the scope's update lock.
-func (s *Service) forgetDerived(ctx context.Context, scope memory.Scope, removed []memory.Turn, req memory.ForgetRequest, res *memory.ForgetResult) ([]string, error) {
+// (unless req.KeepFacts), and lists those it keeps. The kept versions
+// that hold the removed facts' texts or turnTexts are deleted with them.
+// The caller holds the scope's update lock.
+func (s *Service) forgetDerived(ctx context.Context, scope memory.Scope, removed []memory.Turn, turnTexts []string, req memory.ForgetRequest, res *memory.ForgetResult) error {
 	touched := map[string]bool{}
 	for _, t := range removed {
 		touched[t.ThreadID] = true
 	}
 	doc, err := s.store.LoadDocument(ctx, scope)
 	if err != nil {
-		return nil, fmt.Errorf("forget facts of the forgotten turns in %s: %w", scope.Key(), err)
+		return fmt.Errorf("forget facts of the forgotten turns in %s: %w", scope.Key(), err)
 	}
 	var candidates []memory.Fact
 	for _, list := range [][]memory.Fact{doc.Facts, doc.Knowledge, doc.AssistantKnowledge} {
@@ -333,15 +344,15 @@ func (s *Service) forgetDerived(ctx context.Context, scope memory.Scope, removed
 		}
 	}
 	if len(candidates) == 0 {
-		return nil, nil
+		return nil
 	}
 	if req.KeepFacts {
 		res.DerivedFactsKept = candidates
-		return nil, nil
+		return nil
 	}
 	left, err := s.store.ReadTurns(ctx, scope, 0)
 	if err != nil {
-		return nil, fmt.Errorf("forget facts of the forgotten turns in %s: %w", scope.Key(), err)
+		return fmt.Errorf("forget facts of the forgotten turns in %s: %w", scope.Key(), err)
 	}
 	emptied := maps.Clone(touched)
 	for i := range left {
@@ -352,20 +363,20 @@ func (s *Service) forgetDerived(ctx context.Context, scope memory.Scope, removed
 		source = memory.SourceManual
 	}
 	var dropped []memory.Fact
-	var texts []string
 	if len(emptied) > 0 {
-		_, err = s.store.UpdateDocument(ctx, scope, func(d *memory.Document) error {
+		err = s.updateForgetting(ctx, scope, func(d *memory.Document) ([]string, error) {
+			var texts []string
 			dropped, texts = dropFacts(d, onlyFrom(emptied), memory.FactEvent{
 				Event: memory.FactRemoved, At: s.now().UTC(), Source: source,
 				Reason: manualReason(source, "forgotten with the turns of its thread"),
 			})
 			if len(dropped) == 0 {
-				return errNoChange
+				return nil, errNoChange
 			}
-			return nil
-		})
+			return append(texts, turnTexts...), nil
+		}, res)
 		if err != nil && !errors.Is(err, errNoChange) {
-			return nil, fmt.Errorf("forget facts of the forgotten turns in %s: %w", scope.Key(), err)
+			return fmt.Errorf("forget facts of the forgotten turns in %s: %w", scope.Key(), err)
 		}
 	}
 	res.DerivedFactsRemoved = append(res.DerivedFactsRemoved, dropped...)
@@ -374,7 +385,7 @@ func (s *Service) forgetDerived(ctx context.Context, scope memory.Scope, removed
 			res.DerivedFactsKept = append(res.DerivedFactsKept, f)
 		}
 	}
-	return texts, nil
+	return nil
 }
 
 // sectionsMayMention lists the profile sections, by ProfileSections name,

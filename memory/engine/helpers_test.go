@@ -17,13 +17,25 @@ func mustCounter(tb testing.TB) memory.TokenCounter {
 	return c
 }
 
-func newTestService(tb testing.TB, store memory.Store, opts ...Option) *Service {
+// newTestService is the one constructor of the engine's tests (the
+// external tests reach it as NewTestService, export_test.go): a Service
+// over store with cfg, a cl100k_base counter and logs discarded, then
+// opts. Fixtures (newTierService, newMonthsService, …) build on it.
+func newTestService(tb testing.TB, store memory.Store, cfg memory.Config, opts ...Option) *Service {
 	tb.Helper()
-	cfg := memory.DefaultConfig()
 	opts = append([]Option{WithLogger(slog.New(slog.DiscardHandler))}, opts...)
 	s, err := NewService(cfg, store, mustCounter(tb), opts...)
 	if err != nil {
 		tb.Fatalf("NewService() = %v", err)
 	}
 	return s
+}
+
+// configWith is the default configuration changed by mod, when not nil.
+func configWith(mod func(*memory.Config)) memory.Config {
+	cfg := memory.DefaultConfig()
+	if mod != nil {
+		mod(&cfg)
+	}
+	return cfg
 }

@@ -83,7 +83,7 @@ func TestUpdaterRedactsModelOutput(t *testing.T) {
 		return `{"user":{"workContext":{"summary":"Works on mnemo.\u001b[2J","shouldUpdate":true}},"history":{},"newFacts":[{"content":` + string(content) + `,"category":"context","confidence":0.9}],"factsToRemove":[]}`, nil
 	}}
 	store := newMemStore()
-	s := newTestService(t, store, WithLLM(llm))
+	s := newTestService(t, store, memory.DefaultConfig(), WithLLM(llm))
 	defer s.Close(context.Background())
 	addPair(t, s, "t1", "remember my project", "ok")
 	if _, err := s.Flush(t.Context(), memory.FlushRequest{}); err != nil {

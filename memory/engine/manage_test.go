@@ -12,7 +12,6 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/files"
-	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
 	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
@@ -28,15 +27,11 @@ func newManageService(t *testing.T, dir string, opts ...engine.Option) *engine.S
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	counter, err := tiktoken.New("cl100k_base")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	n := 0
 	cfg := memory.DefaultConfig()
 	cfg.MaxFacts = 5
-	svc, err := engine.NewService(cfg, store, counter, append([]engine.Option{
+	svc := engine.NewTestService(t, store, cfg, append([]engine.Option{
 		engine.WithClock(func() time.Time { return manageNow }),
 		engine.WithFactIDs(func() string {
 			mu.Lock()
@@ -45,9 +40,6 @@ func newManageService(t *testing.T, dir string, opts ...engine.Option) *engine.S
 			return fmt.Sprintf("fact_%08x", n)
 		}),
 	}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return svc
 }
 

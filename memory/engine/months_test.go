@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -60,16 +59,9 @@ func newMonthsService(t *testing.T, mod func(*memory.Config)) *monthsService {
 		}
 		return `{"user":{},"history":{},"newFacts":[],"factsToRemove":[]}`, nil
 	}}
-	cfg := memory.DefaultConfig()
-	if mod != nil {
-		mod(&cfg)
-	}
 	n := 0
-	s, err := NewService(cfg, m.store, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler)), WithLLM(llm), WithClock(m.clock.Now),
+	s := newTestService(t, m.store, configWith(mod), WithLLM(llm), WithClock(m.clock.Now),
 		WithFactIDs(func() string { n++; return fmt.Sprintf("fact_%08x", n) }))
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() { s.Close(context.Background()) })
 	m.Service = s
 	return m

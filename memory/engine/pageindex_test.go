@@ -114,7 +114,7 @@ func TestPageIndexSnapshot(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer withSnap.Close(context.Background())
-			fromText := newTestService(t, store)
+			fromText := newTestService(t, store, memory.DefaultConfig())
 			for _, q := range queries {
 				got, err := withSnap.Retrieve(t.Context(), memory.RetrieveRequest{Query: q, MaxResults: 20})
 				if err != nil {

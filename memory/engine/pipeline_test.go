@@ -63,7 +63,7 @@ func TestQueueDebouncesOneThreadIntoOneCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		llm := &fakeLLM{reply: func(string) (string, error) { return factReply("User builds mnemo"), nil }}
 		store := newMemStore()
-		s := newTestService(t, store, WithLLM(llm))
+		s := newTestService(t, store, memory.DefaultConfig(), WithLLM(llm))
 		defer s.Close(context.Background())
 		for i := range 20 {
 			msg := fmt.Sprintf("exchange number %d", i)
@@ -112,7 +112,7 @@ func TestQueueSeparateThreadsSeparateUpdates(t *testing.T) {
 			}
 			return factReply("alpha fact"), nil
 		}}
-		s := newTestService(t, newMemStore(), WithLLM(llm))
+		s := newTestService(t, newMemStore(), memory.DefaultConfig(), WithLLM(llm))
 		defer s.Close(context.Background())
 		addPair(t, s, "a", "alpha one", "ok")
 		addPair(t, s, "b", "beta one", "ok")
@@ -137,7 +137,7 @@ func TestFlushDuringRunningUpdateIsQueued(t *testing.T) {
 			}
 			return factReply("first fact"), nil
 		}}
-		s := newTestService(t, newMemStore(), WithLLM(llm))
+		s := newTestService(t, newMemStore(), memory.DefaultConfig(), WithLLM(llm))
 		defer s.Close(context.Background())
 		addPair(t, s, "t", "first exchange", "ok")
 		time.Sleep(31 * time.Second) // the background update starts and blocks in the LLM
@@ -179,7 +179,7 @@ func TestUpdateFailureLeavesMemoryAndTurnsPending(t *testing.T) {
 			return factReply("recovered fact"), nil
 		}}
 		store := newMemStore()
-		s := newTestService(t, store, WithLLM(llm))
+		s := newTestService(t, store, memory.DefaultConfig(), WithLLM(llm))
 		defer s.Close(context.Background())
 		addPair(t, s, "t", "I live in Lyon", "noted")
 		res, err := s.Flush(t.Context(), memory.FlushRequest{})
@@ -205,7 +205,7 @@ func TestUpdateFailureLeavesMemoryAndTurnsPending(t *testing.T) {
 }
 
 func TestFlushWithoutLLMIsHonest(t *testing.T) {
-	s := newTestService(t, newMemStore())
+	s := newTestService(t, newMemStore(), memory.DefaultConfig())
 	addPair(t, s, "t", "hello", "hi")
 	res, err := s.Flush(t.Context(), memory.FlushRequest{})
 	if err != nil {
@@ -219,12 +219,12 @@ func TestFlushWithoutLLMIsHonest(t *testing.T) {
 func TestStartResumesPendingTurns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := newMemStore()
-		first := newTestService(t, store) // no LLM: turns stay pending
+		first := newTestService(t, store, memory.DefaultConfig()) // no LLM: turns stay pending
 		addPair(t, first, "t", "I moved to Berlin", "nice")
 		first.Close(context.Background())
 
 		llm := &fakeLLM{reply: func(string) (string, error) { return factReply("User lives in Berlin"), nil }}
-		second := newTestService(t, store, WithLLM(llm))
+		second := newTestService(t, store, memory.DefaultConfig(), WithLLM(llm))
 		defer second.Close(context.Background())
 		if err := second.Start(t.Context()); err != nil {
 			t.Fatal(err)
@@ -246,7 +246,7 @@ func TestCloseRunsPendingWithinGrace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		llm := &fakeLLM{reply: func(string) (string, error) { return factReply("fact at shutdown"), nil }}
 		store := newMemStore()
-		s := newTestService(t, store, WithLLM(llm))
+		s := newTestService(t, store, memory.DefaultConfig(), WithLLM(llm))
 		addPair(t, s, "t", "remember this", "ok")
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -266,9 +266,9 @@ var _ = errors.New
 func TestPendingCountsStayExact(t *testing.T) {
 	llm := &fakeLLM{reply: func(string) (string, error) { return factReply("User keeps a garden"), nil }}
 	store := newMemStore()
-	s := newTestService(t, store, WithLLM(llm))
+	s := newTestService(t, store, memory.DefaultConfig(), WithLLM(llm))
 	defer s.Close(context.Background())
-	other := newTestService(t, store)
+	other := newTestService(t, store, memory.DefaultConfig())
 	r := rand.New(rand.NewPCG(5, 5))
 	scope := memory.Scope{UserID: memory.DefaultUserID}
 	for step := range 300 {

@@ -20,9 +20,7 @@ var updateGolden = flag.Bool("update-golden", false, "rewrite the golden files i
 func TestProfileBuiltFromFacts(t *testing.T) {
 	now := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	n := 0
-	s := newTestService(t, newMemStore(),
-		WithClock(func() time.Time { now = now.Add(time.Minute); return now }),
-		WithFactIDs(func() string { n++; return fmt.Sprintf("fact_%08x", n) }))
+	s := newTestService(t, newMemStore(), memory.DefaultConfig(), WithClock(func() time.Time { now = now.Add(time.Minute); return now }), WithFactIDs(func() string { n++; return fmt.Sprintf("fact_%08x", n) }))
 	exchanges := []struct {
 		user  string
 		facts []memory.HostFact

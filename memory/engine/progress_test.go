@@ -32,7 +32,7 @@ func TestProgressOfLongLoads(t *testing.T) {
 			var mu sync.Mutex
 			last := map[string][2]int{}
 			var order []string
-			s := newTestService(t, store, WithProgress(func(stage string, done, total int) {
+			s := newTestService(t, store, memory.DefaultConfig(), WithProgress(func(stage string, done, total int) {
 				mu.Lock()
 				defer mu.Unlock()
 				prev, seen := last[stage]

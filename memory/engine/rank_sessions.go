@@ -24,17 +24,18 @@ type rankedSession struct {
 }
 
 // rankWithSessions ranks the mid-term sessions first, then the pages inside
-// them (MemoryOS): the page ranking (rankPages) is scored per session, a
-// session's score being its best page's (normalised to the best page of the
-// query), and every page then gets sessionEvidence of its session's score, so
-// that pages of a session that answers the query well come forward. A page not
-// in a session (still in its thread's short-term window) counts as a session
-// of its own. The query's time windows and term coverage then re-rank the
-// pages (refine). It returns the k best pages, best first, and the sessions of
-// those pages, best first.
-func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query string, qv []float32, k int) ([]lexical.Hit, []rankedSession) {
+// them (MemoryOS): the page ranking (rankPages, of the query and its
+// keywords) is scored per session, a session's score being its best page's
+// (normalised to the best page of the query), and every page then gets
+// sessionEvidence of its session's score, so that pages of a session that
+// answers the query well come forward. A page not in a session (still in
+// its thread's short-term window) counts as a session of its own. The
+// query's time windows and term coverage then re-rank the pages (refine).
+// It returns the k best pages, best first, and the sessions of those pages,
+// best first.
+func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query string, keywords []string, qv []float32, k int) ([]lexical.Hit, []rankedSession) {
 	m := s.ensureMidTerm(ctx, st)
-	hits := recall.RankPages(&st.Pages, query, qv, s.emb.weight, max(recall.RankPool, k))
+	hits := recall.RankPages(&st.Pages, query, keywords, qv, s.emb.weight, max(recall.RankPool, k))
 	if len(hits) == 0 || hits[0].Score <= 0 {
 		return hits[:min(k, len(hits))], nil
 	}

@@ -67,7 +67,7 @@ func TestRankNamedSpeaker(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newTestService(t, newMemStore())
+			s := newTestService(t, newMemStore(), memory.DefaultConfig())
 			for i, p := range tc.pairs {
 				// Separate threads: no sitting neighbours.
 				addPair(t, s, string(rune('a'+i)), p[0], p[1])

@@ -45,7 +45,7 @@ func TestRankPagesNeighbours(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newTestService(t, newMemStore())
+			s := newTestService(t, newMemStore(), memory.DefaultConfig())
 			for _, tr := range tc.turns {
 				if _, err := s.Add(t.Context(), memory.AddRequest{ThreadID: tr.thread, UserInput: tr.user, AgentResponse: tr.reply, Timestamp: tr.at}); err != nil {
 					t.Fatalf("Add() = %v", err)
@@ -73,7 +73,7 @@ func TestRankPagesNeighbours(t *testing.T) {
 }
 
 func TestFeedbackExpandsQuery(t *testing.T) {
-	s := newTestService(t, newMemStore())
+	s := newTestService(t, newMemStore(), memory.DefaultConfig())
 	for _, tr := range [][2]string{
 		{"My sister Ana plays the cello", "Nice"},
 		{"Ana plays cello in an orchestra", "Impressive"},

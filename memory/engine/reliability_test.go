@@ -35,7 +35,7 @@ func TestBackoffCapped(t *testing.T) {
 // memory: however many turns arrive, the queue holds one entry per thread
 // (the turns themselves wait in the durable log).
 func TestPendingBoundedWhileLLMDown(t *testing.T) {
-	s := newTestService(t, newMemStore(), WithLLM(llmFunc(func() (string, error) { return "", memory.ErrLLMUnavailable })))
+	s := newTestService(t, newMemStore(), memory.DefaultConfig(), WithLLM(llmFunc(func() (string, error) { return "", memory.ErrLLMUnavailable })))
 	t.Cleanup(func() { s.queue.close(t.Context()) })
 	for i := range 300 {
 		addPair(t, s, []string{"a", "b", "c"}[i%3], fmt.Sprintf("turn %d", i), "ok") // distinct: the same exchange again would be a retry
@@ -71,7 +71,7 @@ func TestClockGoingBackwards(t *testing.T) {
 		return base.Add(-time.Duration(tick) * time.Hour) // every reading is earlier
 	}
 	store := newMemStore()
-	s := newTestService(t, store, WithClock(clock))
+	s := newTestService(t, store, memory.DefaultConfig(), WithClock(clock))
 	for i := range 10 {
 		addPair(t, s, "t", "message "+string(rune('a'+i)), "ok")
 	}
@@ -105,7 +105,7 @@ func TestClockGoingBackwards(t *testing.T) {
 // users, including one whose id starts with the same letters, keep theirs.
 func TestForgetScope(t *testing.T) {
 	store := newMemStore()
-	s := newTestService(t, store, WithLLM(llmFunc(func() (string, error) { return "", memory.ErrLLMUnavailable })))
+	s := newTestService(t, store, memory.DefaultConfig(), WithLLM(llmFunc(func() (string, error) { return "", memory.ErrLLMUnavailable })))
 	t.Cleanup(func() { s.queue.close(t.Context()) })
 	ctx := t.Context()
 	for _, u := range []string{"ana", "ana2", "bob"} {
@@ -160,8 +160,8 @@ func (f llmFunc) Complete(context.Context, memory.CompletionRequest) (memory.Com
 // revision went down) and stops serving the deleted turns and facts.
 func TestScopeDeletedByOtherService(t *testing.T) {
 	store := newMemStore()
-	a := newTestService(t, store)
-	b := newTestService(t, store)
+	a := newTestService(t, store, memory.DefaultConfig())
+	b := newTestService(t, store, memory.DefaultConfig())
 	ctx := t.Context()
 	addPair(t, a, "t", "my secret word is zebra", "ok")
 	if _, err := a.SaveFact(ctx, memory.SaveFactRequest{Content: "The user's secret word is zebra", Category: memory.CategoryContext, Confidence: 0.9}); err != nil {
@@ -188,7 +188,7 @@ func TestScopeDeletedByOtherService(t *testing.T) {
 func TestUpdateAfterForgetInOtherProcess(t *testing.T) {
 	for _, whole := range []bool{false, true} {
 		store := newMemStore()
-		other := newTestService(t, store)
+		other := newTestService(t, store, memory.DefaultConfig())
 		var forgetErr error
 		llm := llmFunc(func() (string, error) {
 			if whole {
@@ -198,7 +198,7 @@ func TestUpdateAfterForgetInOtherProcess(t *testing.T) {
 			}
 			return `{"newFacts":[{"content":"Has a zebra locker","category":"context","confidence":0.9}],"factsToRemove":[]}`, nil
 		})
-		s := newTestService(t, store, WithLLM(llm))
+		s := newTestService(t, store, memory.DefaultConfig(), WithLLM(llm))
 		t.Cleanup(func() { s.queue.close(t.Context()) })
 		addPair(t, s, "t", "my locker has a zebra sticker", "ok")
 		s.Flush(t.Context(), memory.FlushRequest{ThreadID: "t"})

@@ -32,7 +32,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 
 	// Embedding the query is a network call: made before the scope is
 	// locked.
-	qv := s.queryVector(ctx, scope, req.Query)
+	qv, fallback := s.queryVector(ctx, scope, req.Query)
 	st, err := s.loadedState(ctx, scope)
 	if err != nil {
 		return nil, err
@@ -40,7 +40,8 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	defer st.mu.Unlock()
 
 	res := &memory.RetrieveResult{Pages: []memory.PageHit{}, Scope: scope, ThreadID: thread, StoredTurns: len(st.Turns)}
-	hits, ranked := s.rankWithSessions(ctx, st, req.Query, qv, maxResults)
+	res.Ranking = rankingInfo(qv, fallback, st.Vec.Count)
+	hits, ranked := s.rankWithSessions(ctx, st, req.Query, req.Keywords, qv, maxResults)
 	for _, h := range hits {
 		t := st.Turns[h.ID]
 		prev, next := pageNeighbours(st, h.ID)
@@ -61,6 +62,14 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 		qterms = qterms[:recall.MaxTopicTerms]
 	}
 	floor := recall.Relevant(&st.Pages, qterms, hits)
+	if len(req.Keywords) > 0 {
+		// A page found by the keywords clears the floor on their terms
+		// as well as on the query's.
+		kfloor := recall.Relevant(&st.Pages, recall.KeywordTerms(req.Keywords), hits)
+		for i := range floor {
+			floor[i] = floor[i] || kfloor[i]
+		}
+	}
 	pageNotes := make([]recall.ItemNote, len(hits))
 	for i, h := range hits {
 		pageNotes[i] = recall.TurnNote(&st.Pages, h.ID, qterms)

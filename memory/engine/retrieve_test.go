@@ -14,7 +14,7 @@ import (
 // this conversation, while a named thread is the thread.
 func TestConversationWithoutThreadID(t *testing.T) {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	s := newTestService(t, newMemStore(), WithClock(func() time.Time { return now }))
+	s := newTestService(t, newMemStore(), memory.DefaultConfig(), WithClock(func() time.Time { return now }))
 	add := func(thread, user string, at time.Time) {
 		t.Helper()
 		if _, err := s.Add(t.Context(), memory.AddRequest{ThreadID: thread, UserInput: user, AgentResponse: "ok", Timestamp: at.Format(time.RFC3339)}); err != nil {
@@ -67,7 +67,7 @@ func TestConversationWithoutThreadID(t *testing.T) {
 // ranking, and that a weak page next to a strong one is not injected.
 func TestRelevanceFloor(t *testing.T) {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	s := newTestService(t, newMemStore(), WithClock(func() time.Time { return now }))
+	s := newTestService(t, newMemStore(), memory.DefaultConfig(), WithClock(func() time.Time { return now }))
 	old := now.AddDate(0, -1, 0)
 	for _, ex := range [][2]string{
 		{"Our billing service runs on Heroku and the invoices job is slow", "Move the invoices job to a worker queue."},

@@ -51,8 +51,8 @@ func TestTwoServicesOneBurstOneCall(t *testing.T) {
 		// The first update's model call is still running when the other
 		// service's timer fires.
 		llm := &fakeLLM{reply: func(string) (string, error) { return factReply("User builds mnemo"), nil }, block: make(chan struct{})}
-		a := newTestService(t, lockingStore{store, locks}, WithLLM(llm))
-		b := newTestService(t, lockingStore{store, locks}, WithLLM(llm))
+		a := newTestService(t, lockingStore{store, locks}, memory.DefaultConfig(), WithLLM(llm))
+		b := newTestService(t, lockingStore{store, locks}, memory.DefaultConfig(), WithLLM(llm))
 		defer a.Close(context.Background())
 		defer b.Close(context.Background())
 		for i := range 10 {
@@ -94,7 +94,7 @@ func TestUpdaterLockHeldElsewhere(t *testing.T) {
 		store := newMemStore()
 		locks := &sharedLocks{held: map[string]bool{}}
 		llm := &fakeLLM{reply: func(string) (string, error) { return factReply("User builds mnemo"), nil }}
-		s := newTestService(t, lockingStore{store, locks}, WithLLM(llm))
+		s := newTestService(t, lockingStore{store, locks}, memory.DefaultConfig(), WithLLM(llm))
 		defer s.Close(context.Background())
 		unlock, ok, _ := locks.TryLockScope(t.Context(), memory.Scope{UserID: memory.DefaultUserID})
 		if !ok {

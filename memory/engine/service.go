@@ -204,7 +204,13 @@ func (s *Service) resolveScope(userID, agentName string) (memory.Scope, error) {
 		userID = s.cfg.UserID
 	}
 	sc := memory.Scope{UserID: userID, AgentName: agentName}
-	return sc, sc.Validate()
+	if err := sc.Validate(); err != nil {
+		return sc, err
+	}
+	if err := credentialID("user_id", sc.UserID); err != nil {
+		return sc, err
+	}
+	return sc, credentialID("agent_name", sc.AgentName)
 }
 
 // resolveThread applies the default thread and validates the id.
@@ -212,7 +218,10 @@ func resolveThread(threadID string) (string, error) {
 	if threadID == "" {
 		return memory.DefaultThreadID, nil
 	}
-	return threadID, memory.ValidateID("thread_id", threadID)
+	if err := memory.ValidateID("thread_id", threadID); err != nil {
+		return threadID, err
+	}
+	return threadID, credentialID("thread_id", threadID)
 }
 
 // Preload reads and indexes a scope (its turns, page index and mid-term

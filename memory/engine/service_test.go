@@ -11,7 +11,7 @@ import (
 )
 
 func TestAddAndRetrieve(t *testing.T) {
-	s := newTestService(t, newMemStore())
+	s := newTestService(t, newMemStore(), memory.DefaultConfig())
 	ctx := t.Context()
 	res, err := s.Add(ctx, memory.AddRequest{
 		ThreadID:      "trip",
@@ -49,7 +49,7 @@ func TestAddAndRetrieve(t *testing.T) {
 }
 
 func TestAddMessagesForm(t *testing.T) {
-	s := newTestService(t, newMemStore())
+	s := newTestService(t, newMemStore(), memory.DefaultConfig())
 	res, err := s.Add(t.Context(), memory.AddRequest{Messages: []memory.Message{
 		{Role: memory.RoleSystem, Content: "You are helpful."},
 		{Role: memory.RoleUser, Content: "What's the weather?"},
@@ -68,7 +68,7 @@ func TestAddMessagesForm(t *testing.T) {
 }
 
 func TestAddNothingKept(t *testing.T) {
-	s := newTestService(t, newMemStore())
+	s := newTestService(t, newMemStore(), memory.DefaultConfig())
 	res, err := s.Add(t.Context(), memory.AddRequest{Messages: []memory.Message{{Role: memory.RoleTool, Content: "x"}}})
 	if err != nil {
 		t.Fatalf("Add() = %v", err)
@@ -102,7 +102,7 @@ func TestAddRejectsBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			store := newMemStore()
-			s := newTestService(t, store)
+			s := newTestService(t, store, memory.DefaultConfig())
 			_, err := s.Add(t.Context(), tt.req)
 			if !errors.Is(err, memory.ErrInvalidInput) || !strings.HasPrefix(err.Error(), tt.field) {
 				t.Errorf("Add() = %v, want an input error naming %s", err, tt.field)
@@ -115,7 +115,7 @@ func TestAddRejectsBadInput(t *testing.T) {
 }
 
 func TestRetrieveRejectsBadInput(t *testing.T) {
-	s := newTestService(t, newMemStore())
+	s := newTestService(t, newMemStore(), memory.DefaultConfig())
 	tests := []struct {
 		req   memory.RetrieveRequest
 		field string
@@ -135,8 +135,8 @@ func TestRetrieveRejectsBadInput(t *testing.T) {
 
 func TestRetrieveSeesOtherProcessWrites(t *testing.T) {
 	store := newMemStore()
-	a := newTestService(t, store)
-	b := newTestService(t, store)
+	a := newTestService(t, store, memory.DefaultConfig())
+	b := newTestService(t, store, memory.DefaultConfig())
 	addPair(t, a, "t", "my favourite colour is teal", "noted")
 	got, err := b.Retrieve(t.Context(), memory.RetrieveRequest{Query: "favourite colour"})
 	if err != nil {
@@ -148,7 +148,7 @@ func TestRetrieveSeesOtherProcessWrites(t *testing.T) {
 }
 
 func TestRecentIsShortTermWindow(t *testing.T) {
-	s := newTestService(t, newMemStore())
+	s := newTestService(t, newMemStore(), memory.DefaultConfig())
 	for i := range 15 {
 		addPair(t, s, "t", fmt.Sprintf("message %d", i), "ok")
 	}
@@ -162,7 +162,7 @@ func TestRecentIsShortTermWindow(t *testing.T) {
 }
 
 func TestPendingInfoStaysSmall(t *testing.T) {
-	s := newTestService(t, newMemStore())
+	s := newTestService(t, newMemStore(), memory.DefaultConfig())
 	for i := range 30 {
 		addPair(t, s, fmt.Sprintf("t%02d", i), "hello", "hi")
 	}

@@ -80,10 +80,7 @@ func newTierService(tb testing.TB, cfg memory.Config, opts ...Option) (*Service,
 	clock := &fakeClock{t: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}
 	n := 0
 	opts = append([]Option{WithClock(clock.now), WithFactIDs(func() string { n++; return fmt.Sprintf("fact_%08x", n) })}, opts...)
-	s, err := NewService(cfg, newMemStore(), mustCounter(tb), opts...)
-	if err != nil {
-		tb.Fatalf("NewService() = %v", err)
-	}
+	s := newTestService(tb, newMemStore(), cfg, opts...)
 	tb.Cleanup(func() { s.Close(context.Background()) })
 	return s, clock
 }

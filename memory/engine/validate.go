@@ -69,6 +69,14 @@ func (s *Service) checkRetrieve(req *memory.RetrieveRequest) (maxResults, maxTok
 	if err := memory.CheckText("query", req.Query, s.cfg.MaxQueryBytes); err != nil {
 		return 0, 0, err
 	}
+	if len(req.Keywords) > memory.MaxRetrieveKeywords {
+		return 0, 0, memory.Invalid("keywords", "has %d entries; give at most %d of the likeliest", len(req.Keywords), memory.MaxRetrieveKeywords)
+	}
+	for _, kw := range req.Keywords {
+		if err := memory.CheckText("keywords", kw, memory.MaxKeywordBytes); err != nil {
+			return 0, 0, err
+		}
+	}
 	for _, f := range []struct{ name, v string }{{"relationship_with_user", req.RelationshipWithUser}, {"style_hint", req.StyleHint}} {
 		if err := memory.CheckText(f.name, f.v, 512); err != nil {
 			return 0, 0, err

@@ -3,7 +3,6 @@ package files
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -191,18 +190,7 @@ func (s *Store) ScrubVersions(ctx context.Context, scope memory.Scope, texts []s
 		return 0, fmt.Errorf("scrub memory versions: %w", err)
 	}
 	dir := filepath.Join(st.dir, versionsDir)
-	var needles [][]byte
-	for _, t := range texts {
-		if t == "" {
-			continue
-		}
-		needles = append(needles, []byte(t))
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		enc.Encode(t) // a string cannot fail
-		needles = append(needles, bytes.Trim(bytes.TrimSpace(b.Bytes()), `"`))
-	}
+	needles := memory.ForgottenNeedles(texts)
 	if len(needles) == 0 {
 		return 0, nil
 	}
@@ -219,7 +207,22 @@ func (s *Store) ScrubVersions(ctx context.Context, scope memory.Scope, texts []s
 		return 0, fmt.Errorf("scrub memory versions in %s: %w", dir, err)
 	}
 	defer s.unlock(st)
+	return s.scrubLocked(st, needles)
+}
+
+// scrubLocked is ScrubVersions for a caller that holds the scope lock.
+func (s *Store) scrubLocked(st *scopeFiles, needles [][]byte) (int, error) {
+	if len(needles) == 0 {
+		return 0, nil
+	}
+	dir := filepath.Join(st.dir, versionsDir)
 	rel := filepath.Join(st.rel, versionsDir)
+	if ok, err := s.d.exists(rel); err != nil || !ok {
+		if err != nil {
+			return 0, fmt.Errorf("scrub memory versions in %s: %w", dir, err)
+		}
+		return 0, nil
+	}
 	revs, err := s.versionRevisions(rel)
 	if err != nil {
 		return 0, fmt.Errorf("scrub memory versions in %s: %w", dir, err)
@@ -248,4 +251,36 @@ func (s *Store) ScrubVersions(ctx context.Context, scope memory.Scope, texts []s
 		}
 	}
 	return n, nil
+}
+
+var _ memory.ForgettingUpdater = (*Store)(nil)
+
+// UpdateDocumentForgetting is UpdateDocument followed, under the same
+// scope lock, by the removal of every kept version that holds one of the
+// texts fn returns (see memory.ForgettingUpdater).
+func (s *Store) UpdateDocumentForgetting(ctx context.Context, scope memory.Scope, fn func(*memory.Document) ([]string, error)) (*memory.Document, int, error) {
+	st, err := s.state(scope)
+	if err != nil {
+		return nil, 0, fmt.Errorf("update memory: %w", err)
+	}
+	if fn == nil {
+		return nil, 0, fmt.Errorf("update memory %s: no update function", st.docPath)
+	}
+	if err := s.lock(ctx, st); err != nil {
+		return nil, 0, fmt.Errorf("update memory %s: %w", st.docPath, err)
+	}
+	defer s.unlock(st)
+	var texts []string
+	next, err := s.updateLocked(ctx, st, func(d *memory.Document) error {
+		texts, err = fn(d)
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("update memory %s: %w", st.docPath, err)
+	}
+	n, err := s.scrubLocked(st, memory.ForgottenNeedles(texts))
+	if err != nil {
+		return nil, n, fmt.Errorf("forgotten in %s, but kept versions of it may still hold the text: %w", st.docPath, err)
+	}
+	return next, n, nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 )
@@ -22,10 +23,20 @@ const appendSQL = `WITH sc AS (
 	ON CONFLICT (user_id, agent_name) DO UPDATE SET last_seq = s.last_seq + EXCLUDED.last_seq
 	RETURNING id, last_seq - $3::bigint AS base
 )
-INSERT INTO mnemo_turns (scope_id, seq, turn_id, thread_id, body)
-SELECT sc.id, sc.base + t.n, t.turn_id, t.thread_id, t.body
+INSERT INTO mnemo_turns (scope_id, seq, turn_id, thread_id, body, idempotency_key)
+SELECT sc.id, sc.base + t.n, t.turn_id, t.thread_id, t.body, NULLIF($7::text, '')
 FROM sc, unnest($4::text[], $5::text[], $6::bytea[]) WITH ORDINALITY AS t (turn_id, thread_id, body, n)
 RETURNING seq`
+
+// lockScopeSQL creates the scope's row if needed and locks it for the
+// rest of the transaction.
+const lockScopeSQL = `INSERT INTO mnemo_scopes (user_id, agent_name) VALUES ($1, $2)
+	ON CONFLICT (user_id, agent_name) DO UPDATE SET user_id = EXCLUDED.user_id RETURNING id`
+
+// keyedTurnsSQL reads the turns of a thread stored under an idempotency
+// key.
+const keyedTurnsSQL = `SELECT seq, body FROM mnemo_turns
+	WHERE scope_id = $1 AND thread_id = $2 AND idempotency_key = $3 ORDER BY seq`
 
 // AppendTurns numbers turns after the scope's last one and inserts them,
 // committed (synchronous_commit on) before it returns; the statement holds
@@ -33,7 +44,11 @@ RETURNING seq`
 // costs one round trip whatever the length of the log. Turns are returned
 // as new values with Seq set. A turn whose MetaData is not valid JSON
 // fails the whole call with an error wrapping memory.ErrInvalidInput; no
-// turns is a no-op.
+// turns is a no-op. Turns that carry an IdempotencyKey are appended in a
+// transaction that first looks for turns of their thread stored under
+// that key: when there are some, they are returned and nothing is
+// stored. A connection that breaks once the append was sent is an error
+// wrapping memory.ErrOutcomeUnknown as well as ErrUnavailable.
 func (s *Store) AppendTurns(ctx context.Context, scope memory.Scope, turns []memory.Turn) ([]memory.Turn, error) {
 	user, agent, err := scopeArgs(scope)
 	if err != nil {
@@ -55,9 +70,13 @@ func (s *Store) AppendTurns(ctx context.Context, scope memory.Scope, turns []mem
 	if err != nil {
 		return nil, fmt.Errorf("append turns to %s: %w", scope.Key(), err)
 	}
-	var first int64
-	err = s.write(ctx, func() error {
-		rows, err := s.pool.Query(ctx, appendSQL, user, agent, int64(len(turns)), ids, threads, bodies)
+	key := turns[0].IdempotencyKey
+	var (
+		first   int64
+		already []memory.Turn
+	)
+	insert := func(q poolQuerier) error {
+		rows, err := q.Query(ctx, appendSQL, user, agent, int64(len(turns)), ids, threads, bodies, key)
 		if err != nil {
 			return err
 		}
@@ -70,9 +89,31 @@ func (s *Store) AppendTurns(ctx context.Context, scope memory.Scope, turns []mem
 			return nil
 		})
 		return err
-	})
+	}
+	if key == "" {
+		err = s.write(ctx, func() error { return insert(s.pool) })
+	} else {
+		// The key is looked for under the scope's row lock, in the
+		// transaction that appends: of two instances given the same
+		// exchange (a retry after an unacknowledged commit), the second
+		// finds the first's turns and stores nothing.
+		err = s.inTx(ctx, func(tx pgx.Tx) error {
+			var id int64
+			if err := tx.QueryRow(ctx, lockScopeSQL, user, agent).Scan(&id); err != nil {
+				return err
+			}
+			var err error
+			if already, err = queryTurns(ctx, tx, keyedTurnsSQL, id, turns[0].ThreadID, key); err != nil || len(already) > 0 {
+				return err
+			}
+			return insert(tx)
+		})
+	}
 	if err != nil {
-		return nil, s.err("append turns to "+scope.Key(), err)
+		return nil, s.err("append turns to "+scope.Key(), outcome(err))
+	}
+	if len(already) > 0 {
+		return already, nil
 	}
 	out := make([]memory.Turn, len(turns))
 	for i, t := range turns {
@@ -80,6 +121,16 @@ func (s *Store) AppendTurns(ctx context.Context, scope memory.Scope, turns []mem
 		out[i] = t
 	}
 	return out, nil
+}
+
+// outcome marks err with memory.ErrOutcomeUnknown when the statement may
+// have reached the server before the connection failed: the append may
+// then have committed or not.
+func outcome(err error) error {
+	if unavailable(err) && !pgconn.SafeToRetry(err) {
+		return fmt.Errorf("%w: %w", memory.ErrOutcomeUnknown, err)
+	}
+	return err
 }
 
 // encodeTurns returns the columns of turns: ids, thread ids and bodies

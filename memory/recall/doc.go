@@ -4,8 +4,10 @@
 // calls it under the scope's lock.
 //
 //	pages.go     Pages, what ranking reads
-//	rank.go      RankPages: lexical ranking, sitting neighbours, feedback terms
-//	refine.go    Refine: time windows, query coverage, named speaker
+//	rank.go      RankPages: lexical ranking, keywords, sitting neighbours, feedback terms
+//	variants.go  other forms and synonyms of the query's words
+//	refine.go    Refine: time windows, query coverage, named speaker, list spread
+//	lists.go     questions asking for several items, spread over sittings
 //	speaker.go   weighing the pages of a speaker the query names
 //	when.go      the time windows a query speaks of ("last May", "2 weeks ago")
 //	vectors.go   page vectors, nearest pages, fusion with the lexical ranking

@@ -6,7 +6,6 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
-	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // MaxTopicTerms bounds the query terms an itemNote's topics record.
@@ -49,9 +48,15 @@ func RelevantKnowledge(st *Pages, query string, list []memory.Fact) []memory.Fac
 	var hits []memory.FactHit
 	for _, f := range list {
 		if sc := st.Index.Similarity(query, f.Content); sc > 0 {
-			hits = append(hits, memory.FactHit{Fact: f, Score: update.Round4(sc)})
+			hits = append(hits, memory.FactHit{Fact: f, Score: round4(sc)})
 		}
 	}
 	slices.SortStableFunc(hits, func(a, b memory.FactHit) int { return cmp.Compare(b.Score, a.Score) })
 	return hits[:min(len(hits), maxKnowledgeHits)]
+}
+
+// round4 rounds a score to four decimals for the result (as
+// update.Round4; recall keeps its own copy rather than depend on update).
+func round4(x float64) float64 {
+	return float64(int64(x*10000+0.5)) / 10000
 }

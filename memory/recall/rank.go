@@ -62,11 +62,13 @@ func (st *Pages) updateLinks() {
 }
 
 // RankPages returns the k best pages for query, best first: the lexical
-// ranking, fused with the nearest pages to the query's vector qv when there is
-// one, the vectors having the share vw (see fuse).
-func RankPages(st *Pages, query string, qv []float32, vw float64, k int) []lexical.Hit {
+// ranking of the query's terms and the keywords' (see SearchTerms) with
+// their other forms and synonyms (withVariants), fused with the nearest
+// pages to the query's vector qv when there is one, the vectors having the
+// share vw (see fuse).
+func RankPages(st *Pages, query string, keywords []string, qv []float32, vw float64, k int) []lexical.Hit {
 	pool := max(RankPool, k)
-	lex := lexicalPages(st, query, pool)
+	lex := lexicalPages(st, withVariants(st, SearchTerms(query, keywords)), pool)
 	if qv == nil || st.Vec.Count == 0 {
 		return lex[:min(k, len(lex))]
 	}
@@ -74,9 +76,8 @@ func RankPages(st *Pages, query string, qv []float32, vw float64, k int) []lexic
 	return hits[:min(k, len(hits))]
 }
 
-// lexicalPages ranks up to pool pages by words.
-func lexicalPages(st *Pages, query string, pool int) []lexical.Hit {
-	qterms := QueryTerms(query)
+// lexicalPages ranks up to pool pages by the weighted terms qterms.
+func lexicalPages(st *Pages, qterms []lexical.Term, pool int) []lexical.Hit {
 	hits := st.Index.SearchTerms(qterms, pool, nil)
 	if len(hits) == 0 {
 		return nil
@@ -148,6 +149,52 @@ func QueryTerms(query string) []lexical.Term {
 	return out
 }
 
+// keywordWeight is the weight of a keyword's term against a query term's
+// 1. Keywords are words the host's model says the user may have used
+// instead of the query's (synonyms, names, the likely answer's terms):
+// they widen the search without outvoting what was asked.
+const keywordWeight = 0.5
+
+// MaxKeywords bounds how many keyword terms a search adds.
+const MaxKeywords = 32
+
+// SearchTerms returns the query's terms (QueryTerms) followed by the
+// keywords' terms (KeywordTerms) that the query does not hold, each of
+// weight keywordWeight.
+func SearchTerms(query string, keywords []string) []lexical.Term {
+	terms := QueryTerms(query)
+	if len(keywords) == 0 {
+		return terms
+	}
+	seen := make(map[string]bool, len(terms))
+	for _, t := range terms {
+		seen[t.Text] = true
+	}
+	for _, t := range KeywordTerms(keywords) {
+		if !seen[t.Text] {
+			terms = append(terms, lexical.Term{Text: t.Text, Weight: keywordWeight})
+		}
+	}
+	return terms
+}
+
+// KeywordTerms analyses keywords into distinct terms of weight 1, less the
+// askingWords, at most MaxKeywords of them.
+func KeywordTerms(keywords []string) []lexical.Term {
+	var terms []lexical.Term
+	seen := make(map[string]bool)
+	for _, kw := range keywords {
+		for _, t := range lexical.Tokenize(kw) {
+			if seen[t] || askingWords()[t] || len(terms) == MaxKeywords {
+				continue
+			}
+			seen[t] = true
+			terms = append(terms, lexical.Term{Text: t, Weight: 1})
+		}
+	}
+	return terms
+}
+
 // feedback expands the query with the most telling terms of the best
 // pages, weighted by their scores and IDF (RM3 pseudo-relevance feedback),
 // and searches again. qterms are the query's terms (queryTerms), hits the
@@ -156,9 +203,13 @@ func feedback(st *Pages, qterms []lexical.Term, hits []lexical.Hit, pool int) []
 	if len(qterms) == 0 {
 		return hits
 	}
+	qweight := 0.0
+	for _, t := range qterms {
+		qweight += t.Weight
+	}
 	weights := make(map[string]float64)
 	for _, t := range qterms {
-		weights[t.Text] += (1 - feedbackShare) / float64(len(qterms))
+		weights[t.Text] += (1 - feedbackShare) * t.Weight / qweight
 	}
 	fb := make(map[string]float64)
 	total := 0.0
@@ -195,7 +246,7 @@ func feedback(st *Pages, qterms []lexical.Term, hits []lexical.Hit, pool int) []
 	}
 	terms := make([]lexical.Term, 0, len(weights))
 	for t, w := range weights {
-		terms = append(terms, lexical.Term{Text: t, Weight: w * float64(len(qterms))})
+		terms = append(terms, lexical.Term{Text: t, Weight: w * qweight})
 	}
 	return st.Index.SearchTerms(terms, pool, nil)
 }

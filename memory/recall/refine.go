@@ -34,9 +34,10 @@ const (
 	speakerPool = 20
 )
 
-// Refine applies the query's time windows, term coverage and named speaker
-// (weighSpeaker) to hits (the ranked candidates, best first) and returns the k
-// best.
+// Refine applies the query's time windows, term coverage, named speaker
+// (weighSpeaker) and, for a question asking for several items, the spread
+// over sittings (spreadSittings) to hits (the ranked candidates, best
+// first) and returns the k best.
 func Refine(st *Pages, query string, now time.Time, hits []lexical.Hit, k int) []lexical.Hit {
 	if len(hits) == 0 {
 		return hits
@@ -67,6 +68,11 @@ func Refine(st *Pages, query string, now time.Time, hits []lexical.Hit, k int) [
 	hits = hits[:min(len(hits), max(speakerPool, 2*k))]
 	if weighSpeaker(st, qterms, hits) {
 		SortHits(hits)
+	}
+	// A question that asks for several items gets them from several
+	// sittings (spreadSittings); the best page keeps its place.
+	if asksForList(query) {
+		spreadSittings(st, hits)
 	}
 	return hits[:min(k, len(hits))]
 }

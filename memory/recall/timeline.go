@@ -6,7 +6,6 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
-	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
 // maxPastHits bounds the past facts added to one retrieval.
@@ -41,7 +40,7 @@ func PastFacts(d *memory.Document, query string) []memory.FactHit {
 	}
 	var out []memory.FactHit
 	for _, h := range ix.Search(query, maxPastHits, nil) {
-		out = append(out, memory.FactHit{Fact: d.PastFacts[h.ID], Score: update.Round4(h.Score)})
+		out = append(out, memory.FactHit{Fact: d.PastFacts[h.ID], Score: round4(h.Score)})
 	}
 	return out
 }

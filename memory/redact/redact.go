@@ -13,6 +13,7 @@
 package redact
 
 import (
+	"encoding/base64"
 	"net/url"
 	"regexp"
 	"sort"
@@ -31,39 +32,45 @@ type Finding struct {
 }
 
 // rule is one kind of secret. When group is set, only that submatch is
-// replaced (the value of an assignment, the password of a URL).
+// replaced (the value of an assignment, the password of a URL). When
+// check is set, a match is a secret only if check holds for the replaced
+// text (a generated key is random; a phrase that shares its prefix is
+// not).
 type rule struct {
 	kind  string
 	re    *regexp.Regexp
 	group int
+	check func(string) bool
 }
 
 // rules, most specific first: where two overlap, the first wins.
 var rules = sync.OnceValue(func() []rule {
 	return []rule{
 		// A block without its END line is redacted to the end of the text.
-		{"private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\z)`), 0},
-		{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), 0},
-		{"anthropic api key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), 0},
-		{"openai api key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), 0},
-		{"stripe key", regexp.MustCompile(`\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`), 0},
-		{"github token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`), 0},
-		{"gitlab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`), 0},
-		{"slack token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), 0},
-		{"google api key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), 0},
-		{"hugging face token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), 0},
-		{"npm token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), 0},
-		{"mnemo token", regexp.MustCompile(`\bmnemo_[A-Za-z0-9_-]{32,}`), 0},
-		{"aws access key", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), 0},
-		{"aws secret key", regexp.MustCompile(`(?i)\baws_?secret_?(?:access_?)?key\s*["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})`), 1},
-		{"azure key", regexp.MustCompile(`(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/=]{20,})`), 1},
-		{"bearer token", regexp.MustCompile(`(?i)\bBearer\s+([A-Za-z0-9._~+/-]{20,}=*)`), 1},
-		{"password", regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@`), 1},
-		{"password", regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|passphrase)\s*[:=]\s*["']?([^\s"']{4,})`), 1},
+		{"private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\z)`), 0, nil},
+		{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), 0, nil},
+		{"anthropic api key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{20,}`), 0, notWordsAfterPrefix},
+		{"openai api key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), 0, notWordsAfterPrefix},
+		{"stripe key", regexp.MustCompile(`\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}`), 0, nil},
+		{"github token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`), 0, nil},
+		{"gitlab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`), 0, nil},
+		{"slack token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), 0, notWordsAfterPrefix},
+		{"google api key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), 0, nil},
+		{"hugging face token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), 0, notWordsAfterPrefix},
+		{"npm token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), 0, nil},
+		{"mnemo token", regexp.MustCompile(`\bmnemo_[A-Za-z0-9_-]{32,}`), 0, nil},
+		{"aws access key", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), 0, nil},
+		{"aws secret key", regexp.MustCompile(`(?i)\baws_?secret_?(?:access_?)?key\s*["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})`), 1, nil},
+		{"azure key", regexp.MustCompile(`(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/=]{20,})`), 1, nil},
+		{"bearer token", regexp.MustCompile(`(?i)\bBearer\s+([A-Za-z0-9._~+/-]{20,}=*)`), 1, notWords},
+		// HTTP Basic credentials: base64 of "user:password".
+		{"basic credentials", regexp.MustCompile(`(?i)\bBasic\s+([A-Za-z0-9+/]{4,}={0,2})`), 1, basicCredentials},
+		{"password", regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@`), 1, nil},
+		{"password", regexp.MustCompile(`(?i)\b(?:password|passwd|pwd|passphrase)\s*[:=]\s*["']?([^\s"']{4,})`), 1, nil},
 		// "my password is X" only when X looks like one (a digit or a symbol
 		// in it): "the password is easy to guess" keeps its words.
-		{"password", regexp.MustCompile(`(?i)\b(?:password|passwd|passphrase)\s+(?:is|was)\s+["']?([^\s"']*[0-9!@#$%^&*_+=~-][^\s"'.,;]*)`), 1},
-		{"secret", regexp.MustCompile(`(?i)\b(?:api[_-]?key|secret[_-]?key|client[_-]?secret|access[_-]?token|auth[_-]?token|secret)\s*[:=]\s*["']?([A-Za-z0-9_./+=-]{12,})`), 1},
+		{"password", regexp.MustCompile(`(?i)\b(?:password|passwd|passphrase)\s+(?:is|was)\s+["']?([^\s"']*[0-9!@#$%^&*_+=~-][^\s"'.,;]*)`), 1, nil},
+		{"secret", regexp.MustCompile(`(?i)\b(?:api[_-]?key|secret[_-]?key|client[_-]?secret|access[_-]?token|auth[_-]?token|secret)\s*[:=]\s*["']?([A-Za-z0-9_./+=-]{12,})`), 1, notWords},
 	}
 })
 
@@ -77,7 +84,7 @@ func Text(text string) (string, []Finding) {
 			if start < 0 || strings.HasPrefix(text[start:end], "[redacted") {
 				continue
 			}
-			if overlaps(found, start, end) {
+			if overlaps(found, start, end) || r.check != nil && !r.check(text[start:end]) {
 				continue
 			}
 			found = append(found, Finding{Kind: r.kind, Start: start, End: end})
@@ -96,6 +103,104 @@ func Text(text string) (string, []Finding) {
 	}
 	b.WriteString(text[last:])
 	return b.String(), found
+}
+
+// maxWord is the longest run of letters taken for a word: a longer one is
+// not prose (English words past 16 letters are rare; a random key's
+// letters run longer between digits and case changes).
+const maxWord = 16
+
+// notWords reports whether s looks generated rather than written: it has
+// a digit, or a part that is no word. s is split at '-', '_', '.', '/',
+// '+', '=' and at each change from a lower-case to an upper-case letter;
+// a word is as isWord says. "learn-compatible",
+// "see-you-tomorrow", "AutoModelForSequenceClassification" are words; a
+// random key, with digits and case changes inside its runs, is not.
+func notWords(s string) bool {
+	if strings.ContainsAny(s, "0123456789") {
+		return true
+	}
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune("-_./+=", r) }) {
+		for _, w := range camelWords(part) {
+			if !isWord(w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// camelWords splits s before every upper-case letter that follows a
+// lower-case one.
+func camelWords(s string) []string {
+	var out []string
+	start := 0
+	for i := 1; i < len(s); i++ {
+		if s[i] >= 'A' && s[i] <= 'Z' && s[i-1] >= 'a' && s[i-1] <= 'z' {
+			out = append(out, s[start:i])
+			start = i
+		}
+	}
+	return append(out, s[start:])
+}
+
+// isWord reports whether w reads as a word: "a", or 2 to maxWord letters
+// with a vowel, lower-case after at most 5 leading capitals (Word, URLParser),
+// or an acronym of 2 to 5 capitals (HTTP, JSON).
+func isWord(w string) bool {
+	if w == "a" {
+		return true
+	}
+	if len(w) < 2 || len(w) > maxWord {
+		return false
+	}
+	caps := 0
+	for caps < len(w) && w[caps] >= 'A' && w[caps] <= 'Z' {
+		caps++
+	}
+	if caps == len(w) {
+		return caps <= 5
+	}
+	if caps > 5 {
+		return false
+	}
+	for i := caps; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return strings.ContainsAny(strings.ToLower(w), "aeiouy")
+}
+
+// notWordsAfterPrefix is notWords of what follows a key's prefix (the
+// text up to its first '-' or '_', as in sk-, xoxb-, hf_).
+func notWordsAfterPrefix(s string) bool {
+	if i := strings.IndexAny(s, "-_"); i >= 0 {
+		s = s[i+1:]
+	}
+	return notWords(s)
+}
+
+// basicCredentials reports whether s is base64 of "user:password" in
+// printable text, as an Authorization: Basic header carries.
+func basicCredentials(s string) bool {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
+	}
+	if err != nil || len(b) < 3 {
+		return false
+	}
+	colon := false
+	for _, c := range b {
+		switch {
+		case c == ':':
+			colon = true
+		case c < 0x20 || c > 0x7e:
+			return false
+		}
+	}
+	return colon
 }
 
 func overlaps(found []Finding, start, end int) bool {

@@ -28,6 +28,11 @@ func TestText(t *testing.T) {
 		{"torn private key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA", "[redacted: private key]", []string{"private key"}},
 		{"api key assignment", `api_key: "abcd1234efgh5678"`, `api_key: "[redacted: secret]"`, []string{"secret"}},
 		{"two kinds", "sk-abcdefghijklmnopqrstuvwxyz and AKIAIOSFODNN7EXAMPLE", "[redacted: openai api key] and [redacted: aws access key]", []string{"openai api key", "aws access key"}},
+		{"basic credentials", "curl -H 'Authorization: Basic YWxpY2U6czNjcjN0LXB3' https://api", "curl -H 'Authorization: Basic [redacted: basic credentials]' https://api", []string{"basic credentials"}},
+		{"basic credentials unpadded", "Authorization: basic Ym9iOmh1bnRlcjI", "Authorization: basic [redacted: basic credentials]", []string{"basic credentials"}},
+		{"hugging face token", "HF_TOKEN=hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "HF_TOKEN=[redacted: hugging face token]", []string{"hugging face token"}},
+		{"slack token without digits in a part", "xoxp-1234567890-abcdEFGHijklMNOP", "[redacted: slack token]", []string{"slack token"}},
+		{"secret assignment", "client_secret = 9f8e7d6c5b4a39281706", "client_secret = [redacted: secret]", []string{"secret"}},
 		{"already redacted", "[redacted: openai api key]", "[redacted: openai api key]", nil},
 	}
 	for _, tt := range tests {

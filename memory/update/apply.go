@@ -495,9 +495,11 @@ func (a *applier) confirm(i int, ft factTerms, o memory.Fact, ot factTerms) {
 	before := f.Content
 	absorb(f, ft, o, ot)
 	confirm(f, o.Confidence, a.now, a.opt.Source)
+	// The reason names no wording: the history must not keep text that a
+	// forget of the fact would have to find (the contents are in Content).
 	reason := fmt.Sprintf("stated again by %s", a.opt.Source)
 	if o.Content != before {
-		reason += " as " + quoteForNote(o.Content)
+		reason += " in other words"
 	}
 	if f.Content != before {
 		reason += "; the more specific wording is kept"

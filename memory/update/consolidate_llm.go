@@ -260,7 +260,7 @@ func ApplyConsolidation(d *memory.Document, merges []ConsolidateMerge, opt Apply
 		}
 		if keep.Content != before {
 			d.AddFactEvent(memory.FactEvent{FactID: keep.ID, Event: memory.FactUpdated, At: opt.Now, Source: opt.Source, Content: keep.Content,
-				Reason: fmt.Sprintf("reworded by the consolidation pass, merging %s (was %q)", strings.Join(ids, ", "), before)})
+				Reason: fmt.Sprintf("reworded by the consolidation pass, merging %s", strings.Join(ids, ", "))})
 		}
 		for _, j := range idx[1:] {
 			o := d.Facts[j]

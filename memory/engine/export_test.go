@@ -1,0 +1,4 @@
+package engine
+
+// NewTestService is newTestService for the external tests (engine_test).
+var NewTestService = newTestService

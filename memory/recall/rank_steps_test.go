@@ -1,0 +1,251 @@
+package recall
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/lexical"
+)
+
+// sittingPages builds a Pages over exchanges, each given as user and reply;
+// a sitting holds the exchanges of one string slice (a minute apart), and
+// sittings are a day apart.
+func sittingPages(t *testing.T, sittings ...[][2]string) *Pages {
+	t.Helper()
+	st := &Pages{Index: lexical.New(lexical.Options{}), Threads: make(map[string][]int)}
+	day := time.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC)
+	for s, sitting := range sittings {
+		for i, ex := range sitting {
+			p := len(st.Turns)
+			turn := &memory.Turn{ID: "p" + string(rune('a'+p)), Seq: int64(p + 1), ThreadID: "default",
+				Time: day.Add(time.Duration(s)*24*time.Hour + time.Duration(i)*time.Minute), User: ex[0], Reply: ex[1]}
+			st.Turns = append(st.Turns, turn)
+			st.Threads["default"] = append(st.Threads["default"], p)
+			st.Index.Add(p, turn.Text())
+		}
+	}
+	return st
+}
+
+func termTexts(terms []lexical.Term) []string {
+	out := make([]string, len(terms))
+	for i, t := range terms {
+		out[i] = t.Text
+	}
+	return out
+}
+
+func TestSearchTerms(t *testing.T) {
+	tests := []struct {
+		name     string
+		query    string
+		keywords []string
+		want     []string
+		weights  []float64
+	}{
+		{"no keywords", "Which dog did Caroline adopt?", nil, []string{"dog", "carolin", "adopt"}, []float64{1, 1, 1}},
+		{"keywords after the query, lower weight", "what did she adopt", []string{"puppy", "shelter dog"}, []string{"adopt", "puppi", "shelter", "dog"}, []float64{1, 0.5, 0.5, 0.5}},
+		{"a keyword the query holds is not added twice", "adopt a dog", []string{"dog", "Dogs"}, []string{"adopt", "dog"}, []float64{1, 1}},
+		{"asking words in keywords are dropped", "trip", []string{"remember", "Paris"}, []string{"trip", "pari"}, []float64{1, 0.5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := SearchTerms(tt.query, tt.keywords)
+			if !slices.Equal(termTexts(got), tt.want) {
+				t.Fatalf("terms = %v, want %v", termTexts(got), tt.want)
+			}
+			for i, g := range got {
+				if g.Weight != tt.weights[i] {
+					t.Errorf("term %q weight = %v, want %v", g.Text, g.Weight, tt.weights[i])
+				}
+			}
+		})
+	}
+}
+
+func TestKeywordTermsBounded(t *testing.T) {
+	var many []string
+	for i := range 3 * MaxKeywords {
+		many = append(many, "word"+string(rune('a'+i%26))+string(rune('a'+i/26)))
+	}
+	if n := len(KeywordTerms(many)); n != MaxKeywords {
+		t.Errorf("KeywordTerms of %d words gave %d terms, want %d", len(many), n, MaxKeywords)
+	}
+}
+
+func TestKeywordsFindWhatTheQueryMisses(t *testing.T) {
+	st := sittingPages(t,
+		[][2]string{{"Mel: I finally brought home a puppy from the shelter!", "Caroline: So cute, what is its name?"}},
+		[][2]string{{"Mel: The weather was awful today.", "Caroline: Same here, rain all day."}},
+		[][2]string{{"Mel: I started a new morning routine.", "Caroline: Tell me more."}},
+		[][2]string{{"Mel: Work was busy.", "Caroline: Mine too."}},
+		[][2]string{{"Mel: We painted the fence.", "Caroline: What colour?"}},
+	)
+	query := "What pet did Mel adopt?"
+	without := RankPages(st, query, nil, nil, 0, 5)
+	if len(without) > 0 && without[0].ID == 0 {
+		t.Fatalf("the query alone already ranks the puppy page first: %v", without)
+	}
+	with := RankPages(st, query, []string{"puppy", "dog", "shelter"}, nil, 0, 5)
+	if len(with) == 0 || with[0].ID != 0 {
+		t.Errorf("with keywords the best page is %v, want the puppy page (0)", with)
+	}
+}
+
+func TestAsksForList(t *testing.T) {
+	tests := []struct {
+		query string
+		want  bool
+	}{
+		{"What foods does Nebraas like?", true},
+		{"In what countries has Paola been?", true},
+		{"Which activities does Kevin have with his friends?", true},
+		{"What types of yoga has Maria practiced?", true},
+		{"How many dog names did Nebraas tell Vanessa about?", true},
+		{"Where has Emi traveled?", true},
+		{"What is Caroline's favourite book?", false},
+		{"When did Melanie paint a sunrise?", false},
+		{"What does John's dog look like?", false},
+		{"Where does Nebraas live?", false},
+		{"Who does Nebraas live with?", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := asksForList(tt.query); got != tt.want {
+			t.Errorf("asksForList(%q) = %v, want %v", tt.query, got, tt.want)
+		}
+	}
+}
+
+func TestSpreadSittings(t *testing.T) {
+	st := sittingPages(t,
+		[][2]string{{"a", "a"}, {"b", "b"}, {"c", "c"}},
+		[][2]string{{"d", "d"}},
+	)
+	tests := []struct {
+		name string
+		in   []lexical.Hit
+		want []int
+	}{
+		{"a second sitting's page passes the first sitting's third",
+			[]lexical.Hit{{ID: 0, Score: 10}, {ID: 1, Score: 9}, {ID: 2, Score: 8}, {ID: 3, Score: 6}},
+			[]int{0, 1, 3, 2}},
+		{"the best page keeps its place", []lexical.Hit{{ID: 1, Score: 10}, {ID: 3, Score: 9.9}, {ID: 0, Score: 9}},
+			[]int{1, 3, 0}},
+		{"pages of distinct sittings keep their order", []lexical.Hit{{ID: 0, Score: 3}, {ID: 3, Score: 2}},
+			[]int{0, 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hits := slices.Clone(tt.in)
+			spreadSittings(st, hits)
+			var got []int
+			for _, h := range hits {
+				got = append(got, h.ID)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("order = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestVariants(t *testing.T) {
+	st := sittingPages(t, [][2]string{
+		{"Mel: We went to the theatre with the children.", "Caroline: Which film?"},
+		{"Mel: My self-care routine is yoga.", "Caroline: Nice weekend plan."},
+	})
+	tests := []struct {
+		name    string
+		query   string
+		want    []string
+		weights []float64
+	}{
+		{"irregular verb and plural, British spelling", "go theater child", []string{"go", "theater", "child", "went", "theatr", "children"}, []float64{1, 1, 1, 0.5, 0.5, 0.5}},
+		{"synonym at half a form's weight", "movie", []string{"movi", "film"}, []float64{1, 0.25}},
+		{"variants absent from the index are not searched", "buy kid", []string{"buy", "kid"}, []float64{1, 1}},
+		{"a variant the query holds is not added twice", "went go", []string{"went", "go"}, []float64{1, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := withVariants(st, QueryTerms(tt.query))
+			if !slices.Equal(termTexts(got), tt.want) {
+				t.Fatalf("terms = %v, want %v", termTexts(got), tt.want)
+			}
+			for i, g := range got {
+				if g.Weight != tt.weights[i] {
+					t.Errorf("term %q weight = %v, want %v", g.Text, g.Weight, tt.weights[i])
+				}
+			}
+		})
+	}
+}
+
+func TestVariantTablesAreWords(t *testing.T) {
+	// Every entry must analyse to one term, or the table silently loses it.
+	for _, table := range [][]string{wordForms, synonyms} {
+		for _, g := range table {
+			for _, w := range strings.Fields(g) {
+				if toks := lexical.Tokenize(w); len(toks) != 1 {
+					t.Errorf("%q in group %q analyses to %q, want one term", w, g, toks)
+				}
+			}
+		}
+	}
+}
+
+func TestListQuestionSpreadsOverSittings(t *testing.T) {
+	// Three pages of one sitting about hiking and one of another, ranked
+	// in that order: asked for several items, the other sitting's page
+	// comes into the first three; asked for one, it stays fourth.
+	st := sittingPages(t,
+		[][2]string{
+			{"Jon: I went hiking at Mount Tam.", "Ana: Nice!"},
+			{"Jon: More pictures from hiking Mount Tam.", "Ana: Lovely."},
+			{"Jon: The hiking at Mount Tam was long.", "Ana: Wow."},
+		},
+		[][2]string{{"Jon: Hiking in Yosemite this time.", "Ana: Have fun."}},
+	)
+	top := func(query string) []int {
+		hits := []lexical.Hit{{ID: 0, Score: 10}, {ID: 1, Score: 9}, {ID: 2, Score: 8}, {ID: 3, Score: 7}}
+		var ids []int
+		for _, h := range Refine(st, query, time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC), hits, 3) {
+			ids = append(ids, h.ID)
+		}
+		return ids
+	}
+	if got := top("Which places has Jon gone hiking?"); !slices.Equal(got, []int{0, 1, 3}) {
+		t.Errorf("list question: top 3 = %v, want [0 1 3] (the other sitting before the third page of the first)", got)
+	}
+	if got := top("Where did Jon go hiking?"); !slices.Equal(got, []int{0, 1, 2}) {
+		t.Errorf("question for one item: top 3 = %v, want [0 1 2]", got)
+	}
+}
+
+// FuzzQueryAnalysis feeds arbitrary queries and keywords to the query's
+// analysis: it never panics, keyword terms stay bounded and weighted
+// below the query's, and a list question is decided the same way twice.
+func FuzzQueryAnalysis(f *testing.F) {
+	for _, s := range []string{"What foods does Nebraas like?", "how many", "Where has Emi traveled?", "什么时候", "what 's's", "WHICH Things", ""} {
+		f.Add(s, "puppy dog")
+	}
+	f.Fuzz(func(t *testing.T, query, keyword string) {
+		first := asksForList(query)
+		if again := asksForList(query); again != first {
+			t.Fatal("asksForList is not deterministic")
+		}
+		terms := SearchTerms(query, []string{keyword, keyword})
+		q := len(QueryTerms(query))
+		if len(terms) < q || len(terms) > q+MaxKeywords {
+			t.Fatalf("SearchTerms gave %d terms for %d query terms", len(terms), q)
+		}
+		for _, k := range terms[q:] {
+			if k.Weight != keywordWeight {
+				t.Fatalf("keyword term %q weighs %v, want %v", k.Text, k.Weight, keywordWeight)
+			}
+		}
+	})
+}

@@ -55,7 +55,9 @@ start)
 	fi
 	as_pg "$BIN/initdb" -D "$dir/data" -U "$SUPERUSER" --auth=trust -E UTF8 --locale=C --no-sync >"$dir/initdb.log" 2>&1 ||
 		{ cat "$dir/initdb.log" >&2; exit 1; }
-	as_pg "$BIN/pg_ctl" start -w -t 60 -D "$dir/data" -l "$dir/log" \
+	# pg_ctl waits up to a day: a loaded machine starts late, and CI's time-out
+	# bounds a hang.
+	as_pg "$BIN/pg_ctl" start -w -t 86400 -D "$dir/data" -l "$dir/log" \
 		-o "-c listen_addresses='' -c unix_socket_directories='$dir' -c max_connections=300" >/dev/null ||
 		{ cat "$dir/log" >&2; exit 1; }
 	as_pg "$BIN/psql" -h "$dir" -U "$SUPERUSER" -d postgres -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE $DB" >/dev/null
@@ -65,7 +67,7 @@ start)
 	;;
 stop)
 	if [[ -f $dir/data/postmaster.pid ]]; then
-		as_pg "$BIN/pg_ctl" stop -w -t 60 -m fast -D "$dir/data" >/dev/null
+		as_pg "$BIN/pg_ctl" stop -w -t 86400 -m fast -D "$dir/data" >/dev/null
 	fi
 	;;
 *)

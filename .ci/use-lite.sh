@@ -38,7 +38,9 @@ node "$CACHE/server.mjs" --port 0 --port-file "$RUN/port" >"$RUN/server.log" 2>&
 PID=$!
 trap 'kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; rm -rf "$RUN"' EXIT
 
-for _ in $(seq 600); do
+# No count of tries: the wrapper loading its model on a loaded machine may
+# take long; its exit ends the wait, and CI's time-out bounds a hang.
+while :; do
 	[[ -s $RUN/port ]] && break
 	if ! kill -0 "$PID" 2>/dev/null; then
 		cat "$RUN/server.log" >&2
@@ -47,10 +49,6 @@ for _ in $(seq 600); do
 	fi
 	sleep 0.1
 done
-if [[ ! -s $RUN/port ]]; then
-	echo "use-lite: the wrapper did not listen within 60s" >&2
-	exit 1
-fi
 cat "$RUN/server.log"
 export MNEMO_TEST_EMBEDDING_URL="http://127.0.0.1:$(cat "$RUN/port")/v1"
 timeout 170 go test -count=1 -run '^TestE2EVectorsWithARealModel$' -v ./cli/ | grep -v '^=== RUN'

@@ -315,7 +315,7 @@ func TestE2EHTTPLoadPostgres(t *testing.T) {
 	}
 	flush := func(u int) {
 		cs := []*client.Client{newClient(0, u), newClient(1, u)}
-		waitFor(t, users[u]+"'s pending turns processed", 60*time.Second, func() bool {
+		waitFor(t, users[u]+"'s pending turns processed", func() bool {
 			for _, c := range cs {
 				var res flushResult
 				if err := callJSON(ctx, c, "flush_memory", map[string]any{}, &res); err != nil {

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -94,8 +95,8 @@ func startHTTP(t *testing.T, dir string, env []string, args ...string) *httpProc
 	case <-p.done:
 		cmd.Wait()
 		t.Fatalf("mnemo serve --http exited before listening:\n%s", p.stderr.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("mnemo serve --http did not listen within 60s:\n%s", p.stderr.String())
+	case <-t.Context().Done(): // no deadline of its own: go test -timeout bounds the start-up
+		t.Fatalf("mnemo serve --http had not listened when the test ended:\n%s", p.stderr.String())
 	}
 	return p
 }
@@ -403,6 +404,9 @@ func TestE2EHTTPRefusesToStart(t *testing.T) {
 	}
 }
 
+// stampRE matches the dates and times an injection stamps its lines with.
+var stampRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}( \d{2}:\d{2})?`)
+
 // TestE2EHTTPParity stores and retrieves the same exchanges over stdio
 // and over HTTP and compares the results.
 func TestE2EHTTPParity(t *testing.T) {
@@ -416,6 +420,10 @@ func TestE2EHTTPParity(t *testing.T) {
 		Inj   string
 	}
 
+	// The injection dates its exchanges to the minute, and the two runs
+	// may fall on either side of a minute (or day) boundary: the stamps
+	// are compared apart, each within the test's run.
+	start := time.Now().UTC().Truncate(time.Minute)
 	stdioDir := t.TempDir()
 	sp := startServer(t, stdioDir, "MNEMO_USER_ID=alice")
 	sp.initialize(t.Context())
@@ -459,6 +467,25 @@ func TestE2EHTTPParity(t *testing.T) {
 		overHTTP.Texts = append(overHTTP.Texts, p.User)
 	}
 	overHTTP.Inj = hr.Injection
+	end := time.Now().UTC()
+	for _, o := range []*outcome{&stdio, &overHTTP} {
+		o.Inj = stampRE.ReplaceAllStringFunc(o.Inj, func(stamp string) string {
+			when, err := time.Parse("2006-01-02 15:04", stamp)
+			if err != nil {
+				when, err = time.Parse("2006-01-02", stamp)
+				start := start.Truncate(24 * time.Hour)
+				if err == nil && (when.Before(start) || when.After(end)) {
+					t.Errorf("injection date %s is outside the test's run (%s to %s)", stamp, start, end)
+				}
+			} else if when.Before(start) || when.After(end) {
+				t.Errorf("injection time %s is outside the test's run (%s to %s)", stamp, start, end)
+			}
+			if err != nil {
+				t.Errorf("injection stamp %q: %v", stamp, err)
+			}
+			return "<time>"
+		})
+	}
 	if strings.Join(stdio.Texts, "|") != strings.Join(overHTTP.Texts, "|") || stdio.Inj != overHTTP.Inj {
 		t.Errorf("retrieve_memory over HTTP = %+v\nover stdio = %+v; want the same", overHTTP, stdio)
 	}

@@ -110,10 +110,10 @@ func receivedPrompts(reqs []openaitest.Request, kind string) []string {
 }
 
 // waitPrompts waits until n prompts of the kind have arrived and returns
-// them; the deadline only bounds a failure.
+// them; the test's time-out is the only bound.
 func waitPrompts(t *testing.T, llm *openaitest.Server, kind string, n int) []string {
 	t.Helper()
-	reqs := llm.Await(t, 20*time.Second, func(reqs []openaitest.Request) bool { return len(receivedPrompts(reqs, kind)) >= n })
+	reqs := llm.Await(t, func(reqs []openaitest.Request) bool { return len(receivedPrompts(reqs, kind)) >= n })
 	return receivedPrompts(reqs, kind)
 }
 
@@ -283,16 +283,21 @@ func TestE2ETiers(t *testing.T) {
 	wantUser := []tiersKnowledge{{tiersUserKnow, "knowledge"}, {tiersCorrection, "correction"}}
 	wantAssistant := []tiersKnowledge{{tiersAssistKnow, "knowledge"}}
 	var prof tiersProfileResult
-	deadline := time.Now().Add(20 * time.Second)
+	// The analysis's reply is applied after the request: poll the
+	// profile until it shows, with the test's time-out as the only bound.
 	for {
 		prof = tiersProfileResult{}
 		if err := srv.tool(ctx, "get_user_profile", map[string]any{"include_knowledge": true, "include_assistant_knowledge": true}, &prof); err != nil {
 			t.Fatal(err)
 		}
-		if len(prof.Knowledge)+len(prof.AssistantKnowledge) > 0 || time.Now().After(deadline) {
+		if len(prof.Knowledge)+len(prof.AssistantKnowledge) > 0 {
 			break
 		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not a wait for an effect
+		select {
+		case <-ctx.Done():
+			t.Fatal("the analysis's knowledge never reached the profile")
+		case <-time.After(20 * time.Millisecond): // polling interval, not a deadline
+		}
 	}
 	for _, c := range []struct {
 		name      string

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -207,7 +206,7 @@ func TestArgumentsReachService(t *testing.T) {
 			if tok := n.Params.AdditionalFields["progressToken"]; tok != "p1" {
 				t.Errorf("progress %d token = %v, want p1", i, tok)
 			}
-		case <-time.After(10 * time.Second):
+		case <-t.Context().Done(): // no deadline of its own: go test -timeout
 			t.Fatal("no progress notification")
 		}
 	}

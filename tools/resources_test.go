@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -120,7 +119,7 @@ func TestResourceNotifications(t *testing.T) {
 	wantUpdated := map[string]bool{"mnemo://memory/profile.json": true, "mnemo://memory/profile.md": true, "mnemo://memory/facts.json": true,
 		"mnemo://memory/default/profile.json": true}
 	listChanged := false
-	timeout := time.After(5 * time.Second)
+	timeout := t.Context().Done() // no deadline of its own: go test -timeout
 	for len(wantUpdated) > 0 || !listChanged {
 		select {
 		case n := <-got:

@@ -1,6 +1,7 @@
-// Package pgtest starts a real PostgreSQL 15 for tests: initdb into a temp
-// directory, pg_ctl start listening only on a Unix socket in it (no TCP
-// port), one server per test binary and a fresh database per test.
+// Package pgtest starts a real PostgreSQL (15 or later) for tests: initdb
+// into a temp directory, pg_ctl start listening only on a Unix socket in it
+// (no TCP port), one server per test binary, started by the first test
+// that needs it, and a fresh database per test.
 //
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 //
@@ -9,8 +10,9 @@
 //		...
 //	}
 //
-// The binaries are taken from /usr/lib/postgresql/15/bin (Debian's
-// postgresql-15 package). Run as root, the server runs as the postgres
+// The binaries are looked for by FindBinDir: on PATH, through pg_config
+// --bindir, in Debian's /usr/lib/postgresql/*/bin and in Homebrew's
+// locations. Run as root, the server runs as the postgres
 // user (PostgreSQL refuses root). With MNEMO_TEST_POSTGRES_URL set (a
 // postgres:// URL of a user allowed to create databases) that server is
 // used instead, and nothing is started.
@@ -19,6 +21,7 @@ package pgtest
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net/url"
 	"os"
@@ -29,13 +32,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/mnemo-mcp/mnemo/internal/testutil"
 )
-
-// BinDir is where the PostgreSQL 15 binaries are looked for.
-const BinDir = "/usr/lib/postgresql/15/bin"
 
 // EnvURL names the variable that points the tests at an existing server.
 const EnvURL = "MNEMO_TEST_POSTGRES_URL"
@@ -51,6 +51,7 @@ const PasswordGroup = "mnemo_password_users"
 
 // Server is a PostgreSQL server for tests.
 type Server struct {
+	bin   string   // directory of initdb, pg_ctl and postgres
 	dir   string   // data/, the socket and the log; "" for an external server
 	admin *url.URL // URL of the maintenance database
 	runAs []string // command prefix that runs as the postgres user, when root
@@ -73,16 +74,15 @@ func Start(ctx context.Context) (*Server, error) {
 		}
 		return s, nil
 	}
-	for _, b := range []string{"initdb", "pg_ctl", "postgres"} {
-		if _, err := os.Stat(filepath.Join(BinDir, b)); err != nil {
-			return nil, fmt.Errorf("no %s in %s (install Debian's postgresql-15: apt-get install -y postgresql-15), or set %s", b, BinDir, EnvURL)
-		}
+	bin, err := FindBinDir(ctx)
+	if err != nil {
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "mnemo-pg-")
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{dir: dir}
+	s := &Server{bin: bin, dir: dir}
 	if os.Geteuid() == 0 {
 		if err := s.handToPostgres(); err != nil {
 			os.RemoveAll(dir)
@@ -126,7 +126,7 @@ func (s *Server) handToPostgres() error {
 }
 
 func (s *Server) command(ctx context.Context, bin string, args ...string) *exec.Cmd {
-	argv := append(append(append([]string{}, s.runAs...), filepath.Join(BinDir, bin)), args...)
+	argv := append(append(append([]string{}, s.runAs...), filepath.Join(s.bin, bin)), args...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = s.dir
 	return cmd
@@ -161,6 +161,11 @@ func (s *Server) initdb(ctx context.Context) error {
 	return nil
 }
 
+// pgctlWait is pg_ctl's -t, in seconds: a day, so that the caller's
+// context, not a fixed time-out a loaded machine can exceed, bounds the
+// wait.
+const pgctlWait = "86400"
+
 // Owned reports whether the helper started the server (and can stop it).
 func (s *Server) Owned() bool { return s.dir != "" }
 
@@ -168,13 +173,15 @@ func (s *Server) Owned() bool { return s.dir != "" }
 // external server.
 func (s *Server) Dir() string { return s.dir }
 
-// Up starts the stopped server and waits until it accepts connections.
+// Up starts the stopped server and waits until it accepts connections,
+// for as long as ctx allows (pg_ctl's own wait is made longer than any
+// test run).
 func (s *Server) Up(ctx context.Context) error {
 	if !s.Owned() {
 		return errors.New("an external server is not started by the tests")
 	}
 	opts := fmt.Sprintf("-c listen_addresses='' -c unix_socket_directories='%s' -c max_connections=300", s.dir)
-	return s.run(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", filepath.Join(s.dir, "data"),
+	return s.run(ctx, "pg_ctl", "start", "-w", "-t", pgctlWait, "-D", filepath.Join(s.dir, "data"),
 		"-l", filepath.Join(s.dir, "log"), "-o", opts)
 }
 
@@ -184,7 +191,7 @@ func (s *Server) Down(ctx context.Context) error {
 	if !s.Owned() {
 		return errors.New("an external server is not stopped by the tests")
 	}
-	return s.run(ctx, "pg_ctl", "stop", "-w", "-t", "60", "-m", "fast", "-D", filepath.Join(s.dir, "data"))
+	return s.run(ctx, "pg_ctl", "stop", "-w", "-t", pgctlWait, "-m", "fast", "-D", filepath.Join(s.dir, "data"))
 }
 
 // Stop stops a started server and removes its directory; an external
@@ -193,9 +200,7 @@ func (s *Server) Stop() error {
 	if !s.Owned() {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	err := s.Down(ctx)
+	err := s.Down(context.Background())
 	return errors.Join(err, os.RemoveAll(s.dir))
 }
 
@@ -236,10 +241,9 @@ func (s *Server) exec(ctx context.Context, db, sql string) error {
 // error.
 func (s *Server) Exec(tb testing.TB, db, sql string) {
 	tb.Helper()
-	// Not tb.Context(): Exec is also for cleanups, which run after it ends.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := s.exec(ctx, db, sql); err != nil {
+	// Not tb.Context(): Exec is also for cleanups, which run after it
+	// ends; go test -timeout bounds it.
+	if err := s.exec(context.Background(), db, sql); err != nil {
 		tb.Fatalf("exec %q in %s: %v", sql, db, err)
 	}
 }
@@ -256,9 +260,7 @@ func (s *Server) CreateDatabase(tb testing.TB) string {
 		tb.Fatalf("create test database: %v", err)
 	}
 	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := s.exec(ctx, s.adminDB(), `DROP DATABASE IF EXISTS "`+name+`" WITH (FORCE)`); err != nil {
+		if err := s.exec(context.Background(), s.adminDB(), `DROP DATABASE IF EXISTS "`+name+`" WITH (FORCE)`); err != nil {
 			tb.Logf("drop test database %s: %v", name, err)
 		}
 	})
@@ -276,41 +278,72 @@ func (s *Server) NewDatabase(tb testing.TB) string {
 }
 
 var (
-	shared    *Server
-	errShared = errors.New("pgtest.Main was not called from TestMain")
+	sharedOnce sync.Once
+	shared     *Server
+	errShared  = errors.New("pgtest.Main was not called from TestMain")
+	inMain     bool
 )
 
-// Main starts the package's server, runs the tests and stops it, and
-// returns m.Run's exit code, for os.Exit in TestMain. When no server can
-// be started, the tests run anyway: those that need one skip (or fail
-// under CI=true) with the reason.
+// Main runs the tests and stops the package's server if one of them
+// started it, and returns m.Run's exit code, for os.Exit in TestMain. The
+// server is started by the first test that needs one (Shared), so a run
+// of other tests — or a fuzz worker, which runs only its fuzz target —
+// starts none. When no server can be started, the tests run anyway:
+// those that need one skip (or fail under CI=true) with the reason, and
+// Main prints one line saying how many skipped and how to run them
+// (testutil.ReportSkips).
 func Main(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	shared, errShared = Start(ctx)
-	cancel()
+	inMain = true
 	code := m.Run()
 	if shared != nil {
 		if err := shared.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "pgtest: stop PostgreSQL: %v\n", err)
 		}
 	}
+	testutil.ReportSkips()
 	return code
 }
 
-// Shared returns the server Main started. Without one, the test is
+// Enable says how to run the tests that need PostgreSQL.
+var Enable = "install PostgreSQL 15 or later (Debian: apt-get install postgresql; macOS: brew install postgresql@17) or set " + EnvURL + " to a server's postgres:// URL"
+
+// Shared returns the package's server, starting it on first use (or
+// using the one at $MNEMO_TEST_POSTGRES_URL). Without one, the test is
 // skipped with the reason — or fails, when the environment has CI=true,
 // since CI must run these tests.
+//
+// Under -short the test is skipped: a short run starts no server.
 func Shared(tb testing.TB) *Server {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("-short: the tests that need PostgreSQL do not run")
+	}
+	sharedOnce.Do(func() {
+		if !inMain {
+			return // errShared says so
+		}
+		if fuzzWorker() && os.Getenv(EnvURL) == "" {
+			// A fuzz worker is killed, not ended, by the coordinator: a
+			// server it started would be orphaned.
+			errShared = errors.New("fuzz workers start no server; set " + EnvURL + " to use an existing one")
+			return
+		}
+		// Not tb.Context(): the server outlives this test. The start-up
+		// is bounded by go test -timeout.
+		shared, errShared = Start(context.Background())
+	})
 	if shared != nil {
 		return shared
 	}
-	msg := fmt.Sprintf("PostgreSQL not available: %v", errShared)
-	if os.Getenv("CI") == "true" {
-		tb.Fatal(msg + " (CI=true: PostgreSQL tests must run)")
-	}
-	tb.Skip(msg)
+	testutil.SkipMissing(tb, "PostgreSQL", errShared.Error(), Enable)
 	return nil
+}
+
+// fuzzWorker reports whether this process is a fuzzing worker, which the
+// go command starts with -test.fuzzworker and kills when fuzzing ends.
+func fuzzWorker() bool {
+	f := flag.Lookup("test.fuzzworker")
+	return f != nil && f.Value.String() == "true"
 }
 
 // NewDatabase creates an empty database on the shared server, dropped

@@ -354,7 +354,7 @@ func TestTeamBehindBalancer(t *testing.T) {
 		}
 		do("facts page", chromedp.Navigate(lb+"/ui/facts"))
 		do("forget", acceptConfirms, chromedp.Click(chromedp.CSS("#"+id+" form[action$='/facts/delete'] button")))
-		waitText("forgotten", "The fact is forgotten.")
+		waitText("forgotten", "What went with it")
 		if got := list(); strings.Contains(got, content) {
 			t.Errorf("after forgetting list_memories still holds %q", content)
 		}

@@ -71,7 +71,11 @@ func SkipSummary() string {
 // without -v the line goes to the terminal (/dev/tty) when there is one;
 // it goes to stdout too, for -v, go test run in the package's directory
 // and go test -json.
-func ReportSkips() {
+func ReportSkips() { reportSkips(os.Stdout) }
+
+// reportSkips writes the summary to w (the test binary's stdout, which go
+// test reads; a test binary is never an MCP server) and to the terminal.
+func reportSkips(w io.Writer) {
 	line := SkipSummary()
 	if line == "" {
 		return
@@ -80,7 +84,7 @@ func ReportSkips() {
 	if wd, err := os.Getwd(); err == nil {
 		pkg = wd + ": "
 	}
-	fmt.Println(line)
+	fmt.Fprintln(w, line)
 	if testing.Verbose() {
 		return
 	}

@@ -115,20 +115,7 @@ func (s *Store) Key(ctx context.Context, name string, size int) ([]byte, error) 
 // change may have been missed meanwhile. changed runs on WatchTokens'
 // goroutine and should return quickly.
 func (s *Store) WatchTokens(ctx context.Context, changed func()) error {
-	for {
-		err := s.listenTokens(ctx, changed)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		s.log.Warn("listening for token changes failed; reconnecting", "db", s.masked, "err", classify(err, s.password), "retry_in", watchRetry)
-		t := time.NewTimer(watchRetry)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
+	return s.keepListening(ctx, "token changes", func(ctx context.Context) error { return s.listenTokens(ctx, changed) })
 }
 
 func (s *Store) listenTokens(ctx context.Context, changed func()) error {

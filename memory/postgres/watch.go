@@ -32,12 +32,19 @@ const watchRetry = time.Second
 // the last Seq seen) stays correct without them. changed runs on Watch's
 // goroutine and should return quickly.
 func (s *Store) Watch(ctx context.Context, changed func(memory.Scope)) error {
+	return s.keepListening(ctx, "scope changes", func(ctx context.Context) error { return s.listen(ctx, changed) })
+}
+
+// keepListening runs listen until ctx ends, reconnecting after
+// watchRetry each time it fails, and then returns ctx's error; what names
+// the notifications in the warning.
+func (s *Store) keepListening(ctx context.Context, what string, listen func(context.Context) error) error {
 	for {
-		err := s.listen(ctx, changed)
+		err := listen(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		s.log.Warn("listening for scope changes failed; reconnecting", "db", s.masked, "err", classify(err, s.password), "retry_in", watchRetry)
+		s.log.Warn("listening for "+what+" failed; reconnecting", "db", s.masked, "err", classify(err, s.password), "retry_in", watchRetry)
 		t := time.NewTimer(watchRetry)
 		select {
 		case <-ctx.Done():

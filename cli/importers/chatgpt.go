@@ -65,20 +65,7 @@ type chatGPTMessage struct {
 // assistant messages addressed to a tool or holding reasoning are marked
 // ToolCall; attached files and images are named in Uploads.
 func ParseChatGPT(data []byte) ([]Conversation, error) {
-	var out []Conversation
-	err := eachRecord(data, "conversation", func(_ int, raw json.RawMessage) (string, error) {
-		var c chatGPTConversation
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return "", fmt.Errorf("not a ChatGPT conversation: %w", err)
-		}
-		conv, err := c.convert()
-		if err != nil {
-			return conv.ID, err
-		}
-		out = append(out, conv)
-		return conv.ID, nil
-	})
-	return out, err
+	return parseConversations[chatGPTConversation](data, "ChatGPT")
 }
 
 func (c *chatGPTConversation) convert() (Conversation, error) {

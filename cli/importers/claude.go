@@ -2,7 +2,6 @@ package importers
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -53,20 +52,7 @@ type claudeBlock struct {
 // thinking block) an assistant ToolCall, each tool_result a tool
 // message. Attachments and files are named in Uploads, never read.
 func ParseClaude(data []byte) ([]Conversation, error) {
-	var out []Conversation
-	err := eachRecord(data, "conversation", func(_ int, raw json.RawMessage) (string, error) {
-		var c claudeConversation
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return "", fmt.Errorf("not a Claude conversation: %w", err)
-		}
-		conv, err := c.convert()
-		if err != nil {
-			return conv.ID, err
-		}
-		out = append(out, conv)
-		return conv.ID, nil
-	})
-	return out, err
+	return parseConversations[claudeConversation](data, "Claude")
 }
 
 func (c *claudeConversation) convert() (Conversation, error) {

@@ -212,3 +212,25 @@ func isoTime(s string) (time.Time, error) {
 	}
 	return t.UTC(), nil
 }
+
+// parseConversations reads each record of data as a T (a format's
+// conversation) and converts it; format names it in errors.
+func parseConversations[T any, P interface {
+	*T
+	convert() (Conversation, error)
+}](data []byte, format string) ([]Conversation, error) {
+	var out []Conversation
+	err := eachRecord(data, "conversation", func(_ int, raw json.RawMessage) (string, error) {
+		c := P(new(T))
+		if err := json.Unmarshal(raw, c); err != nil {
+			return "", fmt.Errorf("not a %s conversation: %w", format, err)
+		}
+		conv, err := c.convert()
+		if err != nil {
+			return conv.ID, err
+		}
+		out = append(out, conv)
+		return conv.ID, nil
+	})
+	return out, err
+}

@@ -405,7 +405,8 @@ func TestE2EHTTPRefusesToStart(t *testing.T) {
 }
 
 // stampRE matches the dates and times an injection stamps its lines with.
-var stampRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}( \d{2}:\d{2})?`)
+// (a date, then the weekday and the time where the line has them).
+var stampRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}( [A-Z][a-z]{2})?( \d{2}:\d{2})?`)
 
 // TestE2EHTTPParity stores and retrieves the same exchanges over stdio
 // and over HTTP and compares the results.
@@ -470,15 +471,19 @@ func TestE2EHTTPParity(t *testing.T) {
 	end := time.Now().UTC()
 	for _, o := range []*outcome{&stdio, &overHTTP} {
 		o.Inj = stampRE.ReplaceAllStringFunc(o.Inj, func(stamp string) string {
-			when, err := time.Parse("2006-01-02 15:04", stamp)
-			if err != nil {
-				when, err = time.Parse("2006-01-02", stamp)
-				start := start.Truncate(24 * time.Hour)
-				if err == nil && (when.Before(start) || when.After(end)) {
-					t.Errorf("injection date %s is outside the test's run (%s to %s)", stamp, start, end)
+			var when time.Time
+			var err error
+			for _, layout := range []string{"2006-01-02 Mon 15:04", "2006-01-02 15:04", "2006-01-02 Mon", "2006-01-02"} {
+				if when, err = time.Parse(layout, stamp); err == nil {
+					if !strings.HasSuffix(layout, "15:04") {
+						if start := start.Truncate(24 * time.Hour); when.Before(start) || when.After(end) {
+							t.Errorf("injection date %s is outside the test's run (%s to %s)", stamp, start, end)
+						}
+					} else if when.Before(start) || when.After(end) {
+						t.Errorf("injection time %s is outside the test's run (%s to %s)", stamp, start, end)
+					}
+					break
 				}
-			} else if when.Before(start) || when.After(end) {
-				t.Errorf("injection time %s is outside the test's run (%s to %s)", stamp, start, end)
 			}
 			if err != nil {
 				t.Errorf("injection stamp %q: %v", stamp, err)

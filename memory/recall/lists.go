@@ -57,26 +57,9 @@ func pluralNoun(w string) bool {
 // place: nothing above it shares its sitting.
 func spreadSittings(st *Pages, hits []lexical.Hit) {
 	st.updateLinks()
-	first := make(map[int32]int32) // position → first page of its sitting
-	var walked []int32
 	seen := make(map[int32]int, len(hits))
 	for i, h := range hits {
-		p := int32(h.ID)
-		walked = walked[:0]
-		for {
-			if f, ok := first[p]; ok {
-				p = f
-				break
-			}
-			walked = append(walked, p)
-			if st.links.prev[p] < 0 {
-				break
-			}
-			p = st.links.prev[p]
-		}
-		for _, w := range walked {
-			first[w] = p
-		}
+		p := st.links.sitting[h.ID]
 		hits[i].Score *= math.Pow(listDecay, float64(seen[p]))
 		seen[p]++
 	}

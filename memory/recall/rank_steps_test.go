@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -150,6 +151,59 @@ func TestSpreadSittings(t *testing.T) {
 				t.Errorf("order = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestSittingPrior(t *testing.T) {
+	// Sitting 0: pages 0–2; sitting 1: pages 3–4; sitting 2: page 5.
+	st := sittingPages(t,
+		[][2]string{{"a", "a"}, {"b", "b"}, {"c", "c"}},
+		[][2]string{{"d", "d"}, {"e", "e"}},
+		[][2]string{{"f", "f"}},
+	)
+	st.updateLinks()
+	tests := []struct {
+		name string
+		hits []lexical.Hit
+		out  []lexical.Hit
+		want []float64
+	}{
+		{"a sitting scores its two best pages, normalised to the best sitting",
+			[]lexical.Hit{{ID: 0, Score: 10}, {ID: 3, Score: 8}, {ID: 4, Score: 8}, {ID: 1, Score: 2}, {ID: 2, Score: 2}},
+			[]lexical.Hit{{ID: 2, Score: 5}, {ID: 4, Score: 5}, {ID: 5, Score: 5}},
+			// sittings: 0 → 10+2 = 12, 1 → 8+8 = 16 (the best), 2 → 0.
+			[]float64{5 + sittingShare*12.0/16*10, 5 + sittingShare*10, 5}},
+		{"nothing scored, nothing added",
+			nil, []lexical.Hit{{ID: 0, Score: 1}}, []float64{1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := slices.Clone(tt.out)
+			sittingPrior(st, tt.hits, out)
+			for i, h := range out {
+				if math.Abs(h.Score-tt.want[i]) > 1e-9 {
+					t.Errorf("page %d score = %v, want %v", h.ID, h.Score, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestSittingPriorKeepsTheBestPageFirst(t *testing.T) {
+	// The answer sits alone in its sitting; three other pages of one
+	// sitting share a weaker word with the query. The page that matches
+	// the question best stays first.
+	st := sittingPages(t,
+		[][2]string{{"Mel: We adopted a puppy named Luna from the shelter.", "Caroline: Lovely!"}},
+		[][2]string{
+			{"Mel: The shelter was busy.", "Caroline: Oh?"},
+			{"Mel: The shelter needs help.", "Caroline: I can help."},
+			{"Mel: The shelter had a fair.", "Caroline: Fun."},
+		},
+	)
+	hits := RankPages(st, "What puppy did Mel adopt from the shelter?", nil, nil, 0, 4)
+	if len(hits) == 0 || hits[0].ID != 0 {
+		t.Errorf("best page = %v, want the adoption page (0) first", hits)
 	}
 }
 

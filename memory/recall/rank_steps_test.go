@@ -207,6 +207,48 @@ func TestSittingPriorKeepsTheBestPageFirst(t *testing.T) {
 	}
 }
 
+func TestWordNetCategories(t *testing.T) {
+	st := sittingPages(t, [][2]string{
+		{"Nate: I made a chocolate mousse and some tiramisu.", "Joanna: Yum!"},
+		{"Nate: Then we went hiking.", "Joanna: Fun."},
+	})
+	tests := []struct {
+		name  string
+		query string
+		want  []string
+	}{
+		{"a category only WordNet's table has", "What desserts does Nate like?", []string{"dessert", "nate", "mouss", "tiramisu"}},
+		{"the hand-written table keeps its categories", "What activities does Nate do?", []string{"activ", "nate", "hike"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := termTexts(withVariants(st, QueryTerms(tt.query))); !slices.Equal(got, tt.want) {
+				t.Errorf("terms = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	// Every line of the generated table is a category and members, and
+	// names no category of the hand-written one.
+	hand := make(map[string]bool)
+	for _, l := range categories {
+		hand[strings.Fields(l)[0]] = true
+	}
+	n := 0
+	for _, l := range strings.Split(wordnetCategories, "\n") {
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		n++
+		f := strings.Fields(l)
+		if len(f) < 2 || hand[f[0]] {
+			t.Errorf("WordNet table line %q: want a category the hand table lacks and members", l)
+		}
+	}
+	if n == 0 {
+		t.Error("WordNet table is empty")
+	}
+}
+
 func TestVariants(t *testing.T) {
 	st := sittingPages(t, [][2]string{
 		{"Mel: We went to the theatre with the children.", "Caroline: Which film?"},

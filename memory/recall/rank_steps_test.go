@@ -207,6 +207,59 @@ func TestSittingPriorKeepsTheBestPageFirst(t *testing.T) {
 	}
 }
 
+func TestFocus(t *testing.T) {
+	st := sittingPages(t, [][2]string{
+		{"Nicolas: I drove my aunt to the airport at 5am.", "Nebraas: So early!"},
+		{"Nebraas: How long was the check-in?", "Nicolas: Three hours."},
+		{"Nicolas: My aunt flies home tomorrow.", "Nebraas: Safe travels to her."},
+	})
+	qterms := QueryTerms("When did Nicolas take his aunt to the airport?")
+	tests := []struct {
+		name string
+		in   []lexical.Hit
+		want []int
+	}{
+		{"the page holding the question's words passes the neighbour that borrowed its score",
+			[]lexical.Hit{{ID: 1, Score: 10}, {ID: 0, Score: 9}, {ID: 2, Score: 4}}, []int{0, 1, 2}},
+		{"a clear lead is kept", []lexical.Hit{{ID: 1, Score: 30}, {ID: 0, Score: 9}}, []int{1, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hits := slices.Clone(tt.in)
+			focus(st, qterms, hits)
+			var got []int
+			for _, h := range hits {
+				got = append(got, h.ID)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("order = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRefineOrderIndependentOfK(t *testing.T) {
+	var sittings [][][2]string
+	// Distinct term counts and lengths, so that no two pages tie.
+	for i := range 30 {
+		sittings = append(sittings, [][2]string{
+			{"Mel: " + strings.Repeat("roses ", i%4+1) + strings.Repeat("garden ", i%3+1) + strings.Repeat("and then ", i), "Caroline: lovely"},
+			{"Mel: weeding the garden again " + strings.Repeat("later ", i), "Caroline: ok"}})
+	}
+	st := sittingPages(t, sittings...)
+	now := time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)
+	query := "What does Mel grow in the garden, roses?"
+	all := Refine(st, query, now, RankPages(st, query, nil, nil, 0, RankPool), 20)
+	for _, k := range []int{1, 5, 10} {
+		got := Refine(st, query, now, RankPages(st, query, nil, nil, 0, RankPool), k)
+		for i := range got {
+			if got[i].ID != all[i].ID {
+				t.Fatalf("k=%d: page %d is %d, want %d (the order with k=20)", k, i, got[i].ID, all[i].ID)
+			}
+		}
+	}
+}
+
 func TestWordNetCategories(t *testing.T) {
 	st := sittingPages(t, [][2]string{
 		{"Nate: I made a chocolate mousse and some tiramisu.", "Joanna: Yum!"},

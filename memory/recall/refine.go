@@ -32,12 +32,23 @@ const (
 	// speakerPool is how many of the best candidates the named speaker
 	// re-weighs (see speakerWeight).
 	speakerPool = 20
+	// focusTop and focusWeight reorder the first focusTop pages, last:
+	// each score is multiplied by 1 + focusWeight × the page's own
+	// coverage of the query (IDF-weighted, a prefix match counting half,
+	// its neighbours left out), so that within the first ten the page
+	// that holds the question's words comes before the neighbour that
+	// borrowed its score. Recall@10 and @20 cannot change. Measured on
+	// LoCoMo dev and REALTALK: nDCG@5 +0.003 and +0.006, R@5 +0.000 and
+	// +0.003; at 0.25 and 1 less, by the own BM25 score LoCoMo lost.
+	focusTop    = 10
+	focusWeight = 0.5
 )
 
 // Refine applies the query's time windows, term coverage, named speaker
-// (weighSpeaker) and, for a question asking for several items, the spread
-// over sittings (spreadSittings) to hits (the ranked candidates, best
-// first) and returns the k best.
+// (weighSpeaker), for a question asking for several items the spread over
+// sittings (spreadSittings), and last the order of the first pages by
+// their own coverage (focus) to hits (the ranked candidates, best first)
+// and returns the k best.
 func Refine(st *Pages, query string, now time.Time, hits []lexical.Hit, k int) []lexical.Hit {
 	if len(hits) == 0 {
 		return hits
@@ -74,6 +85,9 @@ func Refine(st *Pages, query string, now time.Time, hits []lexical.Hit, k int) [
 	if asksForList(query) {
 		spreadSittings(st, hits)
 	}
+	// The first focusTop pages whatever k is, so that the order of the
+	// pages does not depend on how many are asked for.
+	focus(st, qterms, hits[:min(focusTop, len(hits))])
 	return hits[:min(k, len(hits))]
 }
 
@@ -146,6 +160,32 @@ func coverage(st *Pages, qterms []lexical.Term, idf []float64, prefixShare float
 		out[i] = cov / total
 	}
 	return out
+}
+
+// focus multiplies each of top's scores by 1 + focusWeight × the page's
+// own coverage of qterms (see focusTop) and sorts top again.
+func focus(st *Pages, qterms []lexical.Term, top []lexical.Hit) {
+	if len(qterms) == 0 || len(top) < 2 {
+		return
+	}
+	idf := make([]float64, len(qterms))
+	total := 0.0
+	for i, t := range qterms {
+		idf[i] = st.Index.IDF(t.Text)
+		total += idf[i]
+	}
+	if total == 0 {
+		return
+	}
+	for i := range top {
+		m := termMatch(st, top[i].ID, qterms, 0.5)
+		own := 0.0
+		for j, w := range idf {
+			own += w * m[j]
+		}
+		top[i].Score *= 1 + focusWeight*own/total
+	}
+	SortHits(top)
 }
 
 // The relevance floor of the injection text: pages below it stay in the

@@ -54,6 +54,7 @@ func dirDigest(t *testing.T, dir string) map[string]string {
 // retrieval through the tools would count visits on hot topic sessions
 // and start their analysis.
 func TestUILookingChangesNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	llm := openaitest.NewServer(t)
 	llm.ChatFunc = func(openaitest.ChatRequest) openaitest.Reply {

@@ -91,6 +91,7 @@ func axeScript(t *testing.T) string {
 }
 
 func TestUIBrowserTasks(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	axe := axeScript(t)
 	shots := screenshotDir(t)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestRunBenchDrivesTheBinary(t *testing.T) {
+	t.Parallel()
 	bin := mnemoBinary(t)
 	var out, errOut bytes.Buffer
 	code := Run(t.Context(), []string{"bench", "-n", "30", "-m", "10", "--server", bin + " serve", "--data-dir", t.TempDir()}, func(string) string { return "" }, nil, &out, &errOut)
@@ -21,6 +22,7 @@ func TestRunBenchDrivesTheBinary(t *testing.T) {
 }
 
 func TestRunBenchRejectsBadFlags(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string

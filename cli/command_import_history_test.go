@@ -49,6 +49,7 @@ var sentinels = []string{"SYSPROMPT-SENTINEL", "CUSTOM-PROFILE-SENTINEL", "TOOL-
 // reaches the disk, and a second import adds nothing (the data dir stays
 // byte for byte the same).
 func TestImportChatHistories(t *testing.T) {
+	t.Parallel()
 	utc := func(s string) time.Time {
 		tm, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
@@ -131,6 +132,7 @@ func TestImportChatHistories(t *testing.T) {
 // naming their entity, the user recognised, repeats skipped, and a second
 // import adds nothing.
 func TestImportMemoryGraph(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := []string{"MNEMO_DATA_DIR=" + dir}
 	path := filepath.Join("testdata", "import", "memory-graph", "memory.jsonl")
@@ -197,6 +199,7 @@ func TestImportMemoryGraph(t *testing.T) {
 // format, is refused naming the record, and leaves every byte of the
 // data dir as it was.
 func TestImportBadFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := []string{"MNEMO_DATA_DIR=" + dir}
 	if code, _, errOut := runBinary(t, env, "add", "--user", "ana", "--input", "I moved to Porto.", "--reply", "Noted."); code != 0 {
@@ -294,6 +297,7 @@ func genChatGPTExport(convs, perConv int) []byte {
 // through the binary: 5,000 turns in 100 threads; again: nothing added.
 // Under -race (a binary ten times slower) the export has 20 conversations.
 func TestImportLargeExport(t *testing.T) {
+	t.Parallel()
 	convs := 100
 	if raceEnabled() {
 		convs = 20
@@ -320,6 +324,7 @@ func TestImportLargeExport(t *testing.T) {
 // the conversations oldest first, and stops when the daily token budget is
 // spent, leaving the rest pending.
 func TestImportExtraction(t *testing.T) {
+	t.Parallel()
 	llm := openaitest.NewServer(t)
 	llm.ChatFunc = codewordModel(t, func(w string, _ int64) string { return "The user's project is called " + w }, nil)
 	export := `[` +
@@ -406,6 +411,7 @@ func BenchmarkImportChatGPT(b *testing.B) {
 // TestImportHistoryUsage: the flags of the other formats are refused with
 // what to do instead.
 func TestImportHistoryUsage(t *testing.T) {
+	t.Parallel()
 	chatgpt := filepath.Join("testdata", "import", "chatgpt", "conversations.json")
 	for _, tc := range []struct {
 		name string
@@ -436,6 +442,7 @@ func TestImportHistoryUsage(t *testing.T) {
 // graph into PostgreSQL through the binary, twice: the second adds
 // nothing.
 func TestImportHistoryPostgres(t *testing.T) {
+	t.Parallel()
 	mnemoBinary(t)
 	env := []string{"MNEMO_STORAGE=" + pgtest.NewDatabase(t)}
 	for _, p := range []string{filepath.Join("testdata", "import", "chatgpt"), filepath.Join("testdata", "import", "memory-graph")} {

@@ -13,6 +13,7 @@ import (
 )
 
 func TestImportErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(t.TempDir(), name)
@@ -45,6 +46,7 @@ func TestImportErrors(t *testing.T) {
 }
 
 func TestImportDeerFlow(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errOut := runEnv(t, dataEnv(dir), "import", "--user", "wang", filepath.Join("testdata", "import", "deerflow", "memory.json"))
 	if code != exitOK {
@@ -97,6 +99,7 @@ func TestImportDeerFlow(t *testing.T) {
 }
 
 func TestImportMemoryOS(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errOut := runEnv(t, dataEnv(dir), "import", filepath.Join("testdata", "import", "memoryos"))
 	if code != exitOK {
@@ -152,6 +155,7 @@ func TestImportMemoryOS(t *testing.T) {
 // of several users it lists them and says how to pick one, and
 // --from-user / --from-agent pick.
 func TestImportPickScopes(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	seedRich(t, src) // ana and ana/coder
 	seedDocs(t, src, memory.Scope{UserID: "carl"}, 1)

@@ -101,6 +101,7 @@ func diskFacts(t *testing.T, dataDir, user string) []memory.Fact {
 }
 
 func TestUIBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	shots := screenshotDir(t)
 	dataDir := t.TempDir()

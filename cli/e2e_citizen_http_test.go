@@ -108,6 +108,7 @@ func modernClient(t *testing.T, url, token string, user *userAnswer) *client.Cli
 // decline stops; a client of 2025-06-18 over stateless HTTP keeps to the
 // confirm phrase.
 func TestE2EHTTPCitizen(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
 	token := func(user string) string {

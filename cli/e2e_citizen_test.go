@@ -120,6 +120,7 @@ func blockingLLM(ctx context.Context, t *testing.T) (llm *openaitest.Server, rel
 // reports progress while the model works, before its result; and a forget
 // of everything asks the user through elicitation and obeys a decline.
 func TestE2EStdioCitizen(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	llm, release := blockingLLM(ctx, t)
 	defer release()
@@ -310,6 +311,7 @@ func TestE2EStdioCitizen(t *testing.T) {
 // of everything answers input_required with the question, which a decline
 // answers with nothing deleted.
 func TestE2EStdioModern(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	srv := startServer(t, t.TempDir())
 	box := newInbox()

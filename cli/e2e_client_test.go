@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +34,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	waitBoundParallelism()
 	// pgtest starts a PostgreSQL for the tests of the storage setting
 	// (or uses MNEMO_TEST_POSTGRES_URL); without one they skip.
 	// It also sums up the tests skipped for want of PostgreSQL or
@@ -41,6 +44,27 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(binDir)
 	}
 	os.Exit(code)
+}
+
+// e2eParallel is how many parallel tests run at once unless -parallel
+// says otherwise. The end-to-end tests spend their time waiting on the
+// binaries they drive (and on PostgreSQL, Chromium, HAProxy), not in the
+// test process: on a 2-core machine, the default of GOMAXPROCS would run
+// them nearly one at a time, and on a busy machine the package's run would
+// pass go test's default 10-minute time-out.
+const e2eParallel = 6
+
+// waitBoundParallelism raises -test.parallel to e2eParallel when it was
+// not given.
+func waitBoundParallelism() {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given && runtime.GOMAXPROCS(0) < e2eParallel {
+		if err := flag.Set("test.parallel", strconv.Itoa(e2eParallel)); err != nil {
+			fmt.Fprintf(os.Stderr, "set -test.parallel: %v\n", err)
+		}
+	}
 }
 
 // mnemoBinary builds the module root into a temp dir, with -race when the

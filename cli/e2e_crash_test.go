@@ -161,6 +161,7 @@ func checkDataDir(t *testing.T, dir, secret string) {
 // exactly one fact (nothing lost, nothing applied twice), a temp file a
 // crash left is removed on start, and the API key appears nowhere.
 func TestE2ECrashHarness(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end crash test")
 	}
@@ -285,6 +286,7 @@ func TestE2ECrashHarness(t *testing.T) {
 // sequence number and become exactly one fact: no lost update of
 // memory.json, no torn write, no deadlock.
 func TestE2EMultiProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}

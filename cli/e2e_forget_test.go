@@ -82,6 +82,7 @@ func seedForgetData(t *testing.T, dir string, scope memory.Scope) {
 // forgotten scopes are not recreated, and the other process logs no
 // warning about it.
 func TestE2EForgetLeavesNoTrace(t *testing.T) {
+	t.Parallel()
 	bin := mnemoBinary(t)
 	agent := memory.Scope{UserID: "bob", AgentName: "coder"}
 	user := memory.Scope{UserID: "bob"}

@@ -103,6 +103,7 @@ func overlaps(calls []updateCall) []string {
 }
 
 func TestOverlaps(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		calls []updateCall
@@ -165,6 +166,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // the model exactly once in a prompt of its own scope, every saved fact
 // holds its last update, and no two update calls of one scope overlapped.
 func TestE2EHTTPLoadPostgres(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end load test")
 	}

@@ -245,6 +245,7 @@ func rawPost(t *testing.T, url, host string, headers map[string]string, body str
 // credential and request, and checks that each gets the right status or
 // tool error and that none changes a byte of the data directory.
 func TestE2EHTTPAuth(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	iss := newFakeIssuer(t)
 	add := func(args ...string) string {
@@ -384,6 +385,7 @@ func mapsEqual(a, b map[string]string) bool {
 
 // TestE2EHTTPRefusesToStart checks the start-up refusals.
 func TestE2EHTTPRefusesToStart(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -411,6 +413,7 @@ var stampRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}( [A-Z][a-z]{2})?( \d{2}:\d{2
 // TestE2EHTTPParity stores and retrieves the same exchanges over stdio
 // and over HTTP and compares the results.
 func TestE2EHTTPParity(t *testing.T) {
+	t.Parallel()
 	turns := []map[string]any{
 		{"user_input": "I deploy the harbourmaster service to Fly.io every Friday.", "agent_response": "Noted: Friday deploys.", "thread_id": "p"},
 		{"user_input": "My cat Miso hates the vacuum cleaner.", "agent_response": "Poor Miso.", "thread_id": "p"},
@@ -505,6 +508,7 @@ func TestE2EHTTPParity(t *testing.T) {
 // browser logs in once on /ui/login and keeps the token in a cookie), a
 // caller sees only their own memory, and a revoked token stops working.
 func TestE2EHTTPViewer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	token := func(user string) string {
 		out, err := mnemoCmd(t, dir, nil, "token", "add", "--user", user).Output()

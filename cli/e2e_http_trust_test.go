@@ -35,6 +35,7 @@ func httpToken(t *testing.T, dir, user string) string {
 // a server holding 4 MiB per connection). An authenticated client still
 // gets its work done and a body over the limit a 413.
 func TestE2EHTTPUnauthenticatedUploads(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	alice := httpToken(t, dir, "alice")
 	srv := startHTTP(t, dir, nil)
@@ -132,6 +133,7 @@ func TestE2EHTTPUnauthenticatedUploads(t *testing.T) {
 // browser is answered 413, not parsed), and the login form takes no more
 // than a burst of tries from one address (429 after that).
 func TestE2EHTTPViewerLimits(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	alice := httpToken(t, dir, "alice")
 	srv := startHTTP(t, dir, nil)
@@ -183,6 +185,7 @@ func TestE2EHTTPViewerLimits(t *testing.T) {
 // mnemo ui redirects only to a path of the viewer: "//evil.example/"
 // (a browser reads it as another host) becomes "/evil.example/".
 func TestUIOpenRedirect(t *testing.T) {
+	t.Parallel()
 	v := startViewer(t, t.TempDir())
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, path := range []string{"//evil.example/", "/\\evil.example/", "///evil.example/x"} {
@@ -202,6 +205,7 @@ func TestUIOpenRedirect(t *testing.T) {
 // stream (GET /mcp) opened with a token ends once mnemo token revoke has
 // revoked the token, while another user's stream stays open.
 func TestE2EHTTPRevokedStreamCloses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dora, erin := httpToken(t, dir, "dora"), httpToken(t, dir, "erin")
 	srv := startHTTP(t, dir, nil)

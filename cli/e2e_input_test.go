@@ -38,6 +38,7 @@ func filesHolding(t *testing.T, dir, s string) []string {
 // has shut down and does not come back from retrieve_memory; with
 // redact_secrets off it is kept, so the setting reaches the server.
 func TestE2ESecretsRedacted(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		env  []string
@@ -125,6 +126,7 @@ func (s *mnemoProc) rawToolCall(ctx context.Context, line string) (bool, string)
 // any tool sees it) and control characters are refused with an isError
 // naming the field, and nothing is stored.
 func TestE2EInvalidText(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
 	srv := startServer(t, dir)
@@ -160,6 +162,7 @@ func TestE2EInvalidText(t *testing.T) {
 // TestImportLimits: mnemo import applies the tools' rules, names the
 // record it refuses and writes nothing; secrets are redacted.
 func TestImportLimits(t *testing.T) {
+	t.Parallel()
 	write := func(t *testing.T, doc, turns string) string {
 		p := filepath.Join(t.TempDir(), "export.json")
 		data := `{"format":"mnemo-export","version":1,"scopes":[{"scope":{"user_id":"bob"},"document":` + doc + `,"turns":` + turns + `}]}`

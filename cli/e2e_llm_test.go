@@ -79,6 +79,7 @@ func isConsolidationPrompt(prompt string) bool { return strings.Contains(prompt,
 // pending, restarts it, and checks that every pending turn is processed
 // exactly once and that the API key never shows up in the output.
 func TestE2ECrashResume(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}

@@ -121,6 +121,7 @@ func profileOf(t *testing.T, srv *mnemoProc, user string) (facts []string, pendi
 // debounce window costs one model call (flush_memory on one of them runs
 // it, so that no timer decides, however loaded the machine).
 func TestPostgresTwoInstances(t *testing.T) {
+	t.Parallel()
 	mnemoBinary(t)
 	url := pgtest.NewDatabase(t)
 	llm := newCodewordLLM(t)
@@ -428,6 +429,7 @@ func (s *mnemoProc) rawTool(ctx context.Context, name string, args map[string]an
 // TestPostgresBadStorage starts mnemo on storage it cannot use: the
 // start-up error names the setting and never shows the password.
 func TestPostgresBadStorage(t *testing.T) {
+	t.Parallel()
 	bin := mnemoBinary(t)
 	srv := pgtest.Shared(t)
 	if !srv.Owned() {
@@ -488,6 +490,7 @@ func TestPostgresBadStorage(t *testing.T) {
 // with export and import, and back into a new directory: nothing changes
 // on the way.
 func TestPostgresMigration(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}

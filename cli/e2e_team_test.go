@@ -182,6 +182,7 @@ func (p *page) login(base, token string) {
 var viewerPost = regexp.MustCompile(`method=POST path=/ui/facts/\w+ status=303`)
 
 func TestTeamBehindBalancer(t *testing.T) {
+	t.Parallel()
 	mnemoBinary(t)
 	haproxyPath(t)
 	chromiumPath(t)
@@ -395,6 +396,7 @@ func TestTeamBehindBalancer(t *testing.T) {
 // for the MCP tools, and the log-out button logs out. The viewer's key is
 // a 0600 file in the data directory.
 func TestE2EHTTPViewerBrowser(t *testing.T) {
+	t.Parallel()
 	mnemoBinary(t)
 	chromiumPath(t)
 	ctx, cancel := context.WithCancel(t.Context()) // go test -timeout is the bound
@@ -453,6 +455,7 @@ func TestE2EHTTPViewerBrowser(t *testing.T) {
 // token in the database (whatever the data directory holds), serve
 // --http refuses to start and says how to add one.
 func TestTeamRefusesToStartWithoutTokens(t *testing.T) {
+	t.Parallel()
 	mnemoBinary(t)
 	dbURL := pgtest.NewDatabase(t)
 	out, err := mnemoCmd(t, t.TempDir(), []string{"MNEMO_STORAGE=" + dbURL}, "serve", "--http", "127.0.0.1:0").CombinedOutput()

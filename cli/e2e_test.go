@@ -16,6 +16,7 @@ import (
 )
 
 func TestE2EStdio(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
 	srv := startServer(t, dir)
@@ -90,6 +91,7 @@ func checkRetrieve(ctx context.Context, t *testing.T, srv *mnemoProc, query, wan
 }
 
 func TestE2ESignal(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGTERM on Windows")
 	}
@@ -124,6 +126,7 @@ func word(n int) string {
 }
 
 func TestE2ETwoProcesses(t *testing.T) {
+	t.Parallel()
 	const perProcess = 500
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -262,6 +265,7 @@ func checkDataFiles(t *testing.T, dir string, want int) {
 // refused, and that a line far over the limit is answered with an error
 // while the server keeps serving.
 func TestE2EProtocolGuard(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
 	srv := startServer(t, dir, "MNEMO_MAX_MESSAGE_BYTES=1024", "MNEMO_MAX_MESSAGES=1")

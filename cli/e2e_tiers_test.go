@@ -163,6 +163,7 @@ type (
 )
 
 func TestE2ETiers(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}

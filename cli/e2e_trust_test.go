@@ -87,6 +87,7 @@ func trustStores(t *testing.T) []func(t *testing.T) trustStore {
 // included), not a kept version — memory_history quotes none of them, and
 // restoring each kept version with mnemo rollback brings none back.
 func TestE2EForgetScrubsHistoryAndVersions(t *testing.T) {
+	t.Parallel()
 	mnemoBinary(t)
 	const word = "zanzibar"
 	for i, open := range trustStores(t) {
@@ -183,6 +184,7 @@ func TestE2EForgetScrubsHistoryAndVersions(t *testing.T) {
 // redacted; and ordinary phrases that share a key's prefix are stored as
 // written.
 func TestE2ERedactionRule(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := t.Context()
 	srv := startServer(t, dir)
@@ -249,6 +251,7 @@ func TestE2ERedactionRule(t *testing.T) {
 // one database — a client retrying on another instance after an answer
 // it never got — is stored once, and both answer with the stored turn.
 func TestPostgresRetryAcrossInstances(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("PostgreSQL end-to-end tests skip under -short")
 	}

@@ -14,6 +14,7 @@ import (
 // answer is answered through the vectors; then, with the endpoint gone,
 // retrieval goes on by words and the warning names the embedding setting.
 func TestE2EVectorsWithARealModel(t *testing.T) {
+	t.Parallel()
 	url := os.Getenv("MNEMO_TEST_EMBEDDING_URL")
 	if url == "" {
 		t.Skip("MNEMO_TEST_EMBEDDING_URL is not set: run .ci/use-lite.sh for the real-model check")

@@ -16,6 +16,7 @@ import (
 // that touches the data directory against it: nothing outside the data
 // directory is read into output, written, truncated or deleted.
 func TestCLISymlinks(t *testing.T) {
+	t.Parallel()
 	plants := []struct {
 		name  string
 		plant func(t *testing.T, data, outside string)
@@ -99,6 +100,7 @@ func mustSymlink(t *testing.T, target, link string) {
 // through a link fails, and nothing outside the data directory is read,
 // written, truncated or deleted.
 func TestE2EServerSymlinks(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	data, outside := t.TempDir(), t.TempDir()
 	seedDocs(t, data, memory.Scope{UserID: "bob"}, 1)

@@ -234,6 +234,11 @@ func TestFocus(t *testing.T) {
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("order = %v, want %v", got, tt.want)
 			}
+			for i, h := range hits {
+				if h.Score != tt.in[i].Score {
+					t.Errorf("score at %d = %v, want %v (the scores keep their sequence)", i, h.Score, tt.in[i].Score)
+				}
+			}
 		})
 	}
 }

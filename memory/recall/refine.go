@@ -1,7 +1,9 @@
 package recall
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"time"
 	"unicode"
 
@@ -162,8 +164,10 @@ func coverage(st *Pages, qterms []lexical.Term, idf []float64, prefixShare float
 	return out
 }
 
-// focus multiplies each of top's scores by 1 + focusWeight × the page's
-// own coverage of qterms (see focusTop) and sorts top again.
+// focus orders top (the first pages, best first) by their scores times
+// 1 + focusWeight × each page's own coverage of qterms (see focusTop),
+// then gives them back top's scores in the order they had: the order of
+// the pages changes, the sequence of scores does not.
 func focus(st *Pages, qterms []lexical.Term, top []lexical.Hit) {
 	if len(qterms) == 0 || len(top) < 2 {
 		return
@@ -177,7 +181,9 @@ func focus(st *Pages, qterms []lexical.Term, top []lexical.Hit) {
 	if total == 0 {
 		return
 	}
+	scores := make([]float64, len(top))
 	for i := range top {
+		scores[i] = top[i].Score
 		m := termMatch(st, top[i].ID, qterms, 0.5)
 		own := 0.0
 		for j, w := range idf {
@@ -186,6 +192,13 @@ func focus(st *Pages, qterms []lexical.Term, top []lexical.Hit) {
 		top[i].Score *= 1 + focusWeight*own/total
 	}
 	SortHits(top)
+	// The pages change places, the scores do not: top keeps its scores
+	// in their order, so the relevance floor (Relevant), which compares
+	// pages with the best one, sees the scores it saw before.
+	slices.SortFunc(scores, func(a, b float64) int { return cmp.Compare(b, a) })
+	for i := range top {
+		top[i].Score = scores[i]
+	}
 }
 
 // The relevance floor of the injection text: pages below it stay in the

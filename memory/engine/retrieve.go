@@ -115,6 +115,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 		AssistantKnowledge: res.AssistantKnowledge,
 		Recent:             res.Recent,
 		Budget:             maxTokens,
+		Query:              qterms,
 		PageNotes:          pageNotes,
 		RecentNotes:        recentNotes,
 		FactNotes:          factNotes,

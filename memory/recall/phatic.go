@@ -93,8 +93,9 @@ func trimPhatic(text string, qterms []lexical.Term) string {
 func sentenceSpans(text string) [][2]int {
 	var out [][2]int
 	start := 0
-	for i, r := range text {
-		next := i + utf8.RuneLen(r)
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		next := i + size
 		end := next == len(text)
 		if r == '\n' || end || (strings.ContainsRune(".!?。！？", r) && unicode.IsSpace(firstRune(text[next:]))) {
 			if strings.TrimSpace(text[start:next]) != "" {
@@ -102,6 +103,7 @@ func sentenceSpans(text string) [][2]int {
 			}
 			start = next
 		}
+		i = next
 	}
 	return out
 }

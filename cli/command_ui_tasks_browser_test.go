@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -137,7 +136,7 @@ func TestUIBrowserTasks(t *testing.T) {
 		t.Fatalf("the updater did not write the personal section (flush: %+v); the test needs it", flushed)
 	}
 
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	b := browser(t, ctx)
 	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {

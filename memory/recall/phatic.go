@@ -12,8 +12,9 @@ import (
 // later answer could use: thanks, praise without an object, greetings,
 // sign-offs. A sentence made only of them ("Thanks!", "Wow, that's
 // awesome!", "Take care, talk soon!") is phatic. Answers are not: yes, no,
-// me too and numbers are left out of the list on purpose, so "Yes!" or
-// "Me too!" after a question is always quoted.
+// me too, numbers and the past tense ("It was great!" tells how something
+// went) are left out of the list on purpose, so "Yes!" or "Me too!" after
+// a question is always quoted.
 var phaticWords = func() map[string]bool {
 	m := make(map[string]bool)
 	for _, w := range strings.Fields(`
@@ -22,7 +23,7 @@ var phaticWords = func() map[string]bool {
 		cool nice great awesome amazing wonderful fantastic incredible lovely
 		sweet neat super brilliant fab
 		that that's thats it it's its sounds sound like fun
-		glad happy to hear for i i'm im am is was be
+		glad happy to hear for i i'm im am is
 		take care talk soon catch later see ya bye goodbye cheers
 		hey hi hello morning night have good day
 		congrats congratulations well done

@@ -23,6 +23,7 @@ func TestTrimPhatic(t *testing.T) {
 		{"a name is kept", "", "Thanks, John!", "Thanks, John!"},
 		{"a query word is kept", "what was awesome", "That's awesome!", "That's awesome!"},
 		{"content is kept", "", "Have fun with your writing!", "Have fun with your writing!"},
+		{"how it went is kept", "", "I joined a support group. It was great!", "I joined a support group. It was great!"},
 		{"empty", "", "", ""},
 		{"line breaks", "", "My flight is on Friday.\nBye!", "My flight is on Friday. …"},
 	}

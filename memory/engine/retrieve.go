@@ -65,6 +65,8 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	weights := recall.TermWeights(&st.Pages, qterms)
 	res.Facts = s.rankFacts(st, req.Query, qterms, weights, conv)
 	res.PastFacts = recall.PastFacts(st.doc, req.Query)
+	// The floor weighs the query without its dates: the time window
+	// already ranked the pages of the day it names (recall.FloorTerms).
 	fterms := recall.FloorTerms(req.Query)
 	if len(fterms) > recall.MaxTopicTerms {
 		fterms = fterms[:recall.MaxTopicTerms]

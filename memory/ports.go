@@ -225,6 +225,19 @@ type ScopeWatcher interface {
 	Watch(ctx context.Context, changed func(Scope)) error
 }
 
+// ScopeVersioner is implemented by watched stores (ScopeWatcher) that can
+// say in one cheap read whether a scope changed. An announcement arrives
+// after the write's commit, late under load: a scope is served from
+// memory only while its version is still the one last read, so that a
+// write acknowledged by one process is seen by the next read of any other
+// (two instances behind a load balancer are one service).
+type ScopeVersioner interface {
+	// ScopeVersion returns a value that changes with every change to
+	// the scope's turn log or document, by any process, and "" for a
+	// scope that holds nothing.
+	ScopeVersion(ctx context.Context, scope Scope) (string, error)
+}
+
 // ScopeLocker is implemented by stores that can hold a lock per scope
 // across every process sharing the storage, for as long as an update
 // takes (memory/postgres: a session advisory lock on a connection of its

@@ -58,6 +58,9 @@ type scopeState struct {
 	seenChanges uint64
 	seenEpoch   uint64
 	syncedAt    time.Time
+	// version is the store's version of the scope (ScopeVersioner)
+	// read before the last read of the store, or "".
+	version string
 
 	// saveMu is held while one of the scope's caches is saved to the
 	// store; retired, set under it, says the state was dropped (its turns
@@ -90,9 +93,20 @@ func (s *Service) state(scope memory.Scope) *scopeState {
 // since the last call and the latest memory document. The document is loaded
 // first: when its TurnLogEpoch says turns were removed from the log since st
 // read it, sync returns errLogRewritten and the caller starts over on a fresh
-// state (resync).
+// state (resync). On a store that can tell a scope's version, a watched
+// scope is served from memory only when its version is still the one
+// read last: another process's write is seen at once, not when its
+// announcement arrives.
 func (s *Service) sync(ctx context.Context, st *scopeState) error {
-	if s.fresh(st) {
+	var version string
+	if s.versioner != nil && s.cache.watching.Load() {
+		v, err := s.versioner.ScopeVersion(ctx, st.scope)
+		if err != nil {
+			return fmt.Errorf("check memory of %s for changes: %w", st.scope.Key(), err)
+		}
+		version = v
+	}
+	if s.fresh(st) && version == st.version {
 		s.noteUse(st)
 		return nil
 	}
@@ -141,7 +155,7 @@ func (s *Service) sync(ctx context.Context, st *scopeState) error {
 	if s.pageStore != nil && st.snapshotDue(snapshotAfter) {
 		s.savePageSnapshot(st)
 	}
-	st.seenChanges, st.seenEpoch, st.syncedAt = changes, epoch, time.Now()
+	st.seenChanges, st.seenEpoch, st.syncedAt, st.version = changes, epoch, time.Now(), version
 	s.noteUse(st)
 	return nil
 }

@@ -49,6 +49,9 @@ type Service struct {
 	midTermStore memory.MidTermStore // mid-term sessions, when the store keeps them
 	// pageStore keeps page index snapshots, when the store does.
 	pageStore memory.PageIndexStore
+	// versioner says whether a watched scope changed (ports.go), when
+	// the store can.
+	versioner memory.ScopeVersioner
 	// bg counts background work (snapshot saves) that Close waits for.
 	bg sync.WaitGroup
 	// watching counts the watch of the store, which ends with bgCtx.
@@ -133,6 +136,9 @@ func NewService(cfg memory.Config, store memory.Store, tokens memory.TokenCounte
 	s.emb.weight, s.emb.queryPrefix, s.emb.passagePrefix = cfg.EmbeddingFusionWeight, cfg.EmbeddingQueryPrefix, cfg.EmbeddingPassagePrefix
 	watcher, _ := store.(memory.ScopeWatcher)
 	locker, _ := store.(memory.ScopeLocker)
+	if watcher != nil {
+		s.versioner, _ = store.(memory.ScopeVersioner)
+	}
 	s.base = store
 	s.store = localWrites{Store: store, s: s}
 	for _, o := range opts {

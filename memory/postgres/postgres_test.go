@@ -454,6 +454,55 @@ func TestWatch(t *testing.T) {
 	}
 }
 
+// TestScopeVersion: a scope's version changes with every write of its
+// turn log or document, by either store, and only then; a scope deleted
+// and written again never shows an earlier version.
+func TestScopeVersion(t *testing.T) {
+	a, b := twoStores(t)
+	scope := memory.Scope{UserID: "versioned"}
+	version := func() string {
+		t.Helper()
+		v, err := a.ScopeVersion(t.Context(), scope)
+		if err != nil {
+			t.Fatalf("ScopeVersion() = %v", err)
+		}
+		return v
+	}
+	if v := version(); v != "" {
+		t.Fatalf("version of a scope never written = %q, want empty", v)
+	}
+	seen := map[string]string{}
+	step := func(what string) {
+		t.Helper()
+		v := version()
+		if v == "" {
+			t.Fatalf("after %s: empty version", what)
+		}
+		if earlier, ok := seen[v]; ok {
+			t.Fatalf("after %s: version %q, as after %s", what, v, earlier)
+		}
+		seen[v] = what
+	}
+	storetest.MustAppendTurns(t, b, scope, storetest.NewTurn("t", 0))
+	step("an append")
+	if v := version(); seen[v] != "an append" {
+		t.Fatalf("a second read without a write gives %q", v)
+	}
+	storetest.MustUpdateDocument(t, b, scope, func(*memory.Document) error { return nil })
+	step("a document saved")
+	if err := b.DeleteScope(t.Context(), scope); err != nil {
+		t.Fatal(err)
+	}
+	if v := version(); v != "" {
+		t.Fatalf("version of a deleted scope = %q, want empty", v)
+	}
+	storetest.MustAppendTurns(t, b, scope, storetest.NewTurn("t", 0))
+	step("an append after the delete")
+	if _, err := a.ScopeVersion(t.Context(), memory.Scope{}); err == nil {
+		t.Error("ScopeVersion of the zero scope: no error")
+	}
+}
+
 // TestSynchronousCommit checks the Store commits synchronously even when
 // the database's default says otherwise.
 func TestSynchronousCommit(t *testing.T) {

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -10,7 +12,10 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory"
 )
 
-var _ memory.ScopeWatcher = (*Store)(nil)
+var (
+	_ memory.ScopeWatcher   = (*Store)(nil)
+	_ memory.ScopeVersioner = (*Store)(nil)
+)
 
 // Channel is the NOTIFY channel on which every change to a scope's turn
 // log or document is announced (by a trigger, whoever wrote it), with the
@@ -78,4 +83,29 @@ func (s *Store) listen(ctx context.Context, changed func(memory.Scope)) error {
 			changed(scope)
 		}
 	}
+}
+
+// ScopeVersion returns the scope's row id, last Seq and document revision
+// as one value: the columns whose change the trigger announces, read in
+// one indexed lookup. A scope deleted and written again is a new row, so
+// its version differs even when its counters start over.
+func (s *Store) ScopeVersion(ctx context.Context, scope memory.Scope) (string, error) {
+	user, agent, err := scopeArgs(scope)
+	if err != nil {
+		return "", fmt.Errorf("read version of a scope: %w", err)
+	}
+	var v string
+	err = s.read(ctx, func() error {
+		err := s.pool.QueryRow(ctx, `SELECT id::text || '.' || last_seq::text || '.' || revision::text
+			FROM mnemo_scopes WHERE user_id = $1 AND agent_name = $2`, user, agent).Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			v = ""
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return "", s.err("read version of "+scope.Key(), err)
+	}
+	return v, nil
 }

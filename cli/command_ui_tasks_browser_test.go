@@ -155,14 +155,16 @@ func TestUIBrowserTasks(t *testing.T) {
 		return s
 	}
 	text := func() string { return eval(`document.body ? document.body.innerText : ""`) }
-	// waitFor waits until the page satisfies the predicate; a page being
-	// left ends one poll, the next polls the new page. The test's context
-	// is the only bound.
+	// waitFor waits until the page has loaded (its stylesheet applied: a
+	// row measured before that is taller) and satisfies the predicate; a
+	// page being left ends one poll, the next polls the new page. The
+	// test's context is the only bound.
 	waitFor := func(what, predicate string) {
 		t.Helper()
 		var last error
+		loaded := `document.readyState === "complete" && (` + predicate + `)`
 		for {
-			ok, err := chromedp.Run(b, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(0)))
+			ok, err := chromedp.Run(b, chromedp.Poll[bool](loaded, chromedp.WithPollingTimeout(0)))
 			if err == nil && ok {
 				return
 			}

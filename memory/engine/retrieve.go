@@ -65,7 +65,13 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	weights := recall.TermWeights(&st.Pages, qterms)
 	res.Facts = s.rankFacts(st, req.Query, qterms, weights, conv)
 	res.PastFacts = recall.PastFacts(st.doc, req.Query)
-	floor := recall.Relevant(&st.Pages, qterms, hits)
+	// The floor weighs the query without its dates: the time window
+	// already ranked the pages of the day it names (recall.FloorTerms).
+	fterms := recall.FloorTerms(req.Query)
+	if len(fterms) > recall.MaxTopicTerms {
+		fterms = fterms[:recall.MaxTopicTerms]
+	}
+	floor := recall.Relevant(&st.Pages, fterms, hits)
 	if len(req.Keywords) > 0 {
 		// A page found by the keywords clears the floor on their terms
 		// as well as on the query's.
@@ -115,6 +121,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 		AssistantKnowledge: res.AssistantKnowledge,
 		Recent:             res.Recent,
 		Budget:             maxTokens,
+		Query:              qterms,
 		PageNotes:          pageNotes,
 		RecentNotes:        recentNotes,
 		FactNotes:          factNotes,

@@ -73,6 +73,21 @@ func TestInjectionGolden(t *testing.T) {
 				Recent:    []memory.RecentTurn{{ID: "r1", Time: day.Add(time.Hour), User: "What is on Thursday?", Reply: "Groceries."}},
 			},
 		},
+		{
+			// A dialogue of two named people recorded as "Name: …": the
+			// names say who spoke; small talk cut whole, a closing run
+			// marked with an ellipsis, an exchange of only small talk
+			// not shown.
+			name: "dialogue",
+			in: InjectionInput{
+				Pages: []memory.PageHit{
+					{ID: "d1", ThreadID: "default", Time: day, User: "Tim: I've been writing articles about fantasy novels for an online magazine.", Reply: "John: Congrats! How did it happen? Take care, talk soon!"},
+					{ID: "d2", ThreadID: "default", Time: day, User: "Tim: Thanks!", Reply: "John: I signed up for a half marathon in June."},
+					{ID: "d3", ThreadID: "default", Time: day, User: "Tim: Same here!", Reply: "John: Catch you later!"},
+				},
+				PageNotes: []ItemNote{{Seq: 0}, {Seq: 1}, {Seq: 2}},
+			},
+		},
 	}
 	count := newCounter(t)
 	for _, tt := range tests {

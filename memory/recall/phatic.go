@@ -1,0 +1,115 @@
+package recall
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mnemo-mcp/mnemo/memory/lexical"
+)
+
+// phaticWords are the words of English small talk that carry nothing a
+// later answer could use: thanks, praise without an object, greetings,
+// sign-offs. A sentence made only of them ("Thanks!", "Wow, that's
+// awesome!", "Take care, talk soon!") is phatic. Answers are not: yes, no,
+// me too, numbers and the past tense ("It was great!" tells how something
+// went) are left out of the list on purpose, so "Yes!" or "Me too!" after
+// a question is always quoted.
+var phaticWords = func() map[string]bool {
+	m := make(map[string]bool)
+	for _, w := range strings.Fields(`
+		thanks thank thx you so much very lot a really too
+		same here wow whoa oh ah aw aww yay haha hah lol hehe
+		cool nice great awesome amazing wonderful fantastic incredible lovely
+		sweet neat super brilliant fab
+		that that's thats it it's its sounds sound like fun
+		glad happy to hear for i i'm im am is
+		take care talk soon catch later see ya bye goodbye cheers
+		hey hi hello morning night have good day
+		congrats congratulations well done
+		and the what an how`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// isPhatic reports whether sentence s holds only phatic words, and no
+// query term (qterms), digit or capitalised word past its first (a name).
+func isPhatic(s string, qterms []lexical.Term) bool {
+	words := 0
+	first := true
+	var bad bool
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’'
+	}) {
+		w = strings.ReplaceAll(w, "’", "'")
+		r := []rune(w)
+		if !first && unicode.IsUpper(r[0]) && w != "I" && w != "I'm" {
+			bad = true
+		}
+		first = false
+		if !phaticWords[strings.ToLower(w)] {
+			bad = true
+		}
+		words++
+	}
+	if bad || words == 0 {
+		return false
+	}
+	for _, t := range lexical.Tokenize(s) {
+		for _, q := range qterms {
+			if t == q.Text {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// trimPhatic returns text without its closing run of phatic sentences
+// (isPhatic), cut whole and marked with an ellipsis, or "" when every
+// sentence is phatic. An opening or inner phatic sentence is kept: it
+// is often the first words of the answer ("Thanks! I've been writing…"),
+// and cutting it would save a token or two.
+func trimPhatic(text string, qterms []lexical.Term) string {
+	spans := sentenceSpans(text)
+	if len(spans) == 0 {
+		return text
+	}
+	cut := len(spans)
+	for cut > 0 && isPhatic(text[spans[cut-1][0]:spans[cut-1][1]], qterms) {
+		cut--
+	}
+	switch cut {
+	case 0:
+		return ""
+	case len(spans):
+		return text
+	}
+	return strings.TrimSpace(text[:spans[cut-1][1]]) + " …"
+}
+
+// sentenceSpans returns the byte spans of text's sentences, as
+// sentences() splits them.
+func sentenceSpans(text string) [][2]int {
+	var out [][2]int
+	start := 0
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		next := i + size
+		end := next == len(text)
+		if r == '\n' || end || (strings.ContainsRune(".!?。！？", r) && unicode.IsSpace(firstRune(text[next:]))) {
+			if strings.TrimSpace(text[start:next]) != "" {
+				out = append(out, [2]int{start, next})
+			}
+			start = next
+		}
+		i = next
+	}
+	return out
+}
+
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
+}

@@ -293,5 +293,9 @@ func feedback(st *Pages, qterms []lexical.Term, hits []lexical.Hit, pool int) []
 	for t, w := range weights {
 		terms = append(terms, lexical.Term{Text: t, Weight: w * qweight})
 	}
+	// In a fixed order: the scores are sums over the terms, and a sum
+	// taken in map order differs in its last digits from run to run, which
+	// swapped pages that tie.
+	slices.SortFunc(terms, func(a, b lexical.Term) int { return cmp.Compare(a.Text, b.Text) })
 	return st.Index.SearchTerms(terms, pool, nil)
 }

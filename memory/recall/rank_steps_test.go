@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -452,4 +453,26 @@ func FuzzQueryAnalysis(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRankIsRepeatable: the same query over the same pages gives the very
+// same scores every time. The feedback search's terms once came in map
+// order, and a sum taken in another order differs in its last digits:
+// pages that tie swapped places from one call to the next.
+func TestRankIsRepeatable(t *testing.T) {
+	var sittings [][][2]string
+	for i := range 12 {
+		sittings = append(sittings, [][2]string{
+			{"Mel: the garden roses tulips and basil need water", "Caroline: lovely, my garden has roses too"},
+			{fmt.Sprintf("Mel: pottery class %d, then painting and a swim", i%3), "Caroline: what a week of roses and pottery"}})
+	}
+	st := sittingPages(t, sittings...)
+	query := "What does Mel grow in the garden and which classes does she take?"
+	first := RankPages(st, query, nil, nil, 0, RankPool)
+	for range 30 {
+		got := RankPages(st, query, nil, nil, 0, RankPool)
+		if !slices.Equal(got, first) {
+			t.Fatalf("a second ranking differs:\n%v\nwant\n%v", got, first)
+		}
+	}
 }

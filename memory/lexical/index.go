@@ -327,3 +327,20 @@ func (ix *Index) DocTerms(id int, fn func(term string, tf int)) {
 		}
 	}
 }
+
+// DocWords calls fn with each distinct term of document id, as DocTerms
+// does but without the counts, which spares a search of each term's
+// postings: for callers that only ask which terms a page holds. Prefix
+// terms are left out as in DocTerms. fn must not call back into the index.
+func (ix *Index) DocWords(id int, fn func(term string)) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if id < 0 || id >= len(ix.docs) || ix.docs[id].state != live {
+		return
+	}
+	for _, tid := range ix.docs[id].terms {
+		if term := ix.lists[tid].term; !isPrefixTerm(term) {
+			fn(term)
+		}
+	}
+}

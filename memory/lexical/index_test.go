@@ -335,5 +335,15 @@ func TestDocTerms(t *testing.T) {
 		if !maps.Equal(got, want) {
 			t.Errorf("DocTerms(%d) = %v, want %v", id, got, want)
 		}
+		words := make(map[string]int)
+		ix.DocWords(id, func(term string) { words[term]++ })
+		for term, n := range words {
+			if _, ok := want[term]; !ok || n != 1 {
+				t.Errorf("DocWords(%d) gives %q %d times, want %d", id, term, n, min(want[term], 1))
+			}
+		}
+		if len(words) != len(want) {
+			t.Errorf("DocWords(%d) gives %d terms, want %d", id, len(words), len(want))
+		}
 	}
 }

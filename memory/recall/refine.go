@@ -274,7 +274,7 @@ func isCJKTerm(term string) bool {
 // it 0.5), or neither (0).
 func termMatch(st *Pages, p int, qterms []lexical.Term, prefixShare float64) []float64 {
 	out := make([]float64, len(qterms))
-	st.Index.DocTerms(p, func(term string, _ int) {
+	st.Index.DocWords(p, func(term string) {
 		for j, q := range qterms {
 			switch {
 			case term == q.Text:

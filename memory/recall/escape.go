@@ -3,6 +3,7 @@ package recall
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // tagOpeners are '<' and the characters that look like it.
@@ -61,7 +62,9 @@ func NeutralizeTags(text string) string {
 	var sb strings.Builder
 	last := 0
 	for i, r := range text {
-		if !tagOpeners[r] {
+		// Every opener but '<' is outside ASCII: most runes are passed
+		// over without a map lookup.
+		if r != '<' && (r < utf8.RuneSelf || !tagOpeners[r]) {
 			continue
 		}
 		rest := text[i+len(string(r)):]

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 )
@@ -44,6 +45,53 @@ func TestQuoteText(t *testing.T) {
 	for _, tt := range tests {
 		if got := QuoteText(tt.in, 100); got != tt.want {
 			t.Errorf("quoteText(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestQuoteTextEscapesAsRunes checks QuoteText's escaping against writing
+// the text rune by rune, invalid UTF-8 included (each bad byte becomes
+// U+FFFD).
+func TestQuoteTextEscapesAsRunes(t *testing.T) {
+	byRunes := func(text string) string {
+		var sb strings.Builder
+		sb.WriteByte('"')
+		for _, r := range text {
+			switch r {
+			case '"', '\\':
+				sb.WriteByte('\\')
+				sb.WriteRune(r)
+			case '\n':
+				sb.WriteString(`\n`)
+			default:
+				sb.WriteRune(r)
+			}
+		}
+		sb.WriteByte('"')
+		return sb.String()
+	}
+	for _, in := range []string{
+		"plain words",
+		`a "quoted" word \ and a backslash`,
+		"two\nlines",
+		"bad \xff byte and \xe2\x82 a cut rune",
+		"a real \ufffd replacement character",
+		"数据库 café \"x\"\xc0",
+		"\x80",
+		`""\\`,
+	} {
+		if got, want := QuoteText(in, 100), byRunes(in); got != want {
+			t.Errorf("QuoteText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestTagOpenersOutsideASCII checks what NeutralizeTags's fast path
+// assumes: '<' is the only ASCII tag opener.
+func TestTagOpenersOutsideASCII(t *testing.T) {
+	for r := range tagOpeners {
+		if r != '<' && r < utf8.RuneSelf {
+			t.Errorf("tag opener %q is ASCII", r)
 		}
 	}
 }

@@ -199,18 +199,23 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 	q := quoter{names: speakerNames(shown), terms: in.Query}
 	kept := shown[:0:0]
 	keptNotes := notes[:0:0]
+	// Each side's words are cut once (trimPhatic reads every sentence)
+	// and kept for the page's line.
+	var bodies [][2]string
 	for i, p := range shown {
 		// An exchange that is only small talk on both sides says nothing.
-		if q.body(p.User) != "" || q.body(p.Reply) != "" || notes[i].Correction {
+		b := [2]string{q.body(p.User), q.body(p.Reply)}
+		if b[0] != "" || b[1] != "" || notes[i].Correction {
 			kept = append(kept, p)
 			keptNotes = append(keptNotes, notes[i])
+			bodies = append(bodies, b)
 		}
 	}
 	shown, notes = kept, keptNotes
 	groups := dayGroups(shown, notes, in.Sessions)
 	for i, p := range shown {
 		g := groups[i]
-		pages = append(pages, injItem{SecPages, g.order, q.pageLine(p, g.showTime, notes[i]), g.header})
+		pages = append(pages, injItem{SecPages, g.order, q.pageLine(p, bodies[i], g.showTime, notes[i]), g.header})
 	}
 	// Newest recent exchanges are offered first, rendered oldest first.
 	for i := len(in.Recent) - 1; i >= 0; i-- {
@@ -343,15 +348,18 @@ func dayGroups(pages []memory.PageHit, notes []ItemNote, sessions []memory.Sessi
 		thread string
 		day    string
 	}
-	keyOf := func(p memory.PageHit) key { return key{p.ThreadID, p.Time.UTC().Format(time.DateOnly)} }
+	// Each page's key is formatted once: the sort and the groups below
+	// read it many times.
+	keyOf := make([]key, len(pages))
 	threads := make(map[string]bool)
 	first := make(map[key]int)
 	var keys []key
 	for i, p := range pages {
+		keyOf[i] = key{p.ThreadID, p.Time.UTC().Format(time.DateOnly)}
 		threads[p.ThreadID] = true
-		if _, ok := first[keyOf(p)]; !ok {
-			first[keyOf(p)] = i
-			keys = append(keys, keyOf(p))
+		if _, ok := first[keyOf[i]]; !ok {
+			first[keyOf[i]] = i
+			keys = append(keys, keyOf[i])
 		}
 	}
 	idx := make([]int, len(pages))
@@ -359,7 +367,7 @@ func dayGroups(pages []memory.PageHit, notes []ItemNote, sessions []memory.Sessi
 		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
-		if c := cmp.Compare(first[keyOf(pages[a])], first[keyOf(pages[b])]); c != 0 {
+		if c := cmp.Compare(first[keyOf[a]], first[keyOf[b]]); c != 0 {
 			return c
 		}
 		if c := pages[a].Time.Compare(pages[b].Time); c != 0 {
@@ -381,7 +389,7 @@ func dayGroups(pages []memory.PageHit, notes []ItemNote, sessions []memory.Sessi
 		one, seen := true, false
 		t0 := pages[first[k]].Time
 		for i, p := range pages {
-			if keyOf(p) != k {
+			if keyOf[i] != k {
 				continue
 			}
 			if !p.Time.Equal(t0) {
@@ -411,9 +419,9 @@ func dayGroups(pages []memory.PageHit, notes []ItemNote, sessions []memory.Sessi
 	}
 	out := make([]pageGroup, len(pages))
 	for pos, i := range idx {
-		k := keyOf(pages[i])
+		k := keyOf[i]
 		h := headers[k]
-		if pos == 0 || keyOf(pages[idx[pos-1]]) != k {
+		if pos == 0 || keyOf[idx[pos-1]] != k {
 			// The date line goes just before its group's first page.
 			h.order = 2 * pos
 		}
@@ -473,7 +481,8 @@ func (q quoter) body(side string) string {
 // pageLine renders a page under its date line: its time of day when its
 // group needs it, the correction mark, and the words of each side that
 // says more than small talk, quoted after its speaker's name (or role).
-func (q quoter) pageLine(p memory.PageHit, showTime bool, n ItemNote) string {
+// bodies are q.body of its user and reply sides.
+func (q quoter) pageLine(p memory.PageHit, bodies [2]string, showTime bool, n ItemNote) string {
 	var sb strings.Builder
 	sb.WriteString("-")
 	if showTime {
@@ -482,7 +491,7 @@ func (q quoter) pageLine(p memory.PageHit, showTime bool, n ItemNote) string {
 	if n.Correction {
 		sb.WriteString(" (correction)")
 	}
-	user, reply := q.body(p.User), q.body(p.Reply)
+	user, reply := bodies[0], bodies[1]
 	if user == "" && reply == "" {
 		// Only a correction is shown with nothing but small talk.
 		_, user = q.label(p.User, "")
@@ -606,17 +615,31 @@ func QuoteText(text string, maxRunes int) string {
 	var sb strings.Builder
 	sb.Grow(len(text) + 8)
 	sb.WriteByte('"')
-	for _, r := range text {
+	// Runs of bytes that need no escape are copied whole; a byte that is
+	// not UTF-8 is written as U+FFFD, as writing rune by rune did.
+	last := 0
+	for i, r := range text {
+		var esc string
 		switch r {
-		case '"', '\\':
-			sb.WriteByte('\\')
-			sb.WriteRune(r)
+		case '"':
+			esc = `\"`
+		case '\\':
+			esc = `\\`
 		case '\n':
-			sb.WriteString(`\n`)
+			esc = `\n`
+		case utf8.RuneError:
+			if _, size := utf8.DecodeRuneInString(text[i:]); size != 1 {
+				continue
+			}
+			esc = string(utf8.RuneError)
 		default:
-			sb.WriteRune(r)
+			continue
 		}
+		sb.WriteString(text[last:i])
+		sb.WriteString(esc)
+		last = i + 1
 	}
+	sb.WriteString(text[last:])
 	sb.WriteByte('"')
 	return NeutralizeTags(sb.String())
 }

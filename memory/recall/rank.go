@@ -261,10 +261,26 @@ func feedback(st *Pages, qterms []lexical.Term, hits []lexical.Hit, pool int) []
 	for _, h := range hits[:min(feedbackDocs, len(hits))] {
 		total += h.Score
 	}
+	// A page's terms and their counts are read from the index, which
+	// holds Tokenize's of the page's text: tokenizing the text again cost
+	// more than the search. Each occurrence adds its share in turn, so
+	// that the sums are those of adding them token by token.
+	type termCount struct {
+		t  string
+		tf int
+	}
+	var counts []termCount
 	for _, h := range hits[:min(feedbackDocs, len(hits))] {
-		toks := lexical.Tokenize(st.Turns[h.ID].Text())
-		for _, t := range toks {
-			fb[t] += h.Score / total / float64(len(toks))
+		counts = counts[:0]
+		ntoks := 0
+		st.Index.DocTerms(h.ID, func(t string, tf int) {
+			counts = append(counts, termCount{t, tf})
+			ntoks += tf
+		})
+		for _, c := range counts {
+			for range c.tf {
+				fb[c.t] += h.Score / total / float64(ntoks)
+			}
 		}
 	}
 	type tw struct {

@@ -86,6 +86,36 @@ func TestQuoteTextEscapesAsRunes(t *testing.T) {
 	}
 }
 
+// TestSingleSpacedSkipsOnlyNoOps checks that the texts singleSpaced lets
+// past the collapsing of spaces are those it would leave unchanged, and
+// that QuoteText and CleanLine give what collapsing gives.
+func TestSingleSpacedSkipsOnlyNoOps(t *testing.T) {
+	collapse := func(text string) string {
+		lines := strings.Split(strings.TrimSpace(text), "\n")
+		kept := lines[:0]
+		for _, l := range lines {
+			if l = strings.Join(strings.Fields(l), " "); l != "" {
+				kept = append(kept, l)
+			}
+		}
+		return strings.Join(kept, "\n")
+	}
+	for _, in := range []string{
+		"", " ", "a", "a b", "a  b", " a", "a ", "a\tb", "a\nb", "a\r\nb", "a\u00a0b", "a\u0085b",
+		"a\u3000b", "a\u2009b", "\xff \xfe", "數據 庫", "café au lait", "x \n y",
+	} {
+		if singleSpaced(in) && collapse(in) != in {
+			t.Errorf("singleSpaced(%q) but collapsing gives %q", in, collapse(in))
+		}
+		if got, want := QuoteText(in, 100), QuoteText(collapse(in)+" ", 100); got != want {
+			t.Errorf("QuoteText(%q) = %q, want %q", in, got, want)
+		}
+		if got, want := CleanLine(in, 100), CleanLine(" "+strings.Join(strings.Fields(in), " "), 100); got != want {
+			t.Errorf("CleanLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // TestTagOpenersOutsideASCII checks what NeutralizeTags's fast path
 // assumes: '<' is the only ASCII tag opener.
 func TestTagOpenersOutsideASCII(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -294,10 +295,19 @@ func (b *budgeter) offer(items ...injItem) bool {
 // their display order.
 func render(taken []injItem) string {
 	var bySection [numSections][]injItem
+	// The text's length is known before it is written: one allocation.
+	size := len(injectionOpen) + len(injectionClose)
 	for _, it := range taken {
 		bySection[it.section] = append(bySection[it.section], it)
+		size += len(it.line) + 1
+	}
+	for sec, items := range bySection {
+		if sec != secHeader && len(items) > 0 {
+			size += len(SectionHeadings[sec]) + 1
+		}
 	}
 	var sb strings.Builder
+	sb.Grow(size)
 	sb.WriteString(injectionOpen)
 	for sec, items := range bySection {
 		if len(items) == 0 {
@@ -305,7 +315,8 @@ func render(taken []injItem) string {
 		}
 		sortItems(items)
 		if sec != secHeader {
-			sb.WriteString(SectionHeadings[sec] + "\n")
+			sb.WriteString(SectionHeadings[sec])
+			sb.WriteString("\n")
 		}
 		for _, it := range items {
 			sb.WriteString(it.line)
@@ -597,21 +608,49 @@ func sectionLabel(name string) string {
 // whitespace (newlines included) collapsed, cut to max runes, tags that
 // could open or close the memory block neutralised.
 func CleanLine(text string, maxRunes int) string {
-	return NeutralizeTags(cut(strings.Join(strings.Fields(text), " "), maxRunes))
+	if !singleSpaced(text) {
+		text = strings.Join(strings.Fields(text), " ")
+	}
+	return NeutralizeTags(cut(text, maxRunes))
+}
+
+// singleSpaced reports whether text's only white space is single ASCII
+// spaces between words: what collapsing its spaces, lines kept or not,
+// would leave unchanged. Most remembered text is, and is then not split
+// and joined again.
+func singleSpaced(text string) bool {
+	prevSpace := true // no space at the start
+	for _, r := range text {
+		switch {
+		case r == ' ':
+			if prevSpace {
+				return false
+			}
+			prevSpace = true
+			continue
+		case unicode.IsSpace(r):
+			return false
+		}
+		prevSpace = false
+	}
+	return text == "" || !prevSpace
 }
 
 // QuoteText renders one speaker's words as a quoted string: spaces
 // collapsed, line breaks kept as \n, quotes and backslashes escaped, cut
 // to max runes, memory tags neutralised.
 func QuoteText(text string, maxRunes int) string {
-	lines := strings.Split(strings.TrimSpace(text), "\n")
-	kept := lines[:0]
-	for _, l := range lines {
-		if l = strings.Join(strings.Fields(l), " "); l != "" {
-			kept = append(kept, l)
+	if !singleSpaced(text) {
+		lines := strings.Split(strings.TrimSpace(text), "\n")
+		kept := lines[:0]
+		for _, l := range lines {
+			if l = strings.Join(strings.Fields(l), " "); l != "" {
+				kept = append(kept, l)
+			}
 		}
+		text = strings.Join(kept, "\n")
 	}
-	text = cut(strings.Join(kept, "\n"), maxRunes)
+	text = cut(text, maxRunes)
 	var sb strings.Builder
 	sb.Grow(len(text) + 8)
 	sb.WriteByte('"')

@@ -132,17 +132,21 @@ func lexicalPages(st *Pages, qterms []lexical.Term, pool int) []lexical.Hit {
 	for _, h := range hits {
 		base[int32(h.ID)] = h.Score
 	}
-	cands := make(map[int32]struct{}, len(hits)*2)
+	// The candidates are the hits and their neighbours, each once; their
+	// order does not matter (the scores are sorted with a full order).
+	cands := make([]int32, 0, 3*len(hits))
 	for _, h := range hits {
 		id := int32(h.ID)
 		for _, c := range [3]int32{id, st.links.prev[id], st.links.next[id]} {
 			if c >= 0 {
-				cands[c] = struct{}{}
+				cands = append(cands, c)
 			}
 		}
 	}
+	slices.Sort(cands)
+	cands = slices.Compact(cands)
 	out := make([]lexical.Hit, 0, len(cands))
-	for c := range cands {
+	for _, c := range cands {
 		sc := base[c]
 		if p := st.links.prev[c]; p >= 0 {
 			sc += neighbourWeight * base[p]

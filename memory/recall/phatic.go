@@ -2,6 +2,7 @@ package recall
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -10,12 +11,12 @@ import (
 
 // phaticWords are the words of English small talk that carry nothing a
 // later answer could use: thanks, praise without an object, greetings,
-// sign-offs. A sentence made only of them ("Thanks!", "Wow, that's
+// sign-offs; the set is built on first use. A sentence made only of them ("Thanks!", "Wow, that's
 // awesome!", "Take care, talk soon!") is phatic. Answers are not: yes, no,
 // me too, numbers and the past tense ("It was great!" tells how something
 // went) are left out of the list on purpose, so "Yes!" or "Me too!" after
 // a question is always quoted.
-var phaticWords = func() map[string]bool {
+var phaticWords = sync.OnceValue(func() map[string]bool {
 	m := make(map[string]bool)
 	for _, w := range strings.Fields(`
 		thanks thank thx you so much very lot a really too
@@ -31,7 +32,7 @@ var phaticWords = func() map[string]bool {
 		m[w] = true
 	}
 	return m
-}()
+})
 
 // isPhatic reports whether sentence s holds only phatic words, and no
 // query term (qterms), digit or capitalised word past its first (a name).
@@ -48,7 +49,7 @@ func isPhatic(s string, qterms []lexical.Term) bool {
 			bad = true
 		}
 		first = false
-		if !phaticWords[strings.ToLower(w)] {
+		if !phaticWords()[strings.ToLower(w)] {
 			bad = true
 		}
 		words++

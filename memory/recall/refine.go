@@ -172,12 +172,7 @@ func focus(st *Pages, qterms []lexical.Term, top []lexical.Hit) {
 	if len(qterms) == 0 || len(top) < 2 {
 		return
 	}
-	idf := make([]float64, len(qterms))
-	total := 0.0
-	for i, t := range qterms {
-		idf[i] = st.Index.IDF(t.Text)
-		total += idf[i]
-	}
+	idf, total := termIDF(st, qterms)
 	if total == 0 {
 		return
 	}
@@ -300,4 +295,15 @@ func samePrefix(a, b string) bool {
 		}
 	}
 	return true
+}
+
+// termIDF returns the IDF of each term and their sum.
+func termIDF(st *Pages, terms []lexical.Term) ([]float64, float64) {
+	idf := make([]float64, len(terms))
+	total := 0.0
+	for i, t := range terms {
+		idf[i] = st.Index.IDF(t.Text)
+		total += idf[i]
+	}
+	return idf, total
 }

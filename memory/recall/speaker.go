@@ -97,12 +97,7 @@ func weighSpeaker(st *Pages, qterms []lexical.Term, hits []lexical.Hit) bool {
 	if named == "" || len(rest) == 0 {
 		return false
 	}
-	idf := make([]float64, len(rest))
-	total := 0.0
-	for i, q := range rest {
-		idf[i] = st.Index.IDF(q.Text)
-		total += idf[i]
-	}
+	idf, total := termIDF(st, rest)
 	if total == 0 {
 		return false
 	}

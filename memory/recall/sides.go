@@ -2,6 +2,8 @@ package recall
 
 import (
 	"slices"
+	"strings"
+	"unicode"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
@@ -23,8 +25,10 @@ const wholePages = 1
 // speaker said (none, and the page is left out, when the other spoke
 // both); when it names none, the sides that hold a query word (its terms,
 // their other forms and synonyms, the members of a category it names:
-// MatchTerms), or both when neither does: the page was ranked for its
-// neighbours or for words its text does not show.
+// MatchTerms) and the answer to a matching question (with an assistant,
+// what it suggested or said it would do), or both when neither holds
+// one: the page was ranked for its neighbours or for words its text does
+// not show.
 func (q quoter) quotedSides(p memory.PageHit) (user, reply bool) {
 	us, uw := q.label(p.User, "")
 	rs, rw := q.label(p.Reply, "")
@@ -35,7 +39,19 @@ func (q quoter) quotedSides(p memory.PageHit) (user, reply bool) {
 	if !user && !reply {
 		return true, true
 	}
+	// A matched question is quoted with its answer.
+	if user && asks(uw) {
+		reply = true
+	}
 	return user, reply
+}
+
+// asks reports whether a side ends with a question: its answer follows
+// on the other side.
+func asks(side string) bool {
+	return strings.HasSuffix(strings.TrimRightFunc(side, func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune(`"'”’)`, r)
+	}), "?") || strings.HasSuffix(strings.TrimSpace(side), "？")
 }
 
 // termSet is the set of words a side is matched on, as the page index

@@ -11,8 +11,8 @@ import (
 // TestInjectionQuotesTheLikelySides checks which sides of each page reach
 // the text: the best page whole; after it the side of the speaker the
 // question names, or, when it names none, the sides holding a query word
-// (a category member counts), a page holding none quoted whole; a
-// correction always whole.
+// (a category member counts) and the answer to a matched question, a page
+// holding none quoted whole; a correction always whole.
 func TestInjectionQuotesTheLikelySides(t *testing.T) {
 	day := time.Date(2024, 5, 7, 10, 0, 0, 0, time.UTC)
 	page := func(id, user, reply string) memory.PageHit {
@@ -58,6 +58,17 @@ func TestInjectionQuotesTheLikelySides(t *testing.T) {
 			},
 			want:    []string{"how often do you go", "I played basketball", "My brother moved to Leeds.", "Is he closer to you now?"},
 			notWant: []string{"Who won the game"},
+		},
+		{
+			name:  "a matched question with its answer",
+			query: "What is my dog called?",
+			pages: []memory.PageHit{
+				page("p1", "We adopted a greyhound puppy.", "Congratulations!"),
+				page("p2", "What should I call my new dog?", "How about Pixel?"),
+				page("p3", "The dog sleeps all day.", "Greyhounds are sprinters, they rest a lot."),
+			},
+			want:    []string{"What should I call my new dog?", "How about Pixel?", "The dog sleeps all day."},
+			notWant: []string{"Greyhounds are sprinters"},
 		},
 		{
 			name:  "a correction is quoted whole",

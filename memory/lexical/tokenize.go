@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -32,6 +33,25 @@ func Tokenize(text string) []string {
 		out = append(out, string(tok))
 	}
 	return out
+}
+
+// tokenizers holds pull tokenizers for AnyTerm, whose buffers are reused.
+var tokenizers = sync.Pool{New: func() any { return new(tokenizer) }}
+
+// AnyTerm reports whether fn holds for a term of text, taking the terms in
+// Tokenize's order and stopping at the first that does. The term is valid
+// only during the call. It allocates nothing once warm: a caller asking
+// whether a text holds one of a few words need not build every term.
+func AnyTerm(text string, fn func(term []byte) bool) bool {
+	t := tokenizers.Get().(*tokenizer)
+	defer tokenizers.Put(t)
+	t.reset(text)
+	for tok, ok := t.next(); ok; tok, ok = t.next() {
+		if fn(tok) {
+			return true
+		}
+	}
+	return false
 }
 
 // Words calls fn with each term of text, in order, as Tokenize returns

@@ -210,5 +210,10 @@ func FuzzTokenizeReference(f *testing.F) {
 		if got, want := Tokenize(s), refTokenize(s); !slices.Equal(got, want) {
 			t.Fatalf("Tokenize(%q) = %q, want %q", s, got, want)
 		}
+		var seen []string
+		AnyTerm(s, func(term []byte) bool { seen = append(seen, string(term)); return false })
+		if want := Tokenize(s); !slices.Equal(seen, want) {
+			t.Fatalf("AnyTerm(%q) saw %q, want %q", s, seen, want)
+		}
 	})
 }

@@ -136,3 +136,38 @@ func TestWords(t *testing.T) {
 		}
 	}
 }
+
+// TestAnyTerm checks AnyTerm against Tokenize: it sees the same terms in
+// the same order and stops at the first that fn accepts.
+func TestAnyTerm(t *testing.T) {
+	tests := []struct {
+		text string
+		want string // the term to stop at; "" when none should match
+	}{
+		{"Running stories of the deployment", "stori"},
+		{"我用Go写FastAPI", "go"},
+		{"C++ and C# are not c", "c#"},
+		{"nothing here matches", ""},
+		{"", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.text, func(t *testing.T) {
+			all := Tokenize(tc.text)
+			var seen []string
+			got := AnyTerm(tc.text, func(term []byte) bool {
+				seen = append(seen, string(term))
+				return string(term) == tc.want
+			})
+			if got != (tc.want != "") {
+				t.Fatalf("AnyTerm(%q) = %v, want %v", tc.text, got, tc.want != "")
+			}
+			n := len(all)
+			if got {
+				n = slices.Index(all, tc.want) + 1
+			}
+			if !slices.Equal(seen, all[:n]) {
+				t.Errorf("AnyTerm(%q) saw %q, want Tokenize's first %d terms %q", tc.text, seen, n, all[:n])
+			}
+		})
+	}
+}

@@ -216,18 +216,19 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 	// and kept for the page's line.
 	var bodies [][2]string
 	for i, p := range shown {
-		// An exchange that is only small talk on both sides says nothing.
-		b := [2]string{q.body(p.User), q.body(p.Reply)}
+		u, r := true, true
 		if i >= wholePages && !notes[i].Correction {
 			// After the first pages, only the sides likely to hold
 			// the answer (quotedSides).
-			u, r := q.quotedSides(p)
-			if !u {
-				b[0] = ""
-			}
-			if !r {
-				b[1] = ""
-			}
+			u, r = q.quotedSides(p)
+		}
+		// An exchange that is only small talk on both sides says nothing.
+		var b [2]string
+		if u {
+			b[0] = q.body(p.User)
+		}
+		if r {
+			b[1] = q.body(p.Reply)
 		}
 		if b[0] != "" || b[1] != "" || notes[i].Correction {
 			kept = append(kept, p)

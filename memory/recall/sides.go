@@ -90,12 +90,23 @@ func (s termSet) holds(text string) bool {
 	if len(s.terms) == 0 {
 		return false
 	}
-	for _, t := range lexical.Tokenize(text) {
-		if s.terms[t] || (samePrefix(t, t) && s.prefixes[t[:5]]) {
-			return true
+	return lexical.AnyTerm(text, func(t []byte) bool {
+		return s.terms[string(t)] || (letterPrefix(t) && s.prefixes[string(t[:5])])
+	})
+}
+
+// letterPrefix reports whether t has a prefix the index matches on: five
+// letters a–z (samePrefix).
+func letterPrefix(t []byte) bool {
+	if len(t) < 5 {
+		return false
+	}
+	for _, c := range t[:5] {
+		if c < 'a' || c > 'z' {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // namedSpeakers returns the speakers' names (names) whose every term is a

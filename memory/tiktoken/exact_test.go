@@ -135,16 +135,11 @@ func TestPieces(t *testing.T) {
 }
 
 // checkCount fails t unless Count(s) is tiktoken-go's count for both
-// encodings. Texts with a piece longer than maxPiece are counted in parts
-// by design and left out.
+// encodings.
 func checkCount(t *testing.T, name, s string) {
 	t.Helper()
 	for _, enc := range []string{CL100kBase, O200kBase} {
 		c := mustNew(t, enc)
-		if slices.ContainsFunc(splitPieces(c, s), func(p string) bool { return len(p) > maxPiece }) {
-			t.Logf("%s: %s has a piece over %d bytes; not compared", enc, name, maxPiece)
-			continue
-		}
 		if got, want := c.Count(s), len(reference(t, enc).EncodeOrdinary(s)); got != want {
 			t.Errorf("%s: Count(%s) = %d, want %d (tiktoken-go)", enc, name, got, want)
 		}
@@ -224,10 +219,8 @@ func FuzzCountMatchesTiktoken(f *testing.F) {
 	cl, o2 := mustNew(f, CL100kBase), mustNew(f, O200kBase)
 	refs := []*tkgo.Tiktoken{reference(f, CL100kBase), reference(f, O200kBase)}
 	f.Fuzz(func(t *testing.T, s string) {
-		if len(s) > maxPiece/3 {
-			// Longer texts may hold a piece that Count merges in parts
-			// (invalid bytes triple in length as U+FFFD).
-			return
+		if len(s) > 4096 {
+			return // tiktoken-go is quadratic in the length of a piece
 		}
 		for i, c := range []*Counter{cl, o2} {
 			if got, want := c.Count(s), len(refs[i].EncodeOrdinary(s)); got != want {
@@ -235,6 +228,31 @@ func FuzzCountMatchesTiktoken(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMergeCountLong checks the heap merge against the scanning merge on
+// every length of runs of one letter, of mixed ASCII, of Han, of spaces, of
+// letters with marks and of punctuation, cut at any byte.
+func TestMergeCountLong(t *testing.T) {
+	texts := []string{
+		strings.Repeat("a", 300),
+		strings.Repeat("abcdefghij", 30),
+		strings.Repeat("数据库", 40),
+		strings.Repeat(" ", 300),
+		strings.Repeat("ab\u00e9\u0301", 60),
+		strings.Repeat("=-", 150),
+		strings.Repeat("The user prefers dark roast coffee. ", 8),
+	}
+	for _, enc := range []string{CL100kBase, O200kBase} {
+		ranks := mustNew(t, enc).enc.ranks
+		for _, s := range texts {
+			for n := 2; n <= len(s); n++ {
+				if got, want := mergeCountLong(s[:n], ranks), mergeCountScan(s[:n], ranks); got != want {
+					t.Errorf("%s: mergeCountLong(%.20q… %d bytes) = %d, want %d", enc, s, n, got, want)
+				}
+			}
+		}
+	}
 }
 
 func TestCountAllocs(t *testing.T) {

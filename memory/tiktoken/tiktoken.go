@@ -96,21 +96,16 @@ func (c *Counter) Load() error {
 	return nil
 }
 
-// maxPiece bounds, in bytes, the parts of a piece that Count merges as one.
-// The merge is quadratic in the length of a piece, and a piece can be as
-// long as the text (a row of one letter, Han text without punctuation, a run
-// of spaces); merging longer pieces in parts keeps Count linear.
-const maxPiece = 1024
-
 // Count returns the number of tokens in text, the length of tiktoken's
 // ordinary encoding: special-token text such as "<|endoftext|>" is counted
 // as ordinary text, as it is when user text reaches a model, and invalid
 // UTF-8 is counted as U+FFFD, as tiktoken-go reads it.
 //
-// The count is exact, except for pieces longer than 1 KiB (unbroken runs of
-// letters, of white space or of punctuation): those are merged in parts of
-// at most 1 KiB cut at a rune boundary, which gives a count within a few
-// percent, usually slightly higher. This keeps Count linear in len(text).
+// The count is exact for any text. Count takes time linear in len(text)
+// for ordinary text and O(n log n) for a long piece (a row of one letter or
+// of spaces, Han text without punctuation), where tiktoken-go's encoder is
+// quadratic; so unlike earlier versions it does not cut such runs into parts
+// and count them approximately.
 //
 // The ranks are embedded in the binary, so loading them cannot fail short
 // of a broken build; if it did, Count falls back to one token per three
@@ -137,16 +132,7 @@ func (e *encoding) countPiece(piece string) int {
 	if _, ok := e.ranks[piece]; ok {
 		return 1
 	}
-	n := 0
-	for len(piece) > maxPiece {
-		cut := maxPiece
-		for cut > 0 && !utf8.RuneStart(piece[cut]) {
-			cut--
-		}
-		n += mergeCount(piece[:cut], e.ranks)
-		piece = piece[cut:]
-	}
-	return n + mergeCount(piece, e.ranks)
+	return mergeCount(piece, e.ranks)
 }
 
 // replaceInvalid returns s with each byte that is not part of valid UTF-8

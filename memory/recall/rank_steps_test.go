@@ -227,7 +227,7 @@ func TestFocus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			hits := slices.Clone(tt.in)
-			focus(st, qterms, hits)
+			focus(st, qterms, hits, 0)
 			var got []int
 			for _, h := range hits {
 				got = append(got, h.ID)
@@ -473,6 +473,57 @@ func TestRankIsRepeatable(t *testing.T) {
 		got := RankPages(st, query, nil, nil, 0, RankPool)
 		if !slices.Equal(got, first) {
 			t.Fatalf("a second ranking differs:\n%v\nwant\n%v", got, first)
+		}
+	}
+}
+
+// TestListMembersInSpeakerStep checks that for a question asking for
+// several items, a page where the named person names a member of the
+// category asked for ("tennis" for "sports") counts it as the category
+// word in the speaker step and in focus (listMemberShare), and that a
+// question asking for one item does not.
+func TestListMembersInSpeakerStep(t *testing.T) {
+	st := sittingPages(t, [][2]string{
+		{"Ben: Ann, which sports do you enjoy?", "Ann: Honestly none, I just watch TV."},
+		{"Ann: I enjoy tennis on Sunday mornings.", "Ben: Sounds fun."},
+	}, [][2]string{
+		{"Ben: I bought a new sofa.", "Ann: Nice colour."},
+		{"Ann: The weather was grey all week.", "Ben: Same here."},
+	})
+	now := time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		query string
+		first int
+	}{
+		{"What sports does Ann enjoy?", 1},
+		{"Which sport does Ann enjoy?", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			hits := []lexical.Hit{{ID: 0, Score: 10}, {ID: 1, Score: 8}, {ID: 2, Score: 1}, {ID: 3, Score: 0.5}}
+			got := Refine(st, tt.query, now, hits, 4)
+			if got[0].ID != tt.first {
+				t.Errorf("first page = %d, want %d (%v)", got[0].ID, tt.first, got)
+			}
+		})
+	}
+}
+
+func TestWordMatch(t *testing.T) {
+	tests := []struct {
+		word, q        string
+		prefix, member float64
+		want           float64
+	}{
+		{"tenni", "sport", 0.5, 0.5, 0.5},
+		{"tenni", "sport", 0.5, 0, 0},
+		{"sport", "sport", 0.5, 0.5, 1},
+		{"deployment", "deploy", 0.5, 0.4, 0.5},
+		{"sport", "tenni", 0.5, 0.5, 0},
+	}
+	for _, tt := range tests {
+		if got := wordMatch(tt.word, tt.q, tt.prefix, tt.member); got != tt.want {
+			t.Errorf("wordMatch(%q, %q, %v, %v) = %v, want %v", tt.word, tt.q, tt.prefix, tt.member, got, tt.want)
 		}
 	}
 }

@@ -87,9 +87,10 @@ func contains(list []string, s string) bool {
 }
 
 // weighSpeaker multiplies each hit's score by how much of the query the
-// speaker it names says in that page (see speakerWeight) and reports whether
-// it changed any.
-func weighSpeaker(st *Pages, qterms []lexical.Term, hits []lexical.Hit) bool {
+// speaker it names says in that page (see speakerWeight; a member of a
+// category term counting memberShare, see listMemberShare) and reports
+// whether it changed any.
+func weighSpeaker(st *Pages, qterms []lexical.Term, hits []lexical.Hit, memberShare float64) bool {
 	if len(qterms) < 2 || len(hits) == 0 {
 		return false
 	}
@@ -111,12 +112,7 @@ func weighSpeaker(st *Pages, qterms []lexical.Term, hits []lexical.Hit) bool {
 			}
 			lexical.Words(side, func(term, _ string) {
 				for j, q := range rest {
-					switch {
-					case term == q.Text:
-						held[j] = 1
-					case held[j] == 0 && samePrefix(term, q.Text):
-						held[j] = 0.5
-					}
+					held[j] = max(held[j], wordMatch(term, q.Text, 0.5, memberShare))
 				}
 			})
 		}

@@ -527,3 +527,78 @@ func TestWordMatch(t *testing.T) {
 		}
 	}
 }
+
+func TestHasName(t *testing.T) {
+	tests := []struct {
+		side string
+		want bool
+	}{
+		{"Tim: I just finished The Name of the Wind, loved it.", true},
+		{"Tim: Last week we flew to Lisbon with the kids.", true},
+		{"Tim: Today I read a lot. Then I slept.", false},
+		{"Tim: I’m reading again, I've missed it.", false},
+		{"Tim: thanks John, you too!", false},
+		{"Tim: Great! Thanks!", false},
+	}
+	for _, tt := range tests {
+		if got := hasName(tt.side, "tim", "john"); got != tt.want {
+			t.Errorf("hasName(%q) = %v, want %v", tt.side, got, tt.want)
+		}
+	}
+}
+
+// TestListNamesInSpeakerStep checks that for a list question about a
+// category of names ("books"), the page where the named person names a
+// title comes before the page where the other person uses the question's
+// words, and that a question asking for one item is left as it was.
+func TestListNamesInSpeakerStep(t *testing.T) {
+	st := sittingPages(t, [][2]string{
+		{"Ann: Have you read any good books lately, Tim?", "Tim: Not much, work has been busy."},
+	}, [][2]string{
+		{"Ann: What are you up to?", "Tim: Finally finished The Hobbit, what a story."},
+	})
+	qterms := QueryTerms("What books has Tim read?")
+	for _, tt := range []struct {
+		member float64
+		first  int
+	}{{listMemberShare, 1}, {0, 0}} {
+		hits := []lexical.Hit{{ID: 0, Score: 10}, {ID: 1, Score: 9}}
+		weighSpeaker(st, qterms, hits, tt.member)
+		SortHits(hits)
+		if hits[0].ID != tt.first {
+			t.Errorf("memberShare %v: first page = %d, want %d (%v)", tt.member, hits[0].ID, tt.first, hits)
+		}
+	}
+}
+
+// TestListQuestionMoreFeedbackTerms checks that a list question takes
+// listFeedbackTerms feedback terms: a page that shares with the question
+// only the best page's twelfth most telling term is found for "What books
+// has Ann read?" and not for "Which book did Ann read?".
+func TestListQuestionMoreFeedbackTerms(t *testing.T) {
+	var filler [][2]string
+	for i := range 6 {
+		filler = append(filler, [2]string{fmt.Sprintf("Ann: Morning number %d.", i), "Ben: Hi."})
+	}
+	st := sittingPages(t,
+		[][2]string{{"Ann: I read books about alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima.", "Ben: Wow."}},
+		filler,
+		[][2]string{{"Ben: Lima was lovely.", "Cy: Lima again soon."}},
+		[][2]string{{"Ben: Lima is far.", "Cy: Yes."}},
+	)
+	target := len(st.Turns) - 2
+	found := func(query string) bool {
+		for _, h := range RankPages(st, query, nil, nil, 0, 20) {
+			if h.ID == target {
+				return true
+			}
+		}
+		return false
+	}
+	if !found("What books has Ann read?") {
+		t.Errorf("list question: page %d (lima) not found", target)
+	}
+	if found("Which book did Ann read?") {
+		t.Errorf("one-item question: page %d (lima) found, want it out of reach of %d feedback terms", target, feedbackTerms)
+	}
+}

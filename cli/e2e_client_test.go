@@ -153,6 +153,7 @@ func (s *mnemoProc) handle(fn func(rpcMessage)) {
 func startServer(t *testing.T, dataDir string, extraEnv ...string) *mnemoProc {
 	t.Helper()
 	cmd := exec.Command(mnemoBinary(t), "serve")
+	testutil.DieWithTest(cmd)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "MNEMO_") && !strings.HasPrefix(kv, "OPENAI_") {
 			cmd.Env = append(cmd.Env, kv)

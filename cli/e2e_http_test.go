@@ -47,6 +47,7 @@ type httpProc struct {
 // MNEMO_ and OPENAI_ variables, the data dir and env.
 func mnemoCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
 	cmd := exec.Command(mnemoBinary(t), args...)
+	testutil.DieWithTest(cmd)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "MNEMO_") && !strings.HasPrefix(kv, "OPENAI_") {
 			cmd.Env = append(cmd.Env, kv)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mnemo-mcp/mnemo/internal/testutil"
 	"github.com/mnemo-mcp/mnemo/memory/postgres/pgtest"
 )
 
@@ -492,6 +493,7 @@ func TestPostgresBadStorage(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(bin, "serve")
+			testutil.DieWithTest(cmd)
 			cmd.Env = []string{"MNEMO_STORAGE=" + tc.url, "HOME=" + t.TempDir()}
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr

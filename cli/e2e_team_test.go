@@ -93,6 +93,7 @@ backend mnemo
 		t.Fatal(err)
 	}
 	cmd := exec.Command(haproxyPath(t), "-db", "-f", path)
+	testutil.DieWithTest(cmd)
 	out := &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -135,7 +135,7 @@ func DefaultConfig() Config {
 		ConversationIdleGap:        30 * time.Minute,
 		MidTermCapacity:            2000,
 		LongTermKnowledgeCapacity:  100,
-		RetrievalQueueCapacity:     8,
+		RetrievalQueueCapacity:     12,
 		MidTermHeatThreshold:       5.0,
 		MidTermSimilarityThreshold: 0.6,
 		MidTermHeatAlpha:           1,

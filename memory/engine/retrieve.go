@@ -122,6 +122,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 		Recent:             res.Recent,
 		Budget:             maxTokens,
 		Query:              qterms,
+		Match:              recall.MatchTerms(&st.Pages, qterms),
 		PageNotes:          pageNotes,
 		RecentNotes:        recentNotes,
 		FactNotes:          factNotes,

@@ -17,6 +17,9 @@
 //	             profile sentence holds: what lets it into the injection
 //	inject.go    BuildInjection: the token-budgeted <memory> block, exchanges
 //	             grouped by thread and day, facts dated
+//	sides.go     which sides of a page after the best one are quoted: the
+//	             speaker the query names, else the sides holding its words
+//	phatic.go    the small talk cut from a quoted side
 //	escape.go    neutralising tags and quoting remembered text
 //	timeline.go  facts that were true before, for "used to" questions
 package recall

@@ -49,6 +49,10 @@ type InjectionInput struct {
 	// Query holds the query's terms: a sentence holding one is never cut
 	// as small talk (phatic.go).
 	Query []lexical.Term
+	// Match holds the words a side of a page after the first ones is
+	// matched on when the query names no speaker (MatchTerms); nil means
+	// Query.
+	Match []lexical.Term
 	// PageNotes, RecentNotes and FactNotes, when set, hold what is known
 	// of each page, recent turn and fact beyond its text (same index).
 	PageNotes   []ItemNote
@@ -126,7 +130,9 @@ type injItem struct {
 // tokens: items are offered in priority order (correction facts up to a
 // reserved share, profile, facts, user knowledge, assistant knowledge,
 // pages, recent exchanges) and each is taken if it still fits. Pages below
-// the relevance floor (hidden) are not offered. Pages are shown grouped by
+// the relevance floor (hidden) are not offered; after the first page
+// (wholePages) a page quotes only the sides likely to hold the answer
+// (quotedSides). Pages are shown grouped by
 // thread and day under one date line (dayGroups), the group of the best
 // page first, each group in time order. A fact about the same thing as a
 // later fact, page or recent exchange offered (sharing a query term) is
@@ -198,6 +204,12 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 		notes = append(notes, n)
 	}
 	q := quoter{names: speakerNames(shown), terms: in.Query}
+	q.named = namedSpeakers(q.names, in.Query)
+	match := in.Match
+	if match == nil {
+		match = in.Query
+	}
+	q.match = newTermSet(match, q.names)
 	kept := shown[:0:0]
 	keptNotes := notes[:0:0]
 	// Each side's words are cut once (trimPhatic reads every sentence)
@@ -206,6 +218,17 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 	for i, p := range shown {
 		// An exchange that is only small talk on both sides says nothing.
 		b := [2]string{q.body(p.User), q.body(p.Reply)}
+		if i >= wholePages && !notes[i].Correction {
+			// After the first pages, only the sides likely to hold
+			// the answer (quotedSides).
+			u, r := q.quotedSides(p)
+			if !u {
+				b[0] = ""
+			}
+			if !r {
+				b[1] = ""
+			}
+		}
 		if b[0] != "" || b[1] != "" || notes[i].Correction {
 			kept = append(kept, p)
 			keptNotes = append(keptNotes, notes[i])
@@ -447,6 +470,10 @@ func dayGroups(pages []memory.PageHit, notes []ItemNote, sessions []memory.Sessi
 type quoter struct {
 	names map[string]bool
 	terms []lexical.Term
+	// named are the names the query names (namedSpeakers), match the
+	// words a side is matched on (quotedSides).
+	named map[string]bool
+	match termSet
 }
 
 // speakerNames returns the names that begin both sides of a page with two

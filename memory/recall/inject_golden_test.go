@@ -88,6 +88,22 @@ func TestInjectionGolden(t *testing.T) {
 				PageNotes: []ItemNote{{Seq: 0}, {Seq: 1}, {Seq: 2}},
 			},
 		},
+		{
+			// A question that names a speaker: the best page quoted
+			// whole, each page after it only the named speaker's side
+			// (an answer sharing no word with the question included); a
+			// page the other speaker said alone is left out.
+			name: "named_speaker",
+			in: InjectionInput{
+				Query: QueryTerms("What kind of writing does Tim do?"),
+				Pages: []memory.PageHit{
+					{ID: "n1", ThreadID: "default", Time: day, User: "Tim: I've been writing articles about fantasy novels for an online magazine.", Reply: "John: Congrats! How did it happen?"},
+					{ID: "n2", ThreadID: "default", Time: day, User: "John: What kind of articles do you write?", Reply: "Tim: Reviews of new books, mostly epic fantasy."},
+					{ID: "n3", ThreadID: "default", Time: day.AddDate(0, 0, 1), User: "John: My writing class starts Monday.", Reply: "John: I'm a bit nervous about it."},
+				},
+				PageNotes: []ItemNote{{Seq: 0}, {Seq: 1}, {Seq: 2}},
+			},
+		},
 	}
 	count := newCounter(t)
 	for _, tt := range tests {

@@ -10,8 +10,9 @@ import (
 
 // MinTextCoverage is the least share of the query's weight that a fact, a
 // knowledge entry or a profile sentence must hold to enter the injection
-// text: the pages' floor (minCoverage), so that a line about something else
-// that shares one common word with the query stays out.
+// text, so that a line about something else that shares one common word
+// with the query stays out (the pages' gate, minCoverage, is 0.2: a page
+// is also weighed by its score against the best one).
 const MinTextCoverage = 0.25
 
 // TermWeights returns the weight of each query term for coverage: its IDF

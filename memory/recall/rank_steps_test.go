@@ -602,3 +602,25 @@ func TestListQuestionMoreFeedbackTerms(t *testing.T) {
 		t.Errorf("one-item question: page %d (lima) found, want it out of reach of %d feedback terms", target, feedbackTerms)
 	}
 }
+
+// FuzzHasName reads stored text (any bytes) as a side: hasName must not
+// panic, must not count a side without an upper-case letter after its
+// "Name:" prefix, and must agree with itself.
+func FuzzHasName(f *testing.F) {
+	for _, s := range []string{"Tim: I finished The Hobbit.", "Tim:", ":", "Tim: I’m ok. Yes!", "\xff\xfe: A B", "a b C", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, side string) {
+		got := hasName(side, "tim")
+		if again := hasName(side, "tim"); again != got {
+			t.Fatal("hasName is not deterministic")
+		}
+		body := side
+		if i := strings.IndexByte(side, ':'); i > 0 && i <= maxSpeakerName {
+			body = side[i+1:]
+		}
+		if got && strings.ToLower(body) == body {
+			t.Fatalf("hasName(%q) = true without an upper-case letter", side)
+		}
+	})
+}

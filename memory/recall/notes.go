@@ -16,7 +16,7 @@ const MaxTopicTerms = 64
 // signal.
 func TurnNote(st *Pages, p int, qterms []lexical.Term) ItemNote {
 	n := ItemNote{Correction: st.Turns[p].Signals.Correction}
-	for j, m := range termMatch(st, p, qterms, 1) {
+	for j, m := range termMatch(st, p, qterms, 1, 0) {
 		if m > 0 {
 			n.Topics |= 1 << j
 		}

@@ -227,7 +227,7 @@ func TestFocus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			hits := slices.Clone(tt.in)
-			focus(st, qterms, hits)
+			focus(st, qterms, hits, 0)
 			var got []int
 			for _, h := range hits {
 				got = append(got, h.ID)
@@ -475,4 +475,152 @@ func TestRankIsRepeatable(t *testing.T) {
 			t.Fatalf("a second ranking differs:\n%v\nwant\n%v", got, first)
 		}
 	}
+}
+
+// TestListMembersInSpeakerStep checks that for a question asking for
+// several items, a page where the named person names a member of the
+// category asked for ("tennis" for "sports") counts it as the category
+// word in the speaker step and in focus (listMemberShare), and that a
+// question asking for one item does not.
+func TestListMembersInSpeakerStep(t *testing.T) {
+	st := sittingPages(t, [][2]string{
+		{"Ben: Ann, which sports do you enjoy?", "Ann: Honestly none, I just watch TV."},
+		{"Ann: I enjoy tennis on Sunday mornings.", "Ben: Sounds fun."},
+	}, [][2]string{
+		{"Ben: I bought a new sofa.", "Ann: Nice colour."},
+		{"Ann: The weather was grey all week.", "Ben: Same here."},
+	})
+	now := time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		query string
+		first int
+	}{
+		{"What sports does Ann enjoy?", 1},
+		{"Which sport does Ann enjoy?", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			hits := []lexical.Hit{{ID: 0, Score: 10}, {ID: 1, Score: 8}, {ID: 2, Score: 1}, {ID: 3, Score: 0.5}}
+			got := Refine(st, tt.query, now, hits, 4)
+			if got[0].ID != tt.first {
+				t.Errorf("first page = %d, want %d (%v)", got[0].ID, tt.first, got)
+			}
+		})
+	}
+}
+
+func TestWordMatch(t *testing.T) {
+	tests := []struct {
+		word, q        string
+		prefix, member float64
+		want           float64
+	}{
+		{"tenni", "sport", 0.5, 0.5, 0.5},
+		{"tenni", "sport", 0.5, 0, 0},
+		{"sport", "sport", 0.5, 0.5, 1},
+		{"deployment", "deploy", 0.5, 0.4, 0.5},
+		{"sport", "tenni", 0.5, 0.5, 0},
+	}
+	for _, tt := range tests {
+		if got := wordMatch(tt.word, tt.q, tt.prefix, tt.member); got != tt.want {
+			t.Errorf("wordMatch(%q, %q, %v, %v) = %v, want %v", tt.word, tt.q, tt.prefix, tt.member, got, tt.want)
+		}
+	}
+}
+
+func TestHasName(t *testing.T) {
+	tests := []struct {
+		side string
+		want bool
+	}{
+		{"Tim: I just finished The Name of the Wind, loved it.", true},
+		{"Tim: Last week we flew to Lisbon with the kids.", true},
+		{"Tim: Today I read a lot. Then I slept.", false},
+		{"Tim: I’m reading again, I've missed it.", false},
+		{"Tim: thanks John, you too!", false},
+		{"Tim: Great! Thanks!", false},
+	}
+	for _, tt := range tests {
+		if got := hasName(tt.side, "tim", "john"); got != tt.want {
+			t.Errorf("hasName(%q) = %v, want %v", tt.side, got, tt.want)
+		}
+	}
+}
+
+// TestListNamesInSpeakerStep checks that for a list question about a
+// category of names ("books"), the page where the named person names a
+// title comes before the page where the other person uses the question's
+// words, and that a question asking for one item is left as it was.
+func TestListNamesInSpeakerStep(t *testing.T) {
+	st := sittingPages(t, [][2]string{
+		{"Ann: Have you read any good books lately, Tim?", "Tim: Not much, work has been busy."},
+	}, [][2]string{
+		{"Ann: What are you up to?", "Tim: Finally finished The Hobbit, what a story."},
+	})
+	qterms := QueryTerms("What books has Tim read?")
+	for _, tt := range []struct {
+		member float64
+		first  int
+	}{{listMemberShare, 1}, {0, 0}} {
+		hits := []lexical.Hit{{ID: 0, Score: 10}, {ID: 1, Score: 9}}
+		weighSpeaker(st, qterms, hits, tt.member)
+		SortHits(hits)
+		if hits[0].ID != tt.first {
+			t.Errorf("memberShare %v: first page = %d, want %d (%v)", tt.member, hits[0].ID, tt.first, hits)
+		}
+	}
+}
+
+// TestListQuestionMoreFeedbackTerms checks that a list question takes
+// listFeedbackTerms feedback terms: a page that shares with the question
+// only the best page's twelfth most telling term is found for "What books
+// has Ann read?" and not for "Which book did Ann read?".
+func TestListQuestionMoreFeedbackTerms(t *testing.T) {
+	var filler [][2]string
+	for i := range 6 {
+		filler = append(filler, [2]string{fmt.Sprintf("Ann: Morning number %d.", i), "Ben: Hi."})
+	}
+	st := sittingPages(t,
+		[][2]string{{"Ann: I read books about alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima.", "Ben: Wow."}},
+		filler,
+		[][2]string{{"Ben: Lima was lovely.", "Cy: Lima again soon."}},
+		[][2]string{{"Ben: Lima is far.", "Cy: Yes."}},
+	)
+	target := len(st.Turns) - 2
+	found := func(query string) bool {
+		for _, h := range RankPages(st, query, nil, nil, 0, 20) {
+			if h.ID == target {
+				return true
+			}
+		}
+		return false
+	}
+	if !found("What books has Ann read?") {
+		t.Errorf("list question: page %d (lima) not found", target)
+	}
+	if found("Which book did Ann read?") {
+		t.Errorf("one-item question: page %d (lima) found, want it out of reach of %d feedback terms", target, feedbackTerms)
+	}
+}
+
+// FuzzHasName reads stored text (any bytes) as a side: hasName must not
+// panic, must not count a side without an upper-case letter after its
+// "Name:" prefix, and must agree with itself.
+func FuzzHasName(f *testing.F) {
+	for _, s := range []string{"Tim: I finished The Hobbit.", "Tim:", ":", "Tim: I’m ok. Yes!", "\xff\xfe: A B", "a b C", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, side string) {
+		got := hasName(side, "tim")
+		if again := hasName(side, "tim"); again != got {
+			t.Fatal("hasName is not deterministic")
+		}
+		body := side
+		if i := strings.IndexByte(side, ':'); i > 0 && i <= maxSpeakerName {
+			body = side[i+1:]
+		}
+		if got && strings.ToLower(body) == body {
+			t.Fatalf("hasName(%q) = true without an upper-case letter", side)
+		}
+	})
 }

@@ -1,16 +1,20 @@
-// Package tiktoken adapts github.com/pkoukk/tiktoken-go to mnemo's token
-// counting: it counts tokens the way OpenAI models do, with the BPE ranks
+// Package tiktoken counts tokens the way OpenAI models do, with the BPE ranks
 // embedded in the binary by github.com/pkoukk/tiktoken-go-loader, so nothing
 // is ever downloaded or written to a cache directory.
+//
+// Counting is tiktoken's ordinary encoding without the tokens: pieces.go
+// splits text into the pieces each encoding's pattern matches, with a scan
+// over runes in place of a regular expression engine, and merge.go counts
+// the byte-pair merge of a piece that is not itself a token. Both allocate
+// nothing for ordinary text. The tests hold the count equal to
+// github.com/pkoukk/tiktoken-go's EncodeOrdinary, the reference.
 package tiktoken
 
 import (
 	"fmt"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 
-	tkgo "github.com/pkoukk/tiktoken-go"
 	tkloader "github.com/pkoukk/tiktoken-go-loader"
 )
 
@@ -22,26 +26,22 @@ const (
 	O200kBase = "o200k_base"
 )
 
-// encoding is one supported encoding, loaded at most once per process.
+// encoding is one supported encoding: its ranks, loaded at most once per
+// process, and its pre-tokenizer.
 type encoding struct {
-	once sync.Once
-	tk   *tkgo.Tiktoken
-	err  error
+	file  string                    // the ranks' file name in tiktoken-go-loader
+	piece func(s string, i int) int // the end of the piece that starts at i
+	once  sync.Once
+	ranks map[string]int
+	err   error
 }
 
 // encodings is never written after package initialisation, so concurrent
 // lookups need no lock; each entry guards its own loading.
 var encodings = map[string]*encoding{
-	CL100kBase: {},
-	O200kBase:  {},
+	CL100kBase: {file: "cl100k_base.tiktoken", piece: pieceCL100k},
+	O200kBase:  {file: "o200k_base.tiktoken", piece: pieceO200k},
 }
-
-// useOfflineLoader points tiktoken-go at the embedded BPE files. It must run
-// before the first GetEncoding, which would otherwise fetch the ranks over
-// HTTP and write them to TIKTOKEN_CACHE_DIR.
-var useOfflineLoader = sync.OnceFunc(func() {
-	tkgo.SetBpeLoader(tkloader.NewOfflineLoader())
-})
 
 // Counter counts tokens with a tiktoken encoding loaded offline from the
 // embedded BPE files. It is safe for concurrent use.
@@ -55,9 +55,6 @@ type Counter struct {
 // the valid choices. The first Counter for an encoding loads its ranks, which
 // takes a few hundred milliseconds; later ones share them.
 func New(encoding string) (*Counter, error) {
-	if encoding == "" {
-		encoding = CL100kBase
-	}
 	c, err := NewLazy(encoding)
 	if err != nil {
 		return nil, err
@@ -83,12 +80,15 @@ func NewLazy(encoding string) (*Counter, error) {
 }
 
 // Load loads the encoding's ranks if that has not happened yet, waiting
-// for a load already in progress.
+// for a load already in progress. The ranks come from the files embedded by
+// tiktoken-go-loader (its loader reads only those, never the network).
 func (c *Counter) Load() error {
 	e := c.enc
 	e.once.Do(func() {
-		useOfflineLoader()
-		e.tk, e.err = tkgo.GetEncoding(c.name)
+		e.ranks, e.err = tkloader.NewOfflineLoader().LoadTiktokenBpe(e.file)
+		if e.err == nil && len(e.ranks) < 256 {
+			e.err = fmt.Errorf("%d ranks, want at least one per byte", len(e.ranks))
+		}
 	})
 	if e.err != nil {
 		return fmt.Errorf("load tiktoken encoding %s: %w", c.name, e.err)
@@ -96,24 +96,16 @@ func (c *Counter) Load() error {
 	return nil
 }
 
-// Chunk sizes for Count, in bytes. tiktoken-go's pre-tokenizer and BPE merge
-// are quadratic in the length of a piece (100 KB of one letter takes seconds),
-// so Count feeds the encoder parts of at most maxChunk bytes, cut where the
-// encoding's pieces are known to break.
-const (
-	minChunk = 256
-	maxChunk = 1024
-)
-
-// Count returns the number of tokens in text. Special-token text such as
-// "<|endoftext|>" is counted as ordinary text, as it is when user text
-// reaches a model.
+// Count returns the number of tokens in text, the length of tiktoken's
+// ordinary encoding: special-token text such as "<|endoftext|>" is counted
+// as ordinary text, as it is when user text reaches a model, and invalid
+// UTF-8 is counted as U+FFFD, as tiktoken-go reads it.
 //
-// The count is exact, except for unbroken runs longer than 1 KiB with no
-// letter, digit or punctuation boundary (a long row of one character, or
-// Han text without punctuation): those are counted in 1 KiB parts, which
-// gives a count within a few percent, usually slightly higher. This keeps
-// Count linear in len(text).
+// The count is exact for any text. Count takes time linear in len(text)
+// for ordinary text and O(n log n) for a long piece (a row of one letter or
+// of spaces, Han text without punctuation), where tiktoken-go's encoder is
+// quadratic; so unlike earlier versions it does not cut such runs into parts
+// and count them approximately.
 //
 // The ranks are embedded in the binary, so loading them cannot fail short
 // of a broken build; if it did, Count falls back to one token per three
@@ -122,53 +114,35 @@ func (c *Counter) Count(text string) int {
 	if c.Load() != nil {
 		return (len(text) + 2) / 3
 	}
-	return c.count(text, minChunk, maxChunk)
-}
-
-// count encodes text in parts of at least lo bytes, cut at the first safe
-// boundary after lo, or anywhere (at a rune boundary) once a part reaches hi.
-func (c *Counter) count(text string, lo, hi int) int {
-	n, start := 0, 0
-	prev := utf8.RuneError
-	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		if i-start >= lo && (i-start >= hi || splitsPieces(prev, r)) {
-			n += len(c.enc.tk.EncodeOrdinary(text[start:i]))
-			start = i
-		}
-		prev = r
-		i += size
+	if !utf8.ValidString(text) {
+		text = replaceInvalid(text)
 	}
-	if start < len(text) {
-		n += len(c.enc.tk.EncodeOrdinary(text[start:]))
+	e := c.enc
+	n := 0
+	for i := 0; i < len(text); {
+		j := e.piece(text, i)
+		n += e.countPiece(text[i:j])
+		i = j
 	}
 	return n
 }
 
-// splitsPieces reports whether the pre-tokenizer patterns of cl100k_base and
-// o200k_base always end a piece between prev and next, so that encoding the
-// text on either side separately gives the same tokens as encoding it whole.
-// That holds before a space that follows anything but white space (no
-// pattern continues past non-space into a space), after a digit unless a
-// digit follows (digits group only with digits), and after a letter unless a
-// letter, a combining mark or an apostrophe follows (words absorb marks and
-// "'s"-style suffixes). next is limited to ASCII and to punctuation, whose
-// classes are not in doubt.
-func splitsPieces(prev, next rune) bool {
-	switch {
-	case next == ' ':
-		return !unicode.IsSpace(prev) && !unicode.Is(unicode.Z, prev)
-	case next < utf8.RuneSelf:
-		isDigit := '0' <= next && next <= '9'
-		isLetter := 'a' <= next|0x20 && next|0x20 <= 'z'
-		if unicode.IsDigit(prev) {
-			return !isDigit
-		}
-		return unicode.IsLetter(prev) && !isLetter && next != '\''
-	case unicode.IsPunct(next):
-		return unicode.IsDigit(prev) || unicode.IsLetter(prev)
+// countPiece returns the number of tokens of one piece.
+func (e *encoding) countPiece(piece string) int {
+	if _, ok := e.ranks[piece]; ok {
+		return 1
 	}
-	return false
+	return mergeCount(piece, e.ranks)
+}
+
+// replaceInvalid returns s with each byte that is not part of valid UTF-8
+// replaced by U+FFFD, as converting s to []rune does.
+func replaceInvalid(s string) string {
+	b := make([]byte, 0, len(s)+16)
+	for _, r := range s {
+		b = utf8.AppendRune(b, r)
+	}
+	return string(b)
 }
 
 // Encoding returns the name of the encoding c counts with.

@@ -116,16 +116,17 @@ func sittingPrior(st *Pages, hits, out []lexical.Hit) {
 
 // RankPages returns the k best pages for query, best first: the lexical
 // ranking of the query's terms and the keywords' (see SearchTerms) with
-// their other forms and synonyms (withVariants), fused with the nearest
+// their other forms, synonyms and category members (withVariants; for a
+// list question the members at listCategoryWeight), fused with the nearest
 // pages to the query's vector qv when there is one, the vectors having the
 // share vw (see fuse).
 func RankPages(st *Pages, query string, keywords []string, qv []float32, vw float64, k int) []lexical.Hit {
 	pool := max(RankPool, k)
-	nfb := feedbackTerms
+	nfb, members := feedbackTerms, categoryWeight
 	if asksForList(query) {
-		nfb = listFeedbackTerms
+		nfb, members = listFeedbackTerms, listCategoryWeight
 	}
-	lex := lexicalPages(st, withVariants(st, SearchTerms(query, keywords)), pool, nfb)
+	lex := lexicalPages(st, withVariantsAt(st, SearchTerms(query, keywords), members), pool, nfb)
 	if qv == nil || st.Vec.Count == 0 {
 		return lex[:min(k, len(lex))]
 	}

@@ -102,6 +102,12 @@ func buildVariants(groups []string) map[string][]string {
 // (categories, categoryWeight times the term's) that the index holds and
 // terms do not.
 func withVariants(st *Pages, terms []lexical.Term) []lexical.Term {
+	return withVariantsAt(st, terms, categoryWeight)
+}
+
+// withVariantsAt is withVariants with the members of a category at
+// memberWeight times the category term's weight.
+func withVariantsAt(st *Pages, terms []lexical.Term, memberWeight float64) []lexical.Term {
 	seen := make(map[string]bool, len(terms))
 	for _, t := range terms {
 		seen[t.Text] = true
@@ -123,7 +129,7 @@ func withVariants(st *Pages, terms []lexical.Term) []lexical.Term {
 	}
 	for _, t := range terms {
 		for _, v := range categoryTable()[t.Text] {
-			add(v, categoryWeight*t.Weight)
+			add(v, memberWeight*t.Weight)
 		}
 	}
 	return out

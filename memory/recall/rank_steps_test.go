@@ -624,3 +624,81 @@ func FuzzHasName(f *testing.F) {
 		}
 	})
 }
+
+// TestListQuestionMembersWeighMore checks that a list question searches
+// the members of the category it names at listCategoryWeight: the page
+// naming a member ("tennis" for "sports") comes before the pages holding
+// only the question's commoner word, and for a question asking for one
+// item (members at categoryWeight) it does not.
+func TestListQuestionMembersWeighMore(t *testing.T) {
+	sittings := [][][2]string{{{"Ann: Tennis again this morning.", "Ben: Good luck."}}}
+	for i := range 3 {
+		sittings = append(sittings, [][2]string{{fmt.Sprintf("Ann: I enjoy evening %d at home.", i), "Ben: Same."}})
+	}
+	for i := range 16 {
+		sittings = append(sittings, [][2]string{{fmt.Sprintf("Ben: Weather report %d.", i), "Ann: Grey."}})
+	}
+	st := sittingPages(t, sittings...)
+	rank := func(query string) int {
+		for i, h := range RankPages(st, query, nil, nil, 0, 20) {
+			if h.ID == 0 {
+				return i
+			}
+		}
+		return -1
+	}
+	if got := rank("What sports does Ann enjoy?"); got != 0 {
+		t.Errorf("list question: tennis page at %d, want 0", got)
+	}
+	if got := rank("Which sport does Ann enjoy?"); got == 0 {
+		t.Errorf("one-item question: tennis page first, want it after the pages holding enjoy (members at %v)", categoryWeight)
+	}
+}
+
+// TestListCoverageCountsSpeakersMembers checks that for a list question
+// coverage counts a member of the category the question names as the
+// category word when the asked-about speaker says it in the page
+// (memberWords): Ann naming tennis comes first, Ben naming it does not
+// count for Ann, and a question asking for one item is left as it was.
+func TestListCoverageCountsSpeakersMembers(t *testing.T) {
+	st := sittingPages(t,
+		[][2]string{{"Ann: I enjoy quiet evenings.", "Ben: Same."}},
+		[][2]string{{"Ann: Tennis on Sunday again.", "Ben: Good luck."}},
+		[][2]string{{"Ben: Tennis on Sunday again.", "Ann: Good luck."}},
+		[][2]string{{"Ben: The sport channel is on.", "Ann: Turn it off."}},
+		[][2]string{{"Ben: Do you enjoy the rain?", "Ann: No."}},
+	)
+	const enjoys, anns, bens = 0, 1, 2
+	tests := []struct {
+		query string
+		list  bool
+		first int
+		// ann's and ben's tennis pages score alike
+		alike bool
+	}{
+		{"What sports does Ann enjoy?", true, anns, false},
+		{"Which sport does Ann enjoy?", false, enjoys, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			if asksForList(tt.query) != tt.list {
+				t.Fatalf("asksForList(%q) = %v, want %v", tt.query, !tt.list, tt.list)
+			}
+			hits := []lexical.Hit{{ID: enjoys, Score: 1.01}, {ID: anns, Score: 1}, {ID: bens, Score: 1}}
+			if !coverQuery(st, QueryTerms(tt.query), hits, tt.list) {
+				t.Fatal("coverQuery changed nothing")
+			}
+			score := map[int]float64{}
+			for _, h := range hits {
+				score[h.ID] = h.Score
+			}
+			SortHits(hits)
+			if hits[0].ID != tt.first {
+				t.Errorf("first page = %d, want %d (%v)", hits[0].ID, tt.first, hits)
+			}
+			if got := score[anns] == score[bens]; got != tt.alike {
+				t.Errorf("Ann's tennis %v, Ben's tennis %v: alike = %v, want %v", score[anns], score[bens], got, tt.alike)
+			}
+		})
+	}
+}

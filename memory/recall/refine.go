@@ -168,6 +168,19 @@ type memberWords struct {
 // category term a member of which p's words say (see memberWords), and
 // returns it (a copy when changed).
 func (w *memberWords) held(st *Pages, p int, qterms []lexical.Term, m []float64) []float64 {
+	// Reading the text costs more than the index's words: only a page
+	// whose words hold a member of a term it lacks is read.
+	some := false
+	st.Index.DocWords(p, func(term string) {
+		for j, q := range qterms {
+			if !some && m[j] < 1 && isMember(q.Text, term) {
+				some = true
+			}
+		}
+	})
+	if !some {
+		return m
+	}
 	var out []float64 // m's copy, once a term is raised
 	t := st.Turns[p]
 	for _, side := range [2]string{t.User, t.Reply} {

@@ -71,11 +71,11 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	if len(fterms) > recall.MaxTopicTerms {
 		fterms = fterms[:recall.MaxTopicTerms]
 	}
-	floor := recall.Relevant(&st.Pages, fterms, hits)
+	floor := recall.Relevant(&st.Pages, fterms, hits, recall.AsksForList(req.Query))
 	if len(req.Keywords) > 0 {
 		// A page found by the keywords clears the floor on their terms
 		// as well as on the query's.
-		kfloor := recall.Relevant(&st.Pages, recall.KeywordTerms(req.Keywords), hits)
+		kfloor := recall.Relevant(&st.Pages, recall.KeywordTerms(req.Keywords), hits, false)
 		for i := range floor {
 			floor[i] = floor[i] || kfloor[i]
 		}

@@ -45,10 +45,10 @@ func TestRelevantDatedQuestion(t *testing.T) {
 	)
 	query := "What did Tim attend with his colleagues on 1 May, 2024?"
 	hits := []lexical.Hit{{ID: 0, Score: 2}, {ID: 1, Score: 0.1}}
-	if got := Relevant(st, QueryTerms(query), hits); got[0] {
+	if got := Relevant(st, QueryTerms(query), hits, false); got[0] {
 		t.Fatalf("the test's premise: with the date's words the page is expected below the floor, got %v", got)
 	}
-	if got := Relevant(st, FloorTerms(query), hits); !got[0] || got[1] {
+	if got := Relevant(st, FloorTerms(query), hits, false); !got[0] || got[1] {
 		t.Errorf("Relevant(FloorTerms(%q)) = %v, want [true false]", query, got)
 	}
 }

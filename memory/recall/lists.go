@@ -40,6 +40,10 @@ func asksForList(query string) bool {
 	return false
 }
 
+// AsksForList reports whether query asks for several items (asksForList):
+// the engine tells Relevant so.
+func AsksForList(query string) bool { return asksForList(query) }
+
 // notPlural are words ending in s that are not plural nouns.
 var notPlural = map[string]bool{"is": true, "was": true, "has": true, "does": true, "this": true, "his": true,
 	"its": true, "us": true, "yes": true, "always": true, "sometimes": true, "plus": true, "bus": true, "gas": true,

@@ -702,3 +702,25 @@ func TestListCoverageCountsSpeakersMembers(t *testing.T) {
 		})
 	}
 }
+
+// TestListRelevantCountsSpeakersMembers checks that the relevance floor of
+// a list question counts a member the asked-about speaker names as the
+// category word (memberWords), as the ranking does: the page where Ann
+// names tennis is shown for "What sports does Ann enjoy?" and not when the
+// question is not taken for a list.
+func TestListRelevantCountsSpeakersMembers(t *testing.T) {
+	st := sittingPages(t,
+		[][2]string{{"Ann: I enjoy sport on TV.", "Ben: Same."}},
+		[][2]string{{"Ann: Tennis on Sunday again.", "Ben: Good luck."}},
+		[][2]string{{"Ben: Weather is grey.", "Ann: Yes."}},
+		[][2]string{{"Ben: Rain again.", "Ann: Yes."}},
+	)
+	qterms := FloorTerms("What sports does Ann enjoy?")
+	for _, list := range []bool{true, false} {
+		hits := []lexical.Hit{{ID: 0, Score: 1}, {ID: 1, Score: 0.9}}
+		got := Relevant(st, qterms, hits, list)
+		if !got[0] || got[1] != list {
+			t.Errorf("list %v: Relevant = %v, want [true %v]", list, got, list)
+		}
+	}
+}

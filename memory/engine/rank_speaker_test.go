@@ -17,7 +17,11 @@ func TestSpeakerOf(t *testing.T) {
 		{"caroline: lower case is no name", ""},
 		{"No colon here", ""},
 		{": empty name", ""},
-		{"Two Words: not one name", ""},
+		{"Fahim Khan: a given name and a family name", "fahim"},
+		{"Mary Ann Lee: three words", "mari"},
+		{"Anna Maria Lee Smith: four words are no name", ""},
+		{"Fahim khan: every word capitalised", ""},
+		{"Fahim  Khan: one space between words", ""},
 		{"Note 3: digits are no name", ""},
 		{"The: a stop word analyses to nothing", ""},
 		{"Averyveryveryveryveryveryveryveryverylongname: too long", ""},
@@ -54,6 +58,15 @@ func TestRankNamedSpeaker(t *testing.T) {
 			},
 			query: "Did Maria go surfing?",
 			first: "John: How was your weekend?",
+		},
+		{
+			name: "a speaker of two words named by the given name",
+			pairs: [][2]string{
+				{"Fahim Khan: How was your weekend?", "Maria: I went surfing and hiking at the coast"},
+				{"Fahim Khan: I went surfing this weekend", "Maria: Nice"},
+			},
+			query: "What did Fahim do, surfing?",
+			first: "Fahim Khan: I went surfing this weekend",
 		},
 		{
 			name: "no speaker named, plain ranking",

@@ -109,23 +109,14 @@ func letterPrefix(t []byte) bool {
 	return true
 }
 
-// namedSpeakers returns the speakers' names (names) whose every term is a
-// query term: "What did Caroline research?" names Caroline.
+// namedSpeakers returns the speakers' names (names) whose given name
+// (SpeakerOf's) is a query term: "What did Caroline research?" names
+// Caroline, "What are Fahim's hobbies?" names Fahim Khan.
 func namedSpeakers(names map[string]bool, qterms []lexical.Term) map[string]bool {
 	out := make(map[string]bool)
 	for n := range names {
-		toks := lexical.Tokenize(n)
-		if len(toks) == 0 {
-			continue
-		}
-		all := true
-		for _, t := range toks {
-			if !slices.ContainsFunc(qterms, func(q lexical.Term) bool { return q.Text == t }) {
-				all = false
-				break
-			}
-		}
-		if all {
+		given := SpeakerOf(n + ":")
+		if given != "" && slices.ContainsFunc(qterms, func(q lexical.Term) bool { return q.Text == given }) {
 			out[n] = true
 		}
 	}

@@ -104,7 +104,7 @@ func TestInjectionQuotesTheLikelySides(t *testing.T) {
 }
 
 func TestNamedSpeakers(t *testing.T) {
-	names := map[string]bool{"Melanie": true, "Caroline": true, "Jo Ann": true}
+	names := map[string]bool{"Melanie": true, "Caroline": true, "Jo Ann": true, "Fahim Khan": true}
 	tests := []struct {
 		query string
 		want  []string
@@ -114,6 +114,9 @@ func TestNamedSpeakers(t *testing.T) {
 		{"What did Caroline and Melanie bake?", []string{"Caroline", "Melanie"}},
 		{"Where does Jo Ann live?", []string{"Jo Ann"}},
 		{"Where does Ann live?", nil},
+		{"What are Fahim's hobbies?", []string{"Fahim Khan"}},
+		{"What games does Fahim Khan play?", []string{"Fahim Khan"}},
+		{"What did Khan buy?", nil},
 		{"Where did we go camping?", nil},
 	}
 	for _, tt := range tests {

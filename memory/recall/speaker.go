@@ -31,24 +31,34 @@ const speakerWeight = 0.5
 // maxSpeakerName bounds the "Name:" prefix read as a speaker.
 const maxSpeakerName = 40
 
-// SpeakerOf returns the analysed name of the speaker that begins side
-// ("Caroline: …" → "carolin"), or "" when it does not begin with one
-// capitalised word followed by a colon.
+// maxNameWords bounds the words of a speaker's name ("Fahim Khan").
+const maxNameWords = 3
+
+// SpeakerOf returns the analysed given name of the speaker that begins
+// side ("Caroline: …" → "carolin", "Fahim Khan: …" → "fahim"), or "" when
+// it does not begin with a name — one to maxNameWords capitalised words
+// of letters, '-' or '.' — followed by a colon. A question names a person
+// by the given name more often than by the whole name.
 func SpeakerOf(side string) string {
 	i := strings.IndexByte(side, ':')
 	if i <= 0 || i > maxSpeakerName {
 		return ""
 	}
-	name := side[:i]
-	if r, _ := utf8.DecodeRuneInString(name); !unicode.IsUpper(r) {
+	words := strings.Split(side[:i], " ")
+	if len(words) > maxNameWords {
 		return ""
 	}
-	for _, r := range name {
-		if !unicode.IsLetter(r) && r != '-' && r != '.' {
+	for _, w := range words {
+		if r, _ := utf8.DecodeRuneInString(w); !unicode.IsUpper(r) {
 			return ""
 		}
+		for _, r := range w {
+			if !unicode.IsLetter(r) && r != '-' && r != '.' {
+				return ""
+			}
+		}
 	}
-	toks := lexical.Tokenize(name)
+	toks := lexical.Tokenize(words[0])
 	if len(toks) != 1 {
 		return ""
 	}

@@ -16,8 +16,8 @@ import (
 const MinVersion = 15
 
 // binaries are the programs the helper runs; a directory is a candidate
-// only when it holds all three.
-var binaries = []string{"initdb", "pg_ctl", "postgres"}
+// only when it holds both.
+var binaries = []string{"initdb", "postgres"}
 
 // FindBinDir returns the directory of the binaries of a PostgreSQL
 // MinVersion or later. It looks, in this order, on PATH, in pg_config

@@ -49,12 +49,12 @@ func TestFindBinDir(t *testing.T) {
 		}
 		return d
 	}
-	pg14 := install("14", "initdb", "pg_ctl", "postgres")
-	pg15 := install("15", "initdb", "pg_ctl", "postgres")
-	pg17 := install("17", "initdb", "pg_ctl", "postgres")
-	broken := install("broken", "initdb", "pg_ctl", "postgres")
+	pg14 := install("14", "initdb", "postgres")
+	pg15 := install("15", "initdb", "postgres")
+	pg17 := install("17", "initdb", "postgres")
+	broken := install("broken", "initdb", "postgres")
 	clientOnly := install("client", "psql", "pg_config")
-	noCtl := install("noctl", "initdb", "postgres")
+	noInitdb := install("noinitdb", "postgres", "pg_ctl")
 	versions := map[string]int{pg14: 14, pg15: 15, pg17: 17}
 	version := func(_ context.Context, dir string) (int, error) {
 		if v, ok := versions[dir]; ok {
@@ -70,9 +70,9 @@ func TestFindBinDir(t *testing.T) {
 	}{
 		{"first good one wins", []string{pg17, pg15}, pg17, nil},
 		{"too old skipped", []string{pg14, pg15}, pg15, nil},
-		{"incomplete and broken skipped", []string{"", clientOnly, noCtl, broken, pg15}, pg15, nil},
+		{"incomplete and broken skipped", []string{"", clientOnly, noInitdb, broken, pg15}, pg15, nil},
 		{"nothing anywhere", []string{clientOnly, filepath.Join(root, "absent")}, "", []string{"no PostgreSQL found", "pg_config --bindir", "/opt/homebrew"}},
-		{"only unusable ones", []string{pg14, noCtl, broken, pg14}, "", []string{"PostgreSQL 14, older than 15", "lacks pg_ctl", "exec format error"}},
+		{"only unusable ones", []string{pg14, noInitdb, broken, pg14}, "", []string{"PostgreSQL 14, older than 15", "lacks initdb", "exec format error"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

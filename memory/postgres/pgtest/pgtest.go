@@ -1,7 +1,9 @@
 // Package pgtest starts a real PostgreSQL (15 or later) for tests: initdb
-// into a temp directory, pg_ctl start listening only on a Unix socket in it
-// (no TCP port), one server per test binary, started by the first test
-// that needs it, and a fresh database per test.
+// into a temp directory, then postgres as a child of the test binary,
+// listening only on a Unix socket in it (no TCP port), one server per test
+// binary, started by the first test that needs it, and a fresh database
+// per test. The server dies with the test binary, even when a go test
+// time-out ends it with a panic that runs no cleanup.
 //
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 //
@@ -28,10 +30,12 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/mnemo-mcp/mnemo/internal/testutil"
@@ -51,13 +55,16 @@ const PasswordGroup = "mnemo_password_users"
 
 // Server is a PostgreSQL server for tests.
 type Server struct {
-	bin   string   // directory of initdb, pg_ctl and postgres
-	dir   string   // data/, the socket and the log; "" for an external server
-	admin *url.URL // URL of the maintenance database
-	runAs []string // command prefix that runs as the postgres user, when root
+	bin   string     // directory of initdb and postgres
+	dir   string     // data/, the socket and the log; "" for an external server
+	admin *url.URL   // URL of the maintenance database
+	owner *user.User // the postgres user the server runs as, when root
 
 	mu sync.Mutex
 	n  int // databases created
+
+	proc   *os.Process   // the running server, nil when down
+	exited chan struct{} // closed when proc has exited
 }
 
 // Start starts a new server in a temp directory, or returns the server
@@ -118,17 +125,16 @@ func (s *Server) handToPostgres() error {
 	if err := os.Chown(s.dir, uid, gid); err != nil {
 		return err
 	}
-	if p, err := exec.LookPath("runuser"); err == nil {
-		s.runAs = []string{p, "-u", "postgres", "--"}
-		return nil
-	}
-	return errors.New("running as root, and there is no runuser to run PostgreSQL as the postgres user")
+	s.owner = u
+	return nil
 }
 
 func (s *Server) command(ctx context.Context, bin string, args ...string) *exec.Cmd {
-	argv := append(append(append([]string{}, s.runAs...), filepath.Join(s.bin, bin)), args...)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, bin), args...)
 	cmd.Dir = s.dir
+	if s.owner != nil {
+		runAs(cmd, s.owner)
+	}
 	return cmd
 }
 
@@ -149,22 +155,13 @@ func (s *Server) initdb(ctx context.Context) error {
 	if err := os.WriteFile(filepath.Join(data, "pg_hba.conf"), []byte(hba), 0o600); err != nil {
 		return err
 	}
-	if s.runAs != nil {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			return err
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
+	if s.owner != nil {
+		uid, _ := strconv.Atoi(s.owner.Uid)
+		gid, _ := strconv.Atoi(s.owner.Gid)
 		return os.Chown(filepath.Join(data, "pg_hba.conf"), uid, gid)
 	}
 	return nil
 }
-
-// pgctlWait is pg_ctl's -t, in seconds: a day, so that the caller's
-// context, not a fixed time-out a loaded machine can exceed, bounds the
-// wait.
-const pgctlWait = "86400"
 
 // Owned reports whether the helper started the server (and can stop it).
 func (s *Server) Owned() bool { return s.dir != "" }
@@ -174,24 +171,116 @@ func (s *Server) Owned() bool { return s.dir != "" }
 func (s *Server) Dir() string { return s.dir }
 
 // Up starts the stopped server and waits until it accepts connections,
-// for as long as ctx allows (pg_ctl's own wait is made longer than any
-// test run).
+// for as long as ctx allows.
+//
+// postgres runs as a child of the test binary, not daemonised by pg_ctl,
+// so that the kernel kills it when the binary dies (testutil.DieWithTest):
+// a go test time-out ends the binary with a panic that runs no cleanup,
+// and a server left behind would load the machine for the runs after it.
+// The parent-death signal is tied to the thread that started the child,
+// and the Go runtime ends a thread when a goroutine locked to it returns:
+// the child is started and waited for by a goroutine that holds its own
+// thread for the child's whole life.
 func (s *Server) Up(ctx context.Context) error {
 	if !s.Owned() {
 		return errors.New("an external server is not started by the tests")
 	}
-	opts := fmt.Sprintf("-c listen_addresses='' -c unix_socket_directories='%s' -c max_connections=300", s.dir)
-	return s.run(ctx, "pg_ctl", "start", "-w", "-t", pgctlWait, "-D", filepath.Join(s.dir, "data"),
-		"-l", filepath.Join(s.dir, "log"), "-o", opts)
+	s.mu.Lock()
+	running := s.proc != nil
+	s.mu.Unlock()
+	if running {
+		return errors.New("the server is already up")
+	}
+	log, err := os.OpenFile(filepath.Join(s.dir, "log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	// Not CommandContext: the server outlives the context of the test
+	// that starts it; Down and the binary's death end it.
+	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", filepath.Join(s.dir, "data"),
+		"-c", "listen_addresses=", "-c", "unix_socket_directories="+s.dir, "-c", "max_connections=300")
+	cmd.Dir = s.dir
+	cmd.Stdout, cmd.Stderr = log, log
+	if s.owner != nil {
+		runAs(cmd, s.owner)
+	}
+	testutil.DieWithTest(cmd)
+	started := make(chan error, 1)
+	exited := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		cmd.Wait()
+		close(exited)
+	}()
+	if err := <-started; err != nil {
+		return fmt.Errorf("start postgres: %w", err)
+	}
+	s.mu.Lock()
+	s.proc, s.exited = cmd.Process, exited
+	s.mu.Unlock()
+	// Ready when it accepts a connection; a server that exits instead
+	// (a bad option, a port in use) says why in its log.
+	for {
+		if err := s.ping(ctx); err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			s.mu.Lock()
+			s.proc = nil
+			s.mu.Unlock()
+			tail, _ := os.ReadFile(filepath.Join(s.dir, "log"))
+			return fmt.Errorf("postgres exited while starting:\n%s", lastLines(string(tail), 20))
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for postgres to accept connections: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Down stops the server (fast shutdown: sessions are ended) and waits
-// until it is gone. Up starts it again with the same data.
+// until it is gone, for as long as ctx allows. Up starts it again with
+// the same data.
 func (s *Server) Down(ctx context.Context) error {
 	if !s.Owned() {
 		return errors.New("an external server is not stopped by the tests")
 	}
-	return s.run(ctx, "pg_ctl", "stop", "-w", "-t", pgctlWait, "-m", "fast", "-D", filepath.Join(s.dir, "data"))
+	s.mu.Lock()
+	proc, exited := s.proc, s.exited
+	s.mu.Unlock()
+	if proc == nil {
+		return nil
+	}
+	// SIGINT is PostgreSQL's fast shutdown.
+	if err := proc.Signal(os.Interrupt); err != nil {
+		select {
+		case <-exited:
+		default:
+			return fmt.Errorf("stop postgres: %w", err)
+		}
+	}
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for postgres to stop: %w", ctx.Err())
+	}
+	s.mu.Lock()
+	s.proc = nil
+	s.mu.Unlock()
+	return nil
+}
+
+// lastLines returns the last n lines of text.
+func lastLines(text string, n int) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // Stop stops a started server and removes its directory; an external

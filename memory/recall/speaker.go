@@ -24,8 +24,8 @@ import (
 // the joint re-fit on LoCoMo dev and REALTALK (eval/README.md, fourth
 // session), after the steps added since: REALTALK R@5 +0.008, R@10
 // +0.003, multi-hop R@10 +0.010, nDCG@5 +0.011, LoCoMo multi-hop +0.002
-// and R@10 −0.003 (won back by windowBoost 8); 0.4 gained about half as
-// much, 0.2 lost on both sets.
+// and R@10 −0.003 (won back by windowBoost 8); 0.4 gained less than half
+// as much, 0.2 lost on both sets (multi-hop R@10 −0.013 and −0.008).
 const speakerWeight = 0.5
 
 // maxSpeakerName bounds the "Name:" prefix read as a speaker.

@@ -49,7 +49,11 @@ const (
 	// (eval/README.md, third session): multi-hop R@10 +0.003 and +0.005,
 	// session all@10 +0.004 on both, R@10 +0.000 and +0.002; 20 terms cost
 	// LoCoMo R@5, and 15 or 20 for every question cost LoCoMo R@5 and
-	// nDCG@5 (−0.004 to −0.009).
+	// nDCG@5 (−0.004 to −0.009). The joint re-fit (eval/README.md, fourth
+	// session) raised it to 25 on main as it was; with the list questions'
+	// member steps merged beside it (listCategoryWeight, memberWords), 25
+	// lost against 15: LoCoMo dev multi-hop R@10 0.5795 → 0.5789, R@20
+	// −0.003, REALTALK multi-hop 0.476 → 0.474.
 	listFeedbackTerms = 15
 )
 

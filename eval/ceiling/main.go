@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -68,24 +69,36 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	out := bufio.NewWriter(os.Stdout)
+	report(out, by, top != nil)
+	if err := out.Flush(); err != nil {
+		fmt.Fprintln(os.Stderr, "ceiling:", err)
+		os.Exit(1)
+	}
+}
+
+// report writes the table to w: per category, the reachable shares and,
+// with a run (withRun), its R@10 and the share of the reachable evidence
+// it ranked first ten.
+func report(w io.Writer, by map[string]*tally, withRun bool) {
 	names := []string{"overall"}
 	for _, c := range []int{1, 2, 3, 4} {
 		if by[categories[c]] != nil {
 			names = append(names, categories[c])
 		}
 	}
-	fmt.Printf("%-12s %5s %9s %14s", "category", "n", "own page", "own or before")
-	if top != nil {
-		fmt.Printf(" %8s %14s", "run R@10", "of own ceiling")
+	fmt.Fprintf(w, "%-12s %5s %9s %14s", "category", "n", "own page", "own or before")
+	if withRun {
+		fmt.Fprintf(w, " %8s %14s", "run R@10", "of own ceiling")
 	}
-	fmt.Println()
+	fmt.Fprintln(w)
 	for _, name := range names {
 		t := by[name]
-		fmt.Printf("%-12s %5.0f %9.3f %14.3f", name, t.n, t.own/t.n, t.prev/t.n)
-		if top != nil {
-			fmt.Printf(" %8.3f %14.3f", t.reached/t.n, t.reachedOwn/t.own)
+		fmt.Fprintf(w, "%-12s %5.0f %9.3f %14.3f", name, t.n, t.own/t.n, t.prev/t.n)
+		if withRun {
+			fmt.Fprintf(w, " %8.3f %14.3f", t.reached/t.n, t.reachedOwn/t.own)
 		}
-		fmt.Println()
+		fmt.Fprintln(w)
 	}
 }
 

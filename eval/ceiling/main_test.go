@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -36,5 +37,24 @@ func TestConversation(t *testing.T) {
 				t.Errorf("%s %s = %v, want %v", name, f.field, f.got, f.want)
 			}
 		}
+	}
+}
+
+// TestReport checks the table: the run's columns only with a run, and
+// the shares as fractions of the questions.
+func TestReport(t *testing.T) {
+	by := map[string]*tally{
+		"overall":   {n: 4, own: 3, prev: 4, reached: 2, reachedOwn: 1.5},
+		"multi-hop": {n: 4, own: 3, prev: 4, reached: 2, reachedOwn: 1.5},
+	}
+	var withRun, without strings.Builder
+	report(&withRun, by, true)
+	report(&without, by, false)
+	want := "overall          4     0.750          1.000    0.500          0.500\n"
+	if !strings.Contains(withRun.String(), want) || !strings.Contains(withRun.String(), "multi-hop") {
+		t.Errorf("report with a run =\n%s\nwant a line %q and one for multi-hop", withRun.String(), want)
+	}
+	if strings.Contains(without.String(), "run R@10") || !strings.Contains(without.String(), "overall          4     0.750          1.000\n") {
+		t.Errorf("report without a run =\n%s", without.String())
 	}
 }

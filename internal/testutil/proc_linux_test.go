@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -52,24 +51,7 @@ func TestDieWithTest(t *testing.T) {
 	}
 	// The kernel signals the child as the parent exits; init then reaps
 	// it. Wait for that, with the test's own time-out as the only bound.
-	for alive(pid) {
+	for Alive(pid) {
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// alive reports whether pid is a process that has not yet died (a zombie
-// waiting to be reaped counts as dead).
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(stat)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
 }

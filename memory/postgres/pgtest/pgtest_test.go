@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -68,7 +67,7 @@ func TestServerDiesWithTestBinary(t *testing.T) {
 	}
 	// The kernel kills the server as the copy exits; init then reaps it.
 	// Wait for that, with the test's own time-out as the only bound.
-	for alive(pid) {
+	for testutil.Alive(pid) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
@@ -91,7 +90,7 @@ func TestUpDown(t *testing.T) {
 	if err := s.Down(t.Context()); err != nil {
 		t.Fatalf("Down: %v", err)
 	}
-	if alive(pid) {
+	if testutil.Alive(pid) {
 		t.Errorf("postgres (pid %d) still runs after Down", pid)
 	}
 	if err := s.ping(t.Context()); err == nil {
@@ -106,21 +105,4 @@ func TestUpDown(t *testing.T) {
 	if err := s.ping(t.Context()); err != nil {
 		t.Errorf("the server does not answer after Up: %v", err)
 	}
-}
-
-// alive reports whether pid is a process that has not yet died (a zombie
-// waiting to be reaped counts as dead).
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(stat)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
 }

@@ -98,6 +98,9 @@ type SaveFactRequest struct {
 	Category string
 	// Confidence is in (0, 1]; 0 means DefaultManualConfidence.
 	Confidence float64
+	// Pinned makes the fact standing: it enters every retrieval
+	// (Fact.Pinned). Saving a stored fact again with Pinned pins it.
+	Pinned bool
 	// Source is SourceManual (the default) or SourceCLI.
 	Source string
 }
@@ -130,6 +133,8 @@ type UpdateFactRequest struct {
 	Content    *string
 	Category   *string
 	Confidence *float64
+	// Pinned, when set, pins the fact (true) or unpins it (false).
+	Pinned *bool
 	// Source is SourceManual (the default) or SourceCLI.
 	Source string
 }
@@ -584,12 +589,21 @@ type PageHit struct {
 	// this one in its thread (page continuity).
 	PrevID string `json:"prev_id,omitempty"`
 	NextID string `json:"next_id,omitempty"`
+	// MatchedKeywords are the host's keywords whose words the exchange
+	// holds: why it came, beside the query's own words.
+	MatchedKeywords []string `json:"matched_keywords,omitempty"`
 }
 
 // FactHit is a remembered fact with its retrieval score.
 type FactHit struct {
 	Fact
 	Score float64 `json:"score"`
+	// Standing says the fact entered because it bears on every answer
+	// (pinned, a correction or behaviour rule, a diet, allergy, health or
+	// accessibility constraint), not because the query matched it.
+	Standing bool `json:"standing,omitempty"`
+	// MatchedKeywords are the host's keywords whose words the fact holds.
+	MatchedKeywords []string `json:"matched_keywords,omitempty"`
 }
 
 // RecentTurn is one of the thread's latest turns (short-term memory).

@@ -44,6 +44,7 @@ type diskFact struct {
 	ValidFrom     time.Time `json:"validFrom,omitzero"`
 	ValidTo       time.Time `json:"validTo,omitzero"`
 	LastConfirmed time.Time `json:"lastConfirmed,omitzero"`
+	Pinned        bool      `json:"pinned,omitempty"`
 }
 
 // diskSection is Section as memory.json spells it.

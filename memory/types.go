@@ -144,6 +144,10 @@ type Fact struct {
 	// again (or, for a correction, when it was last retrieved); zero until
 	// then. Staleness counts from it, else from CreatedAt.
 	LastConfirmed time.Time `json:"last_confirmed,omitzero"`
+	// Pinned marks a fact the person or the host asked to keep in mind
+	// in every conversation: it enters every retrieval as a standing
+	// fact (recall.Standing), whatever is asked.
+	Pinned bool `json:"pinned,omitempty"`
 }
 
 // Since is when the fact became true: ValidFrom, else CreatedAt.

@@ -17,6 +17,7 @@ type saveArgs struct {
 	Content    string  `json:"content" jsonschema:"The fact as one short, self-contained sentence about the user, e.g. 'Prefers Go over Python' or 'Has a daughter named Mia'."`
 	Category   string  `json:"category,omitempty" jsonschema:"What kind of fact: preference, knowledge, context, behavior, goal or correction. Default: context."`
 	Confidence float64 `json:"confidence,omitempty" jsonschema:"How sure the fact is, above 0 up to 1. Default 0.9 (the user said it plainly)."`
+	Pinned     bool    `json:"pinned,omitempty" jsonschema:"true when the fact must be kept in mind in every conversation, whatever is asked (an allergy, a diet, a health or accessibility need, a hard rule the user set): it is then shown in every retrieve_memory as a standing fact. Diet, allergy, health and accessibility facts, corrections and behavior rules are standing without it."`
 	UserID     string  `json:"user_id,omitempty" jsonschema:"Whose memory to save into. Leave empty for the configured user."`
 	AgentName  string  `json:"agent_name,omitempty" jsonschema:"Save into this agent's own memory instead of the user's shared memory."`
 }
@@ -48,6 +49,7 @@ func SaveMemory(m Manager) server.ServerTool {
 			Content:    args.Content,
 			Category:   args.Category,
 			Confidence: args.Confidence,
+			Pinned:     args.Pinned,
 		})
 		if err != nil {
 			return toolError(ctx, nameSaveMemory, err)

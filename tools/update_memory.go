@@ -20,6 +20,7 @@ type updateArgs struct {
 	Content    *string  `json:"content,omitempty" jsonschema:"The corrected fact, as one short self-contained sentence. Leave out to keep the content."`
 	Category   *string  `json:"category,omitempty" jsonschema:"New category: preference, knowledge, context, behavior, goal or correction. Leave out to keep it."`
 	Confidence *float64 `json:"confidence,omitempty" jsonschema:"New confidence, above 0 up to 1. Leave out to keep it; to drop the fact use forget_memory."`
+	Pinned     *bool    `json:"pinned,omitempty" jsonschema:"true pins the fact: it is shown in every retrieve_memory as a standing fact, whatever is asked (for what must hold in every conversation: an allergy, a diet, a hard rule). false unpins it. Leave out to keep it."`
 	UserID     string   `json:"user_id,omitempty" jsonschema:"Whose memory holds the fact. Leave empty for the configured user."`
 	AgentName  string   `json:"agent_name,omitempty" jsonschema:"The agent whose own memory holds the fact, if it is not in the user's shared memory."`
 }
@@ -28,7 +29,7 @@ type updateArgs struct {
 // place, keeping its id and history.
 func UpdateMemory(m Manager) server.ServerTool {
 	tool := mcp.NewTool(nameUpdateMemory,
-		mcp.WithDescription("Correct one remembered fact in place: its content, category or confidence, by id. "+
+		mcp.WithDescription("Correct one remembered fact in place: its content, category, confidence or pinned mark, by id. "+
 			"Call it when the user corrects something memory holds (\"I moved to Lyon, not Paris\") and you know the fact's id; "+
 			"find ids with list_memories or in retrieve_memory's facts. The fact keeps its id and the change is recorded in memory_history. "+
 			"Returns the fact before and after and which fields changed; sending the values it already has changes nothing. "+
@@ -38,6 +39,7 @@ func UpdateMemory(m Manager) server.ServerTool {
 			set(root, schemaNode{"type": "string", "minLength": 1, "maxLength": 2000}, "content")
 			set(root, schemaNode{"type": "string", "enum": memory.Categories}, "category")
 			set(root, schemaNode{"type": "number", "exclusiveMinimum": 0, "maximum": 1}, "confidence")
+			set(root, schemaNode{"type": "boolean"}, "pinned")
 			for _, id := range []string{"user_id", "agent_name"} {
 				set(root, idSchema(), id)
 			}
@@ -53,6 +55,7 @@ func UpdateMemory(m Manager) server.ServerTool {
 			Content:    args.Content,
 			Category:   args.Category,
 			Confidence: args.Confidence,
+			Pinned:     args.Pinned,
 		})
 		if err != nil {
 			return toolError(ctx, nameUpdateMemory, err)

@@ -42,10 +42,18 @@ func (s *Service) SaveFact(ctx context.Context, req memory.SaveFactRequest) (*me
 	key := update.FoldFactContent(update.ScrubUploads(content))
 	_, err = s.store.UpdateDocument(ctx, scope, func(d *memory.Document) error {
 		res.Evicted, res.Notes = nil, nil
-		for _, f := range d.Facts {
+		for i, f := range d.Facts {
 			if update.FoldFactContent(f.Content) == key {
 				res.Fact, res.Duplicate = f, true
-				return errNoChange
+				if !req.Pinned || f.Pinned {
+					return errNoChange
+				}
+				// Saved again with pinned: the stored fact is pinned.
+				d.Facts[i].Pinned = true
+				res.Fact = d.Facts[i]
+				d.AddFactEvent(memory.FactEvent{FactID: f.ID, Event: memory.FactUpdated, At: s.now().UTC(), Source: source,
+					Reason: manualReason(source, "pinned"), Content: f.Content})
+				return nil
 			}
 		}
 		rep := update.ApplyUpdate(d, &update.Update{NewFacts: []update.NewFact{{Content: content, Category: cat, Confidence: conf}}}, update.ApplyOptions{
@@ -60,6 +68,9 @@ func (s *Service) SaveFact(ctx context.Context, req memory.SaveFactRequest) (*me
 			// A near-duplicate: merged into the stored fact, which it
 			// confirms (consolidate.go).
 			i := slices.IndexFunc(d.Facts, func(f memory.Fact) bool { return f.ID == rep.FactsConfirmed[0] })
+			if req.Pinned {
+				d.Facts[i].Pinned = true
+			}
 			res.Fact, res.Duplicate = d.Facts[i], true
 			res.Notes = append(rep.Ignored, fmt.Sprintf("nearly the same as fact %s: merged into it, which now counts as confirmed (confidence %v)", res.Fact.ID, res.Fact.Confidence))
 			return nil
@@ -72,9 +83,10 @@ func (s *Service) SaveFact(ctx context.Context, req memory.SaveFactRequest) (*me
 			}
 			return memory.Invalid("content", "the fact was not kept: %s", why)
 		}
-		for _, f := range d.Facts {
+		for i, f := range d.Facts {
 			if f.ID == rep.FactsAdded[0] {
-				res.Fact = f
+				d.Facts[i].Pinned = req.Pinned
+				res.Fact = d.Facts[i]
 			}
 		}
 		res.Evicted, res.Notes = rep.FactsEvicted, rep.Ignored
@@ -91,7 +103,7 @@ func (s *Service) SaveFact(ctx context.Context, req memory.SaveFactRequest) (*me
 	return res, nil
 }
 
-// UpdateFact changes a fact's content, category or confidence, keeping its
+// UpdateFact changes a fact's content, category, confidence or pinned mark, keeping its
 // id, creation time and source, and records the change in the fact
 // history. A fact id the scope does not hold is an error wrapping
 // ErrNotFound.
@@ -135,6 +147,10 @@ func (s *Service) UpdateFact(ctx context.Context, req memory.UpdateFactRequest) 
 		if req.Confidence != nil && conf != f.Confidence {
 			f.Confidence = conf
 			res.Changed = append(res.Changed, "confidence")
+		}
+		if req.Pinned != nil && *req.Pinned != f.Pinned {
+			f.Pinned = *req.Pinned
+			res.Changed = append(res.Changed, "pinned")
 		}
 		res.Fact = f
 		if len(res.Changed) == 0 {

@@ -62,7 +62,7 @@ func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query st
 		out[i] = lexical.Hit{ID: h.ID, Score: h.Score + sessionEvidence*sesScore*top}
 	}
 	recall.SortHits(out)
-	out = recall.Refine(&st.Pages, query, now, out, k)
+	out = recall.Refine(&st.Pages, query, recall.KeywordTerms(keywords), now, out, k)
 
 	var ranked []rankedSession
 	seen := make(map[int]bool)

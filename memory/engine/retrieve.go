@@ -45,12 +45,16 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	}
 	res.Ranking = rankingInfo(qv, fallback, st.Vec.Count)
 	hits, ranked := s.rankWithSessions(ctx, st, req.Query, req.Keywords, now, qv, maxResults)
+	kws := recall.NewKeywords(req.Keywords)
 	for _, h := range hits {
 		t := st.Turns[h.ID]
 		prev, next := pageNeighbours(st, h.ID)
-		res.Pages = append(res.Pages, memory.PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: update.Round4(h.Score), MetaData: t.MetaData, PrevID: prev, NextID: next})
+		res.Pages = append(res.Pages, memory.PageHit{ID: t.ID, ThreadID: t.ThreadID, Time: t.Time, User: t.User, Reply: t.Reply, Score: update.Round4(h.Score), MetaData: t.MetaData, PrevID: prev, NextID: next,
+			MatchedKeywords: kws.InPage(&st.Pages, h.ID)})
 	}
-	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, req.Query, res.Pages, ranked, req.Peek)
+	kterms := recall.KeywordTerms(req.Keywords)
+	kweights := recall.TermWeights(&st.Pages, kterms)
+	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, req.Query, req.Keywords, res.Pages, ranked, req.Peek)
 	conv := s.conversation(st, thread, req.ThreadID != "", now)
 	recentPos := s.recent(conv)
 	res.Recent = make([]memory.RecentTurn, 0, len(recentPos))
@@ -63,7 +67,10 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 		qterms = qterms[:recall.MaxTopicTerms]
 	}
 	weights := recall.TermWeights(&st.Pages, qterms)
-	res.Facts = s.rankFacts(st, req.Query, qterms, weights, conv)
+	res.Facts = s.rankFacts(st, strings.Join(append([]string{req.Query}, req.Keywords...), " "), qterms, weights, kterms, kweights, conv)
+	for i := range res.Facts {
+		res.Facts[i].MatchedKeywords = kws.InText(res.Facts[i].Content)
+	}
 	res.PastFacts = recall.PastFacts(st.doc, req.Query)
 	// The floor weighs the query without its dates: the time window
 	// already ranked the pages of the day it names (recall.FloorTerms).
@@ -75,7 +82,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	if len(req.Keywords) > 0 {
 		// A page found by the keywords clears the floor on their terms
 		// as well as on the query's.
-		kfloor := recall.Relevant(&st.Pages, recall.KeywordTerms(req.Keywords), hits, false)
+		kfloor := recall.RelevantByKeywords(&st.Pages, kterms, hits)
 		for i := range floor {
 			floor[i] = floor[i] || kfloor[i]
 		}
@@ -112,7 +119,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	res.Injection, res.InjectionTokens = recall.BuildInjection(s.tokenCounter(st), recall.InjectionInput{
 		Relationship:       req.RelationshipWithUser,
 		StyleHint:          req.StyleHint,
-		Profile:            relevantProfile(res.Profile, qterms, weights),
+		Profile:            relevantProfile(res.Profile, qterms, weights, kterms, kweights),
 		Facts:              res.Facts,
 		PastFacts:          res.PastFacts,
 		Pages:              res.Pages,
@@ -162,33 +169,27 @@ func (s *Service) recent(positions []int) []int {
 	return positions
 }
 
-// Facts enter a retrieval by relevance to the query, never by confidence
-// alone: a fact must hold recall.MinTextCoverage of the query's weight.
-// A small core enters whatever the query: corrections (what to avoid
-// saying again) and behavior facts (how the user wants to be answered),
-// which bear on every answer; at most maxCoreFacts of them, the newest
-// first. Identity and everything else the user told about themselves
-// (home, work, family, tastes) are found by the query like any fact: an
-// always-on identity line would cost tokens on every turn and was not
-// needed by any question measured.
-const (
-	maxFactHits  = 10
-	maxCoreFacts = 4
-)
-
-// coreFact reports whether f belongs to the always-on core.
-func coreFact(f memory.Fact) bool {
-	return f.Category == memory.CategoryCorrection || f.Category == memory.CategoryBehavior
-}
+// Facts enter a retrieval by relevance to the query or to the host's
+// keywords, never by confidence alone: a fact must hold
+// recall.MinTextCoverage of the query's weight or of the keywords'. The
+// standing facts enter whatever the query (recall.Standing: pinned,
+// corrections, behaviour rules, diet, allergy, health and accessibility
+// constraints), at most recall.MaxStandingFacts of them: pinned first,
+// then the newest. Identity and everything else the user told about
+// themselves (home, work, family, tastes) are found by the query like any
+// fact: an always-on identity line would cost tokens on every turn and
+// was not needed by any question measured.
+const maxFactHits = 10
 
 // rankFacts returns the facts relevant to the query (at most maxFactHits,
-// best first) and then the core (at most maxCoreFacts). A fact is
+// best first) and then the standing ones (at most recall.MaxStandingFacts). A fact is
 // relevant when it holds recall.MinTextCoverage of the query's weight
-// (qterms, weights); relevant facts are ordered by similarity to the query
+// (qterms, weights) or of the keywords' (kterms, kweights); relevant facts
+// are ordered by similarity to the query (with the keywords' words)
 // plus the last max_context_turns turns of the current conversation
 // (positions, oldest first; weight similarity_weight) and by confidence
 // (weight confidence_weight).
-func (s *Service) rankFacts(st *scopeState, query string, qterms []lexical.Term, weights []float64, positions []int) []memory.FactHit {
+func (s *Service) rankFacts(st *scopeState, query string, qterms []lexical.Term, weights []float64, kterms []lexical.Term, kweights []float64, positions []int) []memory.FactHit {
 	facts := st.doc.Facts
 	if len(facts) == 0 {
 		return nil
@@ -218,32 +219,40 @@ func (s *Service) rankFacts(st *scopeState, query string, qterms []lexical.Term,
 		if best > 0 {
 			sim = sims[i] / best
 		}
-		h := memory.FactHit{Fact: f, Score: update.Round4(s.cfg.SimilarityWeight*sim + s.cfg.ConfidenceWeight*f.Confidence)}
+		h := memory.FactHit{Fact: f, Score: update.Round4(s.cfg.SimilarityWeight*sim + s.cfg.ConfidenceWeight*f.Confidence), Standing: recall.Standing(f)}
 		switch {
-		case recall.TextCoverage(f.Content, qterms, weights) >= recall.MinTextCoverage:
+		case recall.TextCoverage(f.Content, qterms, weights) >= recall.MinTextCoverage,
+			len(kterms) > 0 && recall.TextCoverage(f.Content, kterms, kweights) >= recall.MinTextCoverage:
 			hits = append(hits, h)
 			if f.Category == memory.CategoryCorrection {
 				// A correction that matches what is asked is still
 				// relevant: it does not decay (maintain.go).
 				s.relevant.note(st.scope, f.ID, s.now().UTC())
 			}
-		case coreFact(f):
+		case h.Standing:
 			core = append(core, h)
 		}
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
 	hits = hits[:min(len(hits), maxFactHits)]
-	sort.SliceStable(core, func(i, j int) bool { return core[i].Since().After(core[j].Since()) })
-	return append(hits, core[:min(len(core), maxCoreFacts)]...)
+	sort.SliceStable(core, func(i, j int) bool {
+		if core[i].Pinned != core[j].Pinned {
+			return core[i].Pinned
+		}
+		return core[i].Since().After(core[j].Since())
+	})
+	return append(hits, core[:min(len(core), recall.MaxStandingFacts)]...)
 }
 
 // relevantProfile keeps, of each profile section, the sentences that
-// hold recall.MinTextCoverage of the query's weight; a section with none
-// is left out of the injection text.
-func relevantProfile(sections []memory.ProfileSection, qterms []lexical.Term, weights []float64) []memory.ProfileSection {
+// hold recall.MinTextCoverage of the query's weight or of the keywords'
+// (kterms, kweights), and those that state a standing constraint
+// (recall.StandingText: a diet, an allergy); a section with none is left
+// out of the injection text.
+func relevantProfile(sections []memory.ProfileSection, qterms []lexical.Term, weights []float64, kterms []lexical.Term, kweights []float64) []memory.ProfileSection {
 	var out []memory.ProfileSection
 	for _, p := range sections {
-		if text := recall.RelevantSentences(p.Summary, qterms, weights); text != "" {
+		if text := recall.RelevantSentences(p.Summary, qterms, weights, kterms, kweights); text != "" {
 			p.Summary = text
 			out = append(out, p)
 		}

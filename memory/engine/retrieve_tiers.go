@@ -16,7 +16,7 @@ import (
 // query. When a visit makes a session hot and a model is configured, its
 // analysis (runTiers) starts in the background right away; a peek counts no
 // visit. The caller holds st.mu for writing.
-func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, query string, pages []memory.PageHit, ranked []rankedSession, peek bool) (sessions []memory.SessionHit, user, assistant []memory.FactHit) {
+func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, query string, keywords []string, pages []memory.PageHit, ranked []rankedSession, peek bool) (sessions []memory.SessionHit, user, assistant []memory.FactHit) {
 	ids := make([]string, len(pages))
 	for i, p := range pages {
 		ids[i] = p.ID
@@ -41,5 +41,5 @@ func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, query strin
 	if s.llm != nil && due {
 		s.queue.tiers(st.scope)
 	}
-	return sessions, recall.RelevantKnowledge(&st.Pages, query, st.doc.Knowledge), recall.RelevantKnowledge(&st.Pages, query, st.doc.AssistantKnowledge)
+	return sessions, recall.RelevantKnowledge(&st.Pages, query, keywords, st.doc.Knowledge), recall.RelevantKnowledge(&st.Pages, query, keywords, st.doc.AssistantKnowledge)
 }

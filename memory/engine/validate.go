@@ -131,8 +131,8 @@ func checkUpdate(req *memory.UpdateFactRequest) (factChange, error) {
 	if strings.TrimSpace(req.ID) == "" {
 		return factChange{}, memory.Invalid("id", "is empty; pass the id of the fact to change (fact_…), as list_memories or retrieve_memory show it")
 	}
-	if req.Content == nil && req.Category == nil && req.Confidence == nil {
-		return factChange{}, memory.Invalid("arguments", "nothing to change; set content, category or confidence")
+	if req.Content == nil && req.Category == nil && req.Confidence == nil && req.Pinned == nil {
+		return factChange{}, memory.Invalid("arguments", "nothing to change; set content, category, confidence or pinned")
 	}
 	var ch factChange
 	var err error

@@ -5,6 +5,8 @@
 //
 //	pages.go     Pages, what ranking reads
 //	rank.go      RankPages: lexical ranking, keywords, sitting neighbours, feedback terms
+//	keywords.go  which of the host's keywords a page or a fact holds
+//	standing.go  standing facts: what enters every retrieval
 //	variants.go  other forms and synonyms of the query's words
 //	categories.go  members of a category the query names (activities → surfing)
 //	refine.go    Refine: time windows, query coverage, named speaker, list spread

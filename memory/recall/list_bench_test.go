@@ -33,6 +33,6 @@ func BenchmarkRankListQuestions(b *testing.B) {
 	for b.Loop() {
 		q := queries[i%len(queries)]
 		i++
-		Refine(p, q, now, RankPages(p, q, nil, nil, 0, 50), 10)
+		Refine(p, q, nil, now, RankPages(p, q, nil, nil, 0, 50), 10)
 	}
 }

@@ -3,6 +3,7 @@ package recall
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/lexical"
@@ -42,18 +43,23 @@ func TextTopics(text string, qterms []lexical.Term) uint64 {
 // retrieval returns.
 const maxKnowledgeHits = 5
 
-// RelevantKnowledge scores each entry against the query with the page
-// index's BM25 statistics and returns the best of those that hold
-// MinTextCoverage of the query's weight.
-func RelevantKnowledge(st *Pages, query string, list []memory.Fact) []memory.FactHit {
+// RelevantKnowledge scores each entry against the query and the host's
+// keywords with the page index's BM25 statistics and returns the best of
+// those that hold MinTextCoverage of the query's weight or of the
+// keywords' (KeywordTerms).
+func RelevantKnowledge(st *Pages, query string, keywords []string, list []memory.Fact) []memory.FactHit {
 	var hits []memory.FactHit
 	qterms := QueryTerms(query)
 	weights := TermWeights(st, qterms)
+	kterms := KeywordTerms(keywords)
+	kweights := TermWeights(st, kterms)
+	text := strings.Join(append([]string{query}, keywords...), " ")
 	for _, f := range list {
-		if TextCoverage(f.Content, qterms, weights) < MinTextCoverage {
+		if TextCoverage(f.Content, qterms, weights) < MinTextCoverage &&
+			(len(kterms) == 0 || TextCoverage(f.Content, kterms, kweights) < MinTextCoverage) {
 			continue
 		}
-		if sc := st.Index.Similarity(query, f.Content); sc > 0 {
+		if sc := st.Index.Similarity(text, f.Content); sc > 0 {
 			hits = append(hits, memory.FactHit{Fact: f, Score: round4(sc)})
 		}
 	}

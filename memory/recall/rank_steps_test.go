@@ -49,9 +49,9 @@ func TestSearchTerms(t *testing.T) {
 		weights  []float64
 	}{
 		{"no keywords", "Which dog did Caroline adopt?", nil, []string{"dog", "carolin", "adopt"}, []float64{1, 1, 1}},
-		{"keywords after the query, lower weight", "what did she adopt", []string{"puppy", "shelter dog"}, []string{"adopt", "puppi", "shelter", "dog"}, []float64{1, 0.5, 0.5, 0.5}},
+		{"keywords after the query, at the weight of its words", "what did she adopt", []string{"puppy", "shelter dog"}, []string{"adopt", "puppi", "shelter", "dog"}, []float64{1, 1, 1, 1}},
 		{"a keyword the query holds is not added twice", "adopt a dog", []string{"dog", "Dogs"}, []string{"adopt", "dog"}, []float64{1, 1}},
-		{"asking words in keywords are dropped", "trip", []string{"remember", "Paris"}, []string{"trip", "pari"}, []float64{1, 0.5}},
+		{"asking words in keywords are dropped", "trip", []string{"remember", "Paris"}, []string{"trip", "pari"}, []float64{1, 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,7 +227,7 @@ func TestFocus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			hits := slices.Clone(tt.in)
-			focus(st, qterms, hits, 0)
+			focus(st, qterms, nil, hits, 0)
 			var got []int
 			for _, h := range hits {
 				got = append(got, h.ID)
@@ -255,9 +255,9 @@ func TestRefineOrderIndependentOfK(t *testing.T) {
 	st := sittingPages(t, sittings...)
 	now := time.Date(2024, 7, 1, 0, 0, 0, 0, time.UTC)
 	query := "What does Mel grow in the garden, roses?"
-	all := Refine(st, query, now, RankPages(st, query, nil, nil, 0, RankPool), 20)
+	all := Refine(st, query, nil, now, RankPages(st, query, nil, nil, 0, RankPool), 20)
 	for _, k := range []int{1, 5, 10} {
-		got := Refine(st, query, now, RankPages(st, query, nil, nil, 0, RankPool), k)
+		got := Refine(st, query, nil, now, RankPages(st, query, nil, nil, 0, RankPool), k)
 		for i := range got {
 			if got[i].ID != all[i].ID {
 				t.Fatalf("k=%d: page %d is %d, want %d (the order with k=20)", k, i, got[i].ID, all[i].ID)
@@ -417,7 +417,7 @@ func TestListQuestionSpreadsOverSittings(t *testing.T) {
 	top := func(query string) []int {
 		hits := []lexical.Hit{{ID: 0, Score: 10}, {ID: 1, Score: 9}, {ID: 2, Score: 8}, {ID: 3, Score: 7}}
 		var ids []int
-		for _, h := range Refine(st, query, time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC), hits, 3) {
+		for _, h := range Refine(st, query, nil, time.Date(2024, 6, 1, 0, 0, 0, 0, time.UTC), hits, 3) {
 			ids = append(ids, h.ID)
 		}
 		return ids
@@ -501,7 +501,7 @@ func TestListMembersInSpeakerStep(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
 			hits := []lexical.Hit{{ID: 0, Score: 10}, {ID: 1, Score: 8}, {ID: 2, Score: 1}, {ID: 3, Score: 0.5}}
-			got := Refine(st, tt.query, now, hits, 4)
+			got := Refine(st, tt.query, nil, now, hits, 4)
 			if got[0].ID != tt.first {
 				t.Errorf("first page = %d, want %d (%v)", got[0].ID, tt.first, got)
 			}
@@ -563,7 +563,7 @@ func TestListNamesInSpeakerStep(t *testing.T) {
 		first  int
 	}{{listMemberShare, 1}, {0, 0}} {
 		hits := []lexical.Hit{{ID: 0, Score: 10}, {ID: 1, Score: 9}}
-		weighSpeaker(st, qterms, hits, tt.member)
+		weighSpeaker(st, qterms, nil, hits, tt.member)
 		SortHits(hits)
 		if hits[0].ID != tt.first {
 			t.Errorf("memberShare %v: first page = %d, want %d (%v)", tt.member, hits[0].ID, tt.first, hits)
@@ -685,7 +685,7 @@ func TestListCoverageCountsSpeakersMembers(t *testing.T) {
 				t.Fatalf("asksForList(%q) = %v, want %v", tt.query, !tt.list, tt.list)
 			}
 			hits := []lexical.Hit{{ID: enjoys, Score: 1.01}, {ID: anns, Score: 1}, {ID: bens, Score: 1}}
-			if !coverQuery(st, QueryTerms(tt.query), hits, tt.list) {
+			if !coverQuery(st, QueryTerms(tt.query), nil, hits, tt.list) {
 				t.Fatal("coverQuery changed nothing")
 			}
 			score := map[int]float64{}

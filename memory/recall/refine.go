@@ -66,7 +66,7 @@ const (
 // sittings (spreadSittings), and last the order of the first pages by
 // their own coverage (focus) to hits (the ranked candidates, best first)
 // and returns the k best.
-func Refine(st *Pages, query string, now time.Time, hits []lexical.Hit, k int) []lexical.Hit {
+func Refine(st *Pages, query string, kterms []lexical.Term, now time.Time, hits []lexical.Hit, k int) []lexical.Hit {
 	if len(hits) == 0 {
 		return hits
 	}
@@ -92,14 +92,14 @@ func Refine(st *Pages, query string, now time.Time, hits []lexical.Hit, k int) [
 	if list {
 		member = listMemberShare
 	}
-	if coverQuery(st, qterms, hits, list) {
+	if coverQuery(st, qterms, kterms, hits, list) {
 		SortHits(hits)
 	}
 	// The named speaker's words are read from the text, which costs more
 	// than the index's terms: only the first speakerPool pages (at least
 	// twice those asked for) are weighed, and kept.
 	hits = hits[:min(len(hits), max(speakerPool, 2*k))]
-	if weighSpeaker(st, qterms, hits, member) {
+	if weighSpeaker(st, qterms, kterms, hits, member) {
 		SortHits(hits)
 	}
 	// A question that asks for several items gets them from several
@@ -109,7 +109,7 @@ func Refine(st *Pages, query string, now time.Time, hits []lexical.Hit, k int) [
 	}
 	// The first focusTop pages whatever k is, so that the order of the
 	// pages does not depend on how many are asked for.
-	focus(st, qterms, hits[:min(focusTop, len(hits))], member)
+	focus(st, qterms, kterms, hits[:min(focusTop, len(hits))], member)
 	return hits[:min(k, len(hits))]
 }
 
@@ -128,8 +128,8 @@ func inWindows(ws []timeWindow, t time.Time) bool {
 // asking for several items (list), a page whose own words name a member of
 // a category term holds that term, the words being the asked-about
 // speaker's when the query names one (see listCoverMembers).
-func coverQuery(st *Pages, qterms []lexical.Term, hits []lexical.Hit, list bool) bool {
-	if len(qterms) < 2 {
+func coverQuery(st *Pages, qterms, kterms []lexical.Term, hits []lexical.Hit, list bool) bool {
+	if len(qterms) < 2 && len(kterms) == 0 {
 		return false
 	}
 	idf := make([]float64, len(qterms))
@@ -142,6 +142,22 @@ func coverQuery(st *Pages, qterms []lexical.Term, hits []lexical.Hit, list bool)
 		said = &memberWords{speaker: named}
 	}
 	cov := coverage(st, qterms, idf, 0.5, said, hits)
+	if len(qterms) < 2 {
+		cov = nil
+	}
+	if len(kterms) > 0 {
+		// The host's words are a second rendering of the question: a
+		// page holds the question as far as it holds either.
+		kidf, _ := termIDF(st, kterms)
+		if kcov := coverage(st, kterms, kidf, 0.5, nil, hits); kcov != nil {
+			if cov == nil {
+				cov = kcov
+			}
+			for i := range cov {
+				cov[i] = max(cov[i], kcov[i])
+			}
+		}
+	}
 	if cov == nil {
 		return false
 	}
@@ -259,7 +275,7 @@ func coverage(st *Pages, qterms []lexical.Term, idf []float64, prefixShare float
 // member of a category term counting memberShare), then gives them back
 // top's scores in the order they had: the order of the pages changes, the
 // sequence of scores does not.
-func focus(st *Pages, qterms []lexical.Term, top []lexical.Hit, memberShare float64) {
+func focus(st *Pages, qterms, kterms []lexical.Term, top []lexical.Hit, memberShare float64) {
 	if len(qterms) == 0 || len(top) < 2 {
 		return
 	}
@@ -267,6 +283,7 @@ func focus(st *Pages, qterms []lexical.Term, top []lexical.Hit, memberShare floa
 	if total == 0 {
 		return
 	}
+	kidf, ktotal := termIDF(st, kterms)
 	scores := make([]float64, len(top))
 	for i := range top {
 		scores[i] = top[i].Score
@@ -275,7 +292,16 @@ func focus(st *Pages, qterms []lexical.Term, top []lexical.Hit, memberShare floa
 		for j, w := range idf {
 			own += w * m[j]
 		}
-		top[i].Score *= 1 + focusWeight*own/total
+		own /= total
+		if ktotal > 0 {
+			km := termMatch(st, top[i].ID, kterms, 0.5, 0)
+			kown := 0.0
+			for j, w := range kidf {
+				kown += w * km[j]
+			}
+			own = max(own, kown/ktotal)
+		}
+		top[i].Score *= 1 + focusWeight*own
 	}
 	SortHits(top)
 	// The pages change places, the scores do not: top keeps its scores
@@ -361,6 +387,26 @@ func Relevant(st *Pages, qterms []lexical.Term, hits []lexical.Hit, list bool) [
 		out[i] = h.Score >= pageShare*best && (cov == nil || cov[i] >= minPageCoverage)
 	}
 	return out
+}
+
+// RelevantByKeywords reports which hits (ranked, best first) clear the
+// relevance floor on the host's keywords (kterms), as Relevant does on the
+// query, but weighing only the keywords the page index holds: a keyword is
+// the host's guess at the user's words, and a guess no exchange holds
+// (counted as the rarest word, as an unknown query word is) would raise
+// the share every other keyword must reach. When no keyword is held,
+// nothing clears it.
+func RelevantByKeywords(st *Pages, kterms []lexical.Term, hits []lexical.Hit) []bool {
+	held := make([]lexical.Term, 0, len(kterms))
+	for _, t := range kterms {
+		if st.Index.IDF(t.Text) > 0 {
+			held = append(held, t)
+		}
+	}
+	if len(held) == 0 {
+		return make([]bool, len(hits))
+	}
+	return Relevant(st, held, hits, false)
 }
 
 // prefixTerm appends to dst the page index's prefix term of an analysed

@@ -74,12 +74,14 @@ func TextCoverage(text string, qterms []lexical.Term, weights []float64) float64
 }
 
 // RelevantSentences returns the sentences of a summary that hold at least
-// MinTextCoverage of the query's weight, in their order, joined by a
-// space; "" when none does.
-func RelevantSentences(summary string, qterms []lexical.Term, weights []float64) string {
+// MinTextCoverage of the query's weight or of the keywords' (kterms,
+// kweights; none when empty), or that state a standing constraint
+// (StandingText), in their order, joined by a space; "" when none does.
+func RelevantSentences(summary string, qterms []lexical.Term, weights []float64, kterms []lexical.Term, kweights []float64) string {
 	var kept []string
 	for _, s := range sentences(summary) {
-		if TextCoverage(s, qterms, weights) >= MinTextCoverage {
+		if TextCoverage(s, qterms, weights) >= MinTextCoverage || StandingText(s) ||
+			(len(kterms) > 0 && TextCoverage(s, kterms, kweights) >= MinTextCoverage) {
 			kept = append(kept, s)
 		}
 	}

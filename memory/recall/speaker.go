@@ -107,7 +107,7 @@ func contains(list []string, s string) bool {
 // name the speaker says (hasName) holds every term of a category whose
 // members are names (nameCategories): "What books has Tim read?" is
 // answered where Tim names a title.
-func weighSpeaker(st *Pages, qterms []lexical.Term, hits []lexical.Hit, memberShare float64) bool {
+func weighSpeaker(st *Pages, qterms, kterms []lexical.Term, hits []lexical.Hit, memberShare float64) bool {
 	if len(qterms) < 2 || len(hits) == 0 {
 		return false
 	}
@@ -120,6 +120,8 @@ func weighSpeaker(st *Pages, qterms []lexical.Term, hits []lexical.Hit, memberSh
 		return false
 	}
 	held := make([]float64, len(rest))
+	kidf, ktotal := termIDF(st, kterms)
+	kheld := make([]float64, len(kterms))
 	// For a list question, the terms of rest that name a category whose
 	// members are names (see nameCategories).
 	var byName []int
@@ -132,6 +134,7 @@ func weighSpeaker(st *Pages, qterms []lexical.Term, hits []lexical.Hit, memberSh
 	}
 	for i, h := range hits {
 		clear(held)
+		clear(kheld)
 		t := st.Turns[h.ID]
 		for _, side := range [2]string{t.User, t.Reply} {
 			if SpeakerOf(side) != named {
@@ -146,13 +149,24 @@ func weighSpeaker(st *Pages, qterms []lexical.Term, hits []lexical.Hit, memberSh
 				for j, q := range rest {
 					held[j] = max(held[j], wordMatch(term, q.Text, 0.5, memberShare))
 				}
+				for j, q := range kterms {
+					kheld[j] = max(kheld[j], wordMatch(term, q.Text, 0.5, 0))
+				}
 			})
 		}
 		cov := 0.0
 		for j := range rest {
 			cov += idf[j] * held[j]
 		}
-		hits[i].Score *= (1 - speakerWeight) + speakerWeight*cov/total
+		cov /= total
+		if ktotal > 0 {
+			kc := 0.0
+			for j := range kterms {
+				kc += kidf[j] * kheld[j]
+			}
+			cov = max(cov, kc/ktotal)
+		}
+		hits[i].Score *= (1 - speakerWeight) + speakerWeight*cov
 	}
 	return true
 }

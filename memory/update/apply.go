@@ -252,11 +252,21 @@ func (a *applier) remove(ids []string) {
 	bound := removalBound(len(a.doc.Facts), a.opt.MaxRemoveShare)
 	gone, seen := make(map[string]bool), make(map[string]bool)
 	var excess []string
+	pinned := make(map[string]bool)
+	for _, f := range a.doc.Facts {
+		if f.Pinned {
+			pinned[f.ID] = true
+		}
+	}
 	for _, id := range ids {
 		switch {
 		case seen[id]:
 		case !a.taken[id]:
 			a.ignore("factsToRemove: no fact %s", quoteForNote(id))
+		case pinned[id]:
+			// The person pinned it: only they (update_memory, forget)
+			// take it back.
+			a.ignore("factsToRemove: fact %s is pinned and stays", id)
 		case len(gone) == bound:
 			excess = append(excess, id)
 		default:

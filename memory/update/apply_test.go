@@ -237,6 +237,21 @@ func TestApplyUpdate(t *testing.T) {
 			ignored: []string{`factsToRemove: no fact "fact_99999999"`},
 		},
 		{
+			name: "a pinned fact is not removed by the model",
+			doc: func() *memory.Document {
+				d := testDoc(3)
+				d.Facts[1].Pinned = true
+				return d
+			}(),
+			u: &Update{FactsToRemove: []string{"fact_00000001"}},
+			check: func(t *testing.T, d *memory.Document, r ApplyReport) {
+				if want := []string{"fact_00000000", "fact_00000001", "fact_00000002"}; !slices.Equal(factIDs(d), want) || len(r.FactsRemoved) != 0 {
+					t.Errorf("ids = %q, removed %q; want the pinned fact kept", factIDs(d), r.FactsRemoved)
+				}
+			},
+			ignored: []string{"factsToRemove: fact fact_00000001 is pinned and stays"},
+		},
+		{
 			name: "removal is bounded",
 			doc:  testDoc(40),
 			u:    &Update{FactsToRemove: reversed(factIDs(testDoc(40)))},

@@ -57,7 +57,9 @@ func Maintain(d *memory.Document, opt MaintainOptions) memory.MaintainReport {
 		if d.MaintainedAt.After(from) {
 			from = d.MaintainedAt
 		}
-		if !now.After(from) {
+		if !now.After(from) || f.Pinned {
+			// A pinned fact holds until the person unpins it: it does
+			// not fade for want of being said again.
 			kept = append(kept, f)
 			continue
 		}

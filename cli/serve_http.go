@@ -40,9 +40,9 @@ const (
 	defaultHTTPAddr = "127.0.0.1:8787"
 	// mcpPath is the MCP endpoint's path.
 	mcpPath = "/mcp"
-	// bodyReadTimeout is how long an authenticated request's body may take
-	// to arrive (http_max_body_bytes at 70 KB/s).
-	bodyReadTimeout = time.Minute
+	// headerReadTimeout is how long a request's header may take to
+	// arrive, at most (http_read_timeout when shorter).
+	headerReadTimeout = 10 * time.Second
 	// streamRecheck is how often the credential of an open notification
 	// stream is checked again, so that a revoked token's stream ends.
 	streamRecheck = 5 * time.Second
@@ -65,12 +65,23 @@ type HTTPConfig struct {
 	OAuthUserClaim  string
 	OAuthAgentClaim string
 	MaxBodyBytes    int64
-	Rate            float64
-	Burst           int
+	// ReadTimeout is how long a request's body may take to arrive, on
+	// every route (http_max_body_bytes at 70 KB/s by default).
+	ReadTimeout time.Duration
+	Rate        float64
+	Burst       int
+}
+
+// readTimeout is ReadTimeout, or its default when unset.
+func (hc HTTPConfig) readTimeout() time.Duration {
+	if hc.ReadTimeout <= 0 {
+		return defaultHTTPConfig().ReadTimeout
+	}
+	return hc.ReadTimeout
 }
 
 func defaultHTTPConfig() HTTPConfig {
-	return HTTPConfig{OAuthUserClaim: "sub", MaxBodyBytes: 4 << 20, Rate: 20, Burst: 40}
+	return HTTPConfig{OAuthUserClaim: "sub", MaxBodyBytes: 4 << 20, ReadTimeout: time.Minute, Rate: 20, Burst: 40}
 }
 
 // errNoAuth is the refusal to serve HTTP without a way to authenticate.
@@ -242,9 +253,14 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 	var ready atomic.Bool
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
+	headerTimeout := min(headerReadTimeout, hc.readTimeout())
 	srv := &http.Server{
-		Handler:           withStreamContext(streams, handler.handler(func(ctx context.Context) error { return readiness(&ready) })),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler: withStreamContext(streams, handler.handler(func(ctx context.Context) error { return readiness(&ready) })),
+		// The whole request has its header's time and the body's; the
+		// root handler's BodyDeadline lifts it once the body is read (or
+		// at once without one), so that a stream is not cut by it.
+		ReadHeaderTimeout: headerTimeout,
+		ReadTimeout:       headerTimeout + hc.readTimeout(),
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -345,13 +361,15 @@ type httpStack struct {
 
 // httpHandler composes the guards around the MCP endpoint:
 //
-//	AccessLog → /healthz, /readyz (unguarded: load balancers probe by address)
-//	          → CheckHostOrigin → Protected Resource Metadata
-//	                            → /mcp: Authenticate → caller → RateLimit → BodyDeadline → LimitBody → MCP
+//	AccessLog → BodyDeadline → /healthz, /readyz (unguarded: load balancers probe by address)
+//	                         → CheckHostOrigin → Protected Resource Metadata
+//	                                           → /mcp: Authenticate → caller → RateLimit → LimitBody → MCP
+//	                                           → /ui (mount)
 //
-// Nothing of a body is read before its sender is authenticated and within
-// their rate; then the body has bodyReadTimeout to arrive and is counted
-// against http_max_body_bytes as it is read.
+// Every request's body has http_read_timeout to arrive, whatever its
+// route; past it the connection is closed. Nothing of a body on /mcp is
+// read before its sender is authenticated and within their rate; then it
+// is counted against http_max_body_bytes as it is read.
 //
 // mount, when not nil, adds more pages to the guarded mux (the viewer
 // under /ui), given the verifiers of /mcp (none with --insecure-no-auth).
@@ -409,7 +427,7 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 		guardedMCP = append(guardedMCP, authenticate, withCaller)
 	}
 	guardedMCP = append(guardedMCP, httpauth.RateLimit(httpauth.RateOptions{Rate: hc.Rate, Burst: hc.Burst}),
-		httpauth.BodyDeadline(bodyReadTimeout), httpauth.LimitBody(hc.MaxBodyBytes))
+		httpauth.LimitBody(hc.MaxBodyBytes))
 
 	var publicURLs []string
 	if hc.PublicURL != "" {
@@ -441,7 +459,7 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 		root.Handle("/healthz", httpauth.Healthz())
 		root.Handle("/readyz", httpauth.Readyz(ready, log))
 		root.Handle("/", httpauth.CheckHostOrigin(origins)(guarded))
-		return httpauth.AccessLog(log)(root)
+		return httpauth.Chain(root, httpauth.AccessLog(log), httpauth.BodyDeadline(hc.readTimeout()))
 	}
 	return st, nil
 }

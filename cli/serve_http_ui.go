@@ -22,10 +22,13 @@ import (
 const uiPath = "/ui"
 
 // uiLoginRate and uiLoginBurst bound the logins one client address may
-// try: 10 at once, then one every 6 seconds.
+// try: 10 at once, then one every 6 seconds; uiLoginConcurrent bounds the
+// login forms of one address being read at once (a body that trickles in
+// holds its connection until http_read_timeout).
 const (
-	uiLoginRate  = 1.0 / 6
-	uiLoginBurst = 10
+	uiLoginRate       = 1.0 / 6
+	uiLoginBurst      = 10
+	uiLoginConcurrent = 4
 )
 
 // uiCookie holds the bearer token of a browser logged in to the viewer.
@@ -191,7 +194,9 @@ func mountUI(mux *http.ServeMux, svc *engine.Service, store memory.Store, cfg *C
 	}
 	// Tokens tried on the login form are limited per client address, as
 	// /mcp limits each credential: guessing goes no faster than this.
-	tries := httpauth.RateLimit(httpauth.RateOptions{Rate: uiLoginRate, Burst: uiLoginBurst})(http.HandlerFunc(login.handleLogin))
+	tries := httpauth.Chain(http.HandlerFunc(login.handleLogin),
+		httpauth.LimitConcurrent(httpauth.ConcurrencyOptions{Max: uiLoginConcurrent}),
+		httpauth.RateLimit(httpauth.RateOptions{Rate: uiLoginRate, Burst: uiLoginBurst}))
 	mux.HandleFunc(uiPath+"/login", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			tries.ServeHTTP(w, r)

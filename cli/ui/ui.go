@@ -244,6 +244,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "no-store")
 	caller, err := h.opt.Access(r)
 	if err != nil || caller.Session == "" {
+		dropBody(w, r)
 		h.refuse(w, http.StatusUnauthorized, h.opt.LoginHint)
 		return
 	}
@@ -279,6 +280,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r2 := r.Clone(ctx)
 	r2.URL.Path = path
 	h.mux.ServeHTTP(w, r2)
+}
+
+// dropBody makes the server read none of the body of a request that is
+// refused before it is read: the connection closes after the answer, and
+// its read deadline is past, so that net/http does not wait for what is
+// left of the body either (it would, to reuse the connection).
+func dropBody(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Unix(1, 0))
 }
 
 // maxUpload bounds a request body (an import file).

@@ -503,7 +503,9 @@ func dropSessionID(next http.Handler) http.Handler {
 
 // withStreamContext ends the requests that are notification streams (a
 // GET, or a subscriptions/listen POST of protocol 2026-07-28) when
-// streams is cancelled at shutdown; other requests run to their end.
+// streams is cancelled at shutdown; other requests run to their end. A
+// stream's HTTP/1 connection closes when the stream ends (at shutdown, or
+// when its token is revoked): it is not kept for another request.
 func withStreamContext(streams context.Context, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet || r.Header.Get(mcp.HeaderMethod) == string(mcp.MethodSubscriptionsListen) {
@@ -512,10 +514,40 @@ func withStreamContext(streams context.Context, next http.Handler) http.Handler 
 			stop := context.AfterFunc(streams, cancel)
 			defer stop()
 			r = r.WithContext(ctx)
+			if r.ProtoMajor == 1 {
+				w = &closingStream{ResponseWriter: w}
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// closingStream answers an event stream with Connection: close (in place
+// of the keep-alive mcp-go sets), so that the connection ends with it.
+type closingStream struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *closingStream) WriteHeader(code int) {
+	if !w.wrote && strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		w.Header().Set("Connection", "close")
+	}
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *closingStream) Write(p []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *closingStream) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *closingStream) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // streamSessions hands out session ids: none for a POST (stateless), a
 // fresh random one for each GET notification stream.

@@ -67,9 +67,9 @@ type AuthOptions struct {
 	// slog.Default().
 	Logger *slog.Logger
 	// Recheck, when positive, is how often the credential of a request
-	// that stays open (a GET notification stream) is checked again: once
-	// it is refused (revoked, expired), the request's context is
-	// cancelled, which ends the stream.
+	// that stays open (a GET notification stream, a subscriptions/listen
+	// POST, a long call) is checked again: once it is refused (revoked,
+	// expired), the request's context is cancelled, which ends it.
 	Recheck time.Duration
 }
 
@@ -119,7 +119,7 @@ func Authenticate(opts AuthOptions) (func(http.Handler) http.Handler, error) {
 			}
 			noteIdentity(r.Context(), id)
 			ctx := WithIdentity(r.Context(), id)
-			if opts.Recheck > 0 && r.Method == http.MethodGet {
+			if opts.Recheck > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithCancel(ctx)
 				defer cancel()

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mnemo-mcp/mnemo/memory/postgres/pgtest"
 )
 
@@ -19,7 +21,10 @@ import (
 // temporarily unavailable and nothing was changed, on its pages and its
 // login form alike; once PostgreSQL is back the same token works. Before
 // the fix the outage was a 401 invalid_token and "That token was not
-// accepted".
+// accepted". The logged-in client's notification stream gets no record
+// naming the database (issue 41, low 3: before the fix the store's
+// "listening ... failed; reconnecting" warning, with the database's
+// socket, role and name, went to every stream).
 func TestE2EHTTPOutageIsNotABadToken(t *testing.T) {
 	mnemoBinary(t)
 	pgtest.Shared(t) // skips, or fails under CI, without PostgreSQL
@@ -29,7 +34,8 @@ func TestE2EHTTPOutageIsNotABadToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pg.Stop() })
-	env := []string{"MNEMO_STORAGE=" + pg.NewDatabase(t)}
+	dbURL := pg.NewDatabase(t)
+	env := []string{"MNEMO_STORAGE=" + dbURL}
 	dir := t.TempDir()
 	out, err := mnemoCmd(t, dir, env, "token", "add", "--user", "alice").Output()
 	if err != nil {
@@ -89,6 +95,13 @@ func TestE2EHTTPOutageIsNotABadToken(t *testing.T) {
 		t.Fatalf("viewer login before the outage = %d", code)
 	}
 
+	ac := mcpClient(t, srv.url, map[string]string{"Authorization": "Bearer " + alice})
+	//lint:ignore SA1019 deprecated from 2026-07-28 on; this plays a client of 2025-06-18, which sends it
+	if err := ac.SetLevel(t.Context(), mcp.SetLevelRequest{Params: mcp.SetLevelParams{Level: mcp.LoggingLevelInfo}}); err != nil {
+		t.Fatal(err)
+	}
+	stream := openStream(t, srv.url, alice)
+
 	if err := pg.Down(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -116,10 +129,33 @@ func TestE2EHTTPOutageIsNotABadToken(t *testing.T) {
 		t.Errorf("viewer login during the outage = %d:\n%s\nwant 503 saying memory is temporarily unavailable; nothing was changed", code, text)
 	}
 
+	for !strings.Contains(srv.stderr.String(), "failed; reconnecting") {
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("no warning that listening to the database failed:\n%s", srv.stderr.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 	if err := pg.Up(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	until(http.StatusOK, true)
+	// A record after the outage's: once it is on the stream, so would be
+	// every record sent before it.
+	res := callHTTPTool(t, ac, "save_memory", map[string]any{"content": "Prefers green tea"})
+	var saved struct{ Fact struct{ ID string } }
+	b, _ := json.Marshal(res.StructuredContent)
+	if res.IsError || json.Unmarshal(b, &saved) != nil {
+		t.Fatalf("save_memory after the outage = %s", resultText(res))
+	}
+	stream.await(t.Context(), t, "the record of the fact saved after the outage", factSavedLog(saved.Fact.ID))
+	db := mustURL(t, dbURL)
+	for _, m := range stream.all(func(rpcMessage) bool { return true }) {
+		p := string(m.Params)
+		if strings.Contains(p, pg.Dir()) || strings.Contains(p, strings.TrimPrefix(db.Path, "/")) || strings.Contains(p, `"db"`) || strings.Contains(p, "user=") {
+			t.Errorf("alice's stream carried a record naming the database: %s", p)
+		}
+	}
 	if code, _ := login(); code != http.StatusOK {
 		t.Errorf("viewer login after the outage = %d, want the viewer", code)
 	}

@@ -204,10 +204,11 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 	}
 
 	// The memory service's records also go to the clients that may see
-	// them (tools/logging.go); the HTTP layer's (access log, auth) only to
+	// them (tools/logging.go); the HTTP layer's (access log, auth) and the
+	// store's (they name the database: its host, role and name) only to
 	// stderr.
 	clientLog := tools.NewClientLog(log.Handler())
-	store, err := openStore(ctx, cfg, slog.New(clientLog))
+	store, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

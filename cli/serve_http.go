@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -235,7 +237,12 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 		close(built)
 		return err
 	}
-	opt := []tools.Option{tools.WithLLMConfigured(cfg.LLM.Configured()), tools.WithClientLog(clientLog), tools.WithStatelessHTTP()}
+	// The forget question's answers are signed with a key every instance
+	// shares (derived from the viewer's), so any instance takes them.
+	confirmKey := hmac.New(sha256.New, key)
+	confirmKey.Write([]byte("mnemo forget_memory confirm key"))
+	opt := []tools.Option{tools.WithLLMConfigured(cfg.LLM.Configured()), tools.WithClientLog(clientLog), tools.WithStatelessHTTP(),
+		tools.WithConfirmKey(confirmKey.Sum(nil))}
 	if opts.insecure {
 		opt = append(opt, tools.WithDefaultUser(cfg.Memory.UserID))
 	} else {

@@ -103,3 +103,24 @@ func TestE2EHTTPForgetAnswerIsBound(t *testing.T) {
 		t.Errorf("exit code %d", code)
 	}
 }
+
+// TestE2EHTTPMetaDataTextRule (issue 41, low 5): add_memory refuses a
+// meta_data whose strings hold a control character or terminal escape, as
+// it refuses them in a message, and stores nothing. Before the fix the
+// escape was stored.
+func TestE2EHTTPMetaDataTextRule(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	alice := httpToken(t, dir, "alice")
+	srv := startHTTP(t, dir, nil)
+	ac := mcpClient(t, srv.url, map[string]string{"Authorization": "Bearer " + alice})
+	res := callHTTPTool(t, ac, "add_memory", map[string]any{"user_input": "I keep the boat in Cascais.", "agent_response": "Noted.",
+		"meta_data": map[string]any{"title": "Marlin\x1b]0;pwned\x07", "tags": []any{"ok", "\x1b[31mred"}}})
+	if !res.IsError || !strings.Contains(resultText(res), "control character") {
+		t.Errorf("add_memory with an escape in meta_data = %s (isError %v), want a refusal naming the control character", resultText(res), res.IsError)
+	}
+	listed := callHTTPTool(t, ac, "list_memories", map[string]any{"kind": "exchanges"})
+	if strings.Contains(resultText(listed), "Cascais") {
+		t.Errorf("the refused exchange was stored: %s", resultText(listed))
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,7 +199,7 @@ func detectFormat(path string) (string, error) {
 	if fi.IsDir() {
 		return formatMemoryOS, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readImportFile(path)
 	if err != nil {
 		return "", err
 	}
@@ -230,7 +231,7 @@ func detectFormatData(path string, data []byte) (string, error) {
 // readMnemoExport reads a mnemo export. --user moves every scope to
 // that user; --agent names the agent of a single-scope export.
 func readMnemoExport(path string, opt *importOptions) ([]importedScope, error) {
-	data, err := os.ReadFile(path)
+	data, err := readImportFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -431,4 +432,64 @@ func creditImport(doc *memory.Document, at time.Time) {
 			}
 		}
 	}
+}
+
+// maxImportBytes bounds a file mnemo import reads: above any chat export
+// seen, far below what a machine running mnemo holds.
+const maxImportBytes = 1 << 30
+
+// openImportFile opens a file to import: a regular file (not a device, a
+// pipe or a directory) of at most maxImportBytes.
+func openImportFile(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file (%s); give the export file itself", path, fileKind(fi.Mode()))
+	}
+	if fi.Size() > maxImportBytes {
+		f.Close()
+		return nil, fmt.Errorf("%s is %d bytes; mnemo imports files of at most %d bytes: split the export", path, fi.Size(), int64(maxImportBytes))
+	}
+	return f, nil
+}
+
+// fileKind names what a file that is not a regular file is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeNamedPipe != 0:
+		return "a pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
+}
+
+// readImportFile reads a file to import (openImportFile's rules), never
+// more than maxImportBytes of it even when it grows while read.
+func readImportFile(path string) ([]byte, error) {
+	f, err := openImportFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxImportBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > maxImportBytes {
+		return nil, fmt.Errorf("%s grew past %d bytes while read; mnemo imports files of at most that size", path, int64(maxImportBytes))
+	}
+	return data, nil
 }

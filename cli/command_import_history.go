@@ -65,7 +65,7 @@ func runImportHistory(ctx context.Context, e *call, path, format string) int {
 	if file == "" {
 		return e.fail(exitUsage, "%s holds no conversations.json or memory.jsonl; name the file of the export", path)
 	}
-	data, err := os.ReadFile(file)
+	data, err := readImportFile(file)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}
@@ -390,7 +390,7 @@ func detectHistory(path string) (string, error) {
 	if file == "" {
 		return "", errNotHistory
 	}
-	f, err := os.Open(file)
+	f, err := openImportFile(file)
 	if err != nil {
 		return "", err
 	}
@@ -405,7 +405,7 @@ func detectHistory(path string) (string, error) {
 		return format, nil
 	}
 	if n == len(head) {
-		data, err := os.ReadFile(file)
+		data, err := readImportFile(file)
 		if err != nil {
 			return "", err
 		}

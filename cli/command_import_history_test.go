@@ -464,3 +464,66 @@ func TestImportHistoryPostgres(t *testing.T) {
 		t.Errorf("stored %d turns and %d facts, want 3 and 7", got.StoredTurns, len(got.Facts))
 	}
 }
+
+// hostileChatGPTConv is one conversation of a ChatGPT export, a question
+// and its answer, with the given ids, title and time of the messages.
+func hostileChatGPTConv(id, title, msgID string, at float64) map[string]any {
+	return map[string]any{"id": id, "conversation_id": id, "title": title, "create_time": at, "current_node": msgID + "-a",
+		"mapping": map[string]any{
+			"root": map[string]any{"id": "root", "message": nil, "parent": nil, "children": []string{msgID}},
+			msgID: map[string]any{"id": msgID, "parent": "root", "children": []string{msgID + "-a"}, "message": map[string]any{
+				"id": msgID, "author": map[string]any{"role": "user"}, "create_time": at, "recipient": "all",
+				"content": map[string]any{"content_type": "text", "parts": []string{"Where do I keep the boat?"}}, "metadata": map[string]any{}}},
+			msgID + "-a": map[string]any{"id": msgID + "-a", "parent": msgID, "children": []string{}, "message": map[string]any{
+				"id": msgID + "-a", "author": map[string]any{"role": "assistant"}, "create_time": at, "recipient": "all",
+				"content": map[string]any{"content_type": "text", "parts": []string{"In the marina."}}, "metadata": map[string]any{}}},
+		}}
+}
+
+// TestImportAppliesToolRules (issue 41, low 5, 6, 7): mnemo import applies
+// the rules add_memory applies: a conversation whose title holds a
+// terminal escape (it would be stored in meta_data), whose id or message
+// id is a credential (stored as thread_id and idempotency_key), or whose
+// messages are dated in the year 9999 (the "latest" statement) stores
+// nothing of that conversation, and says why; a clean one beside them is
+// stored. Before the fix all four were stored as they came.
+func TestImportAppliesToolRules(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ghToken := "ghp_" + strings.Repeat("A1b2C3d4E5", 3) + "f6G7h8"
+	at := float64(time.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC).Unix())
+	export, _ := json.Marshal([]any{
+		hostileChatGPTConv("conv-escape", "Marlin\x1b]0;pwned\x07\x1b[31m", "m-escape", at),
+		hostileChatGPTConv(ghToken, "Tern", "m-cred", at+60),
+		hostileChatGPTConv("conv-msgcred", "Petrel", ghToken+"x", at+120),
+		hostileChatGPTConv("conv-future", "Gannet", "m-future", float64(time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC).Unix())),
+		hostileChatGPTConv("conv-clean", "Puffin", "m-clean", at+180),
+	})
+	p := filepath.Join(t.TempDir(), "conversations.json")
+	if err := os.WriteFile(p, export, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runBinary(t, []string{"MNEMO_DATA_DIR=" + dir}, "import", "--user", "ana", p)
+	t.Logf("import = %d\n%s%s", code, out, errOut)
+	var stored strings.Builder
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(path)
+			stored.Write(b)
+		}
+		return nil
+	})
+	for what, bad := range map[string]string{
+		"a terminal escape of a title": "\x1b", "an escape written as JSON": `\u001b`, "a credential as an id": ghToken,
+		"a time of the year 9999": "9999-", "the future conversation": "Gannet", "the escape's conversation": "Marlin"} {
+		if strings.Contains(stored.String(), bad) {
+			t.Errorf("the data directory holds %s (%q)", what, bad)
+		}
+	}
+	if !strings.Contains(stored.String(), "Puffin") {
+		t.Errorf("the clean conversation was not stored")
+	}
+	if !strings.Contains(out, "4 refused exchanges") || !strings.Contains(out, "the tools would refuse it too") {
+		t.Errorf("import did not say it refused the four hostile conversations:\n%s%s", out, errOut)
+	}
+}

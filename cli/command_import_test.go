@@ -204,3 +204,28 @@ func TestImportPickScopes(t *testing.T) {
 		})
 	}
 }
+
+// TestImportRefusesDevices (issue 41, low 8): mnemo import of a device
+// (/dev/zero, which never ends) or a pipe is refused at once as not a
+// regular file, and nothing is written. Before the fix it read /dev/zero
+// into memory without end.
+func TestImportRefusesDevices(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero here")
+	}
+	dir := t.TempDir()
+	for _, format := range []string{"", "chatgpt", "deerflow", "mnemo"} {
+		args := []string{"import", "--user", "ana", "/dev/zero"}
+		if format != "" {
+			args = append(args, "--format", format)
+		}
+		code, out, errOut := runBinary(t, []string{"MNEMO_DATA_DIR=" + dir}, args...)
+		if code == 0 || !strings.Contains(errOut, "not a regular file") {
+			t.Errorf("mnemo %v = %d\n%s%s\nwant a refusal: not a regular file", args, code, out, errOut)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "users")); len(entries) != 0 {
+		t.Errorf("the refused imports wrote %d user directories", len(entries))
+	}
+}

@@ -350,6 +350,7 @@ func TestE2EStdioModern(t *testing.T) {
 	var asked struct {
 		ResultType    string                     `json:"resultType"`
 		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
 	}
 	if json.Unmarshal(raw, &asked) != nil || asked.ResultType != "input_required" || len(asked.InputRequests) != 1 {
 		t.Fatalf("forget_memory all = %s, want input_required with one question", raw)
@@ -359,6 +360,7 @@ func TestE2EStdioModern(t *testing.T) {
 		responses[id] = map[string]any{"action": "decline"}
 	}
 	forget["inputResponses"] = responses
+	forget["requestState"] = asked.RequestState // echoed verbatim, as the revision asks
 	raw, err = srv.call(ctx, "tools/call", forget)
 	if err != nil {
 		t.Fatal(err)

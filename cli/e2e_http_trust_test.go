@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // httpToken adds a token for user with mnemo token add and returns it.
@@ -247,6 +249,109 @@ func TestE2EHTTPRevokedStreamCloses(t *testing.T) {
 	}
 	// The stream ends: the read returns (bounded by the test's timeout).
 	io.Copy(io.Discard, doraStream.Body)
+	select {
+	case <-erinEnded:
+		t.Errorf("erin's stream ended too; only the revoked token's should")
+	default:
+	}
+}
+
+// rawStream sends head (a request without its final blank line) and body
+// on a new connection and returns the response, whose body is the open
+// stream, and the connection's reader, to see whether the server closes
+// it after the stream.
+func rawStream(t *testing.T, addr, head, body string) (*http.Response, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if body != "" {
+		head += fmt.Sprintf("Content-Type: application/json\r\nContent-Length: %d\r\n", len(body))
+	}
+	if _, err := io.WriteString(conn, head+"\r\n"+body); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadDeadline(time.Now().Add(slowBodyWait))
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("stream request = %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	return resp, br
+}
+
+// streamEnds reads the stream to its end and reports whether it ended
+// and the server then closed the connection, both within slowBodyWait.
+func streamEnds(resp *http.Response, br *bufio.Reader) (ended, closed bool) {
+	_, err := io.Copy(io.Discard, resp.Body)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return false, false
+	}
+	_, err = br.ReadByte()
+	return true, err != nil && !(errors.As(err, &ne) && ne.Timeout())
+}
+
+// TestE2EHTTPRevokedListenStreamCloses (issue 41, low 2): a 2026-07-28
+// subscriptions/listen stream (a POST) and a GET notification stream
+// opened with a token both end, and their connections close, once mnemo
+// token revoke has revoked it; another user's stream stays open. Before
+// the fix the listen stream stayed open (the re-check ran for GET only)
+// and the GET stream's connection was kept open after the stream.
+func TestE2EHTTPRevokedListenStreamCloses(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dora, erin := httpToken(t, dir, "dora"), httpToken(t, dir, "erin")
+	srv := startHTTP(t, dir, nil)
+	u := mustURL(t, srv.url)
+	listen := func(tok string) (*http.Response, *bufio.Reader) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"_meta":{` +
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"e2e","version":"1"},` +
+			`"io.modelcontextprotocol/clientCapabilities":{}},"notifications":{"resourceSubscriptions":["mnemo://memory/facts.json"]}}}`
+		return rawStream(t, u.Host, "POST "+u.Path+" HTTP/1.1\r\nHost: "+u.Host+"\r\nAccept: application/json, text/event-stream\r\n"+
+			"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nAuthorization: Bearer "+tok+"\r\n", body)
+	}
+	get := func(tok string) (*http.Response, *bufio.Reader) {
+		return rawStream(t, u.Host, "GET "+u.Path+" HTTP/1.1\r\nHost: "+u.Host+"\r\nAccept: text/event-stream\r\n"+
+			"MCP-Protocol-Version: 2025-06-18\r\nAuthorization: Bearer "+tok+"\r\n", "")
+	}
+	doraListen, doraListenR := listen(dora)
+	doraGet, doraGetR := get(dora)
+	erinListen, _ := listen(erin)
+	erinEnded := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, erinListen.Body)
+		close(erinEnded)
+	}()
+	out, err := mnemoCmd(t, dir, nil, "token", "list", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []struct{ ID, User string }
+	if err := json.Unmarshal(out, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range list {
+		if tk.User == "dora" {
+			if out, err := mnemoCmd(t, dir, nil, "token", "revoke", tk.ID).CombinedOutput(); err != nil {
+				t.Fatalf("mnemo token revoke: %v\n%s", err, out)
+			}
+		}
+	}
+	for name, s := range map[string]struct {
+		resp *http.Response
+		br   *bufio.Reader
+	}{"subscriptions/listen": {doraListen, doraListenR}, "GET": {doraGet, doraGetR}} {
+		if ended, closed := streamEnds(s.resp, s.br); !ended || !closed {
+			t.Errorf("dora's %s stream after the revocation: ended %v, connection closed %v; want both within %s", name, ended, closed, slowBodyWait)
+		}
+	}
 	select {
 	case <-erinEnded:
 		t.Errorf("erin's stream ended too; only the revoked token's should")

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
@@ -43,7 +42,7 @@ type deerFlowMemory struct {
 // readDeerFlow converts a DeerFlow memory.json into one scope's document:
 // --user (default the configured user) and --agent.
 func readDeerFlow(path string, opt *importOptions) ([]importedScope, error) {
-	data, err := os.ReadFile(path)
+	data, err := readImportFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -283,7 +283,7 @@ func isNone(s string) bool {
 // readJSONIfExists decodes the JSON file at path into v; a missing file
 // leaves v as it is.
 func readJSONIfExists(path string, v any) error {
-	data, err := os.ReadFile(path)
+	data, err := readImportFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

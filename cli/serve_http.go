@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -40,9 +42,9 @@ const (
 	defaultHTTPAddr = "127.0.0.1:8787"
 	// mcpPath is the MCP endpoint's path.
 	mcpPath = "/mcp"
-	// bodyReadTimeout is how long an authenticated request's body may take
-	// to arrive (http_max_body_bytes at 70 KB/s).
-	bodyReadTimeout = time.Minute
+	// headerReadTimeout is how long a request's header may take to
+	// arrive, at most (http_read_timeout when shorter).
+	headerReadTimeout = 10 * time.Second
 	// streamRecheck is how often the credential of an open notification
 	// stream is checked again, so that a revoked token's stream ends.
 	streamRecheck = 5 * time.Second
@@ -65,12 +67,23 @@ type HTTPConfig struct {
 	OAuthUserClaim  string
 	OAuthAgentClaim string
 	MaxBodyBytes    int64
-	Rate            float64
-	Burst           int
+	// ReadTimeout is how long a request's body may take to arrive, on
+	// every route (http_max_body_bytes at 70 KB/s by default).
+	ReadTimeout time.Duration
+	Rate        float64
+	Burst       int
+}
+
+// readTimeout is ReadTimeout, or its default when unset.
+func (hc HTTPConfig) readTimeout() time.Duration {
+	if hc.ReadTimeout <= 0 {
+		return defaultHTTPConfig().ReadTimeout
+	}
+	return hc.ReadTimeout
 }
 
 func defaultHTTPConfig() HTTPConfig {
-	return HTTPConfig{OAuthUserClaim: "sub", MaxBodyBytes: 4 << 20, Rate: 20, Burst: 40}
+	return HTTPConfig{OAuthUserClaim: "sub", MaxBodyBytes: 4 << 20, ReadTimeout: time.Minute, Rate: 20, Burst: 40}
 }
 
 // errNoAuth is the refusal to serve HTTP without a way to authenticate.
@@ -193,10 +206,11 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 	}
 
 	// The memory service's records also go to the clients that may see
-	// them (tools/logging.go); the HTTP layer's (access log, auth) only to
+	// them (tools/logging.go); the HTTP layer's (access log, auth) and the
+	// store's (they name the database: its host, role and name) only to
 	// stderr.
 	clientLog := tools.NewClientLog(log.Handler())
-	store, err := openStore(ctx, cfg, slog.New(clientLog))
+	store, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -223,7 +237,12 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 		close(built)
 		return err
 	}
-	opt := []tools.Option{tools.WithLLMConfigured(cfg.LLM.Configured()), tools.WithClientLog(clientLog), tools.WithStatelessHTTP()}
+	// The forget question's answers are signed with a key every instance
+	// shares (derived from the viewer's), so any instance takes them.
+	confirmKey := hmac.New(sha256.New, key)
+	confirmKey.Write([]byte("mnemo forget_memory confirm key"))
+	opt := []tools.Option{tools.WithLLMConfigured(cfg.LLM.Configured()), tools.WithClientLog(clientLog), tools.WithStatelessHTTP(),
+		tools.WithConfirmKey(confirmKey.Sum(nil))}
 	if opts.insecure {
 		opt = append(opt, tools.WithDefaultUser(cfg.Memory.UserID))
 	} else {
@@ -242,9 +261,14 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 	var ready atomic.Bool
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
+	headerTimeout := min(headerReadTimeout, hc.readTimeout())
 	srv := &http.Server{
-		Handler:           withStreamContext(streams, handler.handler(func(ctx context.Context) error { return readiness(&ready) })),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler: withStreamContext(streams, handler.handler(func(ctx context.Context) error { return readiness(&ready) })),
+		// The whole request has its header's time and the body's; the
+		// root handler's BodyDeadline lifts it once the body is read (or
+		// at once without one), so that a stream is not cut by it.
+		ReadHeaderTimeout: headerTimeout,
+		ReadTimeout:       headerTimeout + hc.readTimeout(),
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -345,13 +369,15 @@ type httpStack struct {
 
 // httpHandler composes the guards around the MCP endpoint:
 //
-//	AccessLog → /healthz, /readyz (unguarded: load balancers probe by address)
-//	          → CheckHostOrigin → Protected Resource Metadata
-//	                            → /mcp: Authenticate → caller → RateLimit → BodyDeadline → LimitBody → MCP
+//	AccessLog → BodyDeadline → /healthz, /readyz (unguarded: load balancers probe by address)
+//	                         → CheckHostOrigin → Protected Resource Metadata
+//	                                           → /mcp: Authenticate → caller → RateLimit → LimitBody → MCP
+//	                                           → /ui (mount)
 //
-// Nothing of a body is read before its sender is authenticated and within
-// their rate; then the body has bodyReadTimeout to arrive and is counted
-// against http_max_body_bytes as it is read.
+// Every request's body has http_read_timeout to arrive, whatever its
+// route; past it the connection is closed. Nothing of a body on /mcp is
+// read before its sender is authenticated and within their rate; then it
+// is counted against http_max_body_bytes as it is read.
 //
 // mount, when not nil, adds more pages to the guarded mux (the viewer
 // under /ui), given the verifiers of /mcp (none with --insecure-no-auth).
@@ -409,7 +435,7 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 		guardedMCP = append(guardedMCP, authenticate, withCaller)
 	}
 	guardedMCP = append(guardedMCP, httpauth.RateLimit(httpauth.RateOptions{Rate: hc.Rate, Burst: hc.Burst}),
-		httpauth.BodyDeadline(bodyReadTimeout), httpauth.LimitBody(hc.MaxBodyBytes))
+		httpauth.LimitBody(hc.MaxBodyBytes))
 
 	var publicURLs []string
 	if hc.PublicURL != "" {
@@ -441,7 +467,7 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 		root.Handle("/healthz", httpauth.Healthz())
 		root.Handle("/readyz", httpauth.Readyz(ready, log))
 		root.Handle("/", httpauth.CheckHostOrigin(origins)(guarded))
-		return httpauth.AccessLog(log)(root)
+		return httpauth.Chain(root, httpauth.AccessLog(log), httpauth.BodyDeadline(hc.readTimeout()))
 	}
 	return st, nil
 }
@@ -485,7 +511,9 @@ func dropSessionID(next http.Handler) http.Handler {
 
 // withStreamContext ends the requests that are notification streams (a
 // GET, or a subscriptions/listen POST of protocol 2026-07-28) when
-// streams is cancelled at shutdown; other requests run to their end.
+// streams is cancelled at shutdown; other requests run to their end. A
+// stream's HTTP/1 connection closes when the stream ends (at shutdown, or
+// when its token is revoked): it is not kept for another request.
 func withStreamContext(streams context.Context, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet || r.Header.Get(mcp.HeaderMethod) == string(mcp.MethodSubscriptionsListen) {
@@ -494,10 +522,40 @@ func withStreamContext(streams context.Context, next http.Handler) http.Handler 
 			stop := context.AfterFunc(streams, cancel)
 			defer stop()
 			r = r.WithContext(ctx)
+			if r.ProtoMajor == 1 {
+				w = &closingStream{ResponseWriter: w}
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// closingStream answers an event stream with Connection: close (in place
+// of the keep-alive mcp-go sets), so that the connection ends with it.
+type closingStream struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *closingStream) WriteHeader(code int) {
+	if !w.wrote && strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		w.Header().Set("Connection", "close")
+	}
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *closingStream) Write(p []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *closingStream) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *closingStream) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // streamSessions hands out session ids: none for a POST (stateless), a
 // fresh random one for each GET notification stream.

@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"html/template"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,10 +24,13 @@ import (
 const uiPath = "/ui"
 
 // uiLoginRate and uiLoginBurst bound the logins one client address may
-// try: 10 at once, then one every 6 seconds.
+// try: 10 at once, then one every 6 seconds; uiLoginConcurrent bounds the
+// login forms of one address being read at once (a body that trickles in
+// holds its connection until http_read_timeout).
 const (
-	uiLoginRate  = 1.0 / 6
-	uiLoginBurst = 10
+	uiLoginRate       = 1.0 / 6
+	uiLoginBurst      = 10
+	uiLoginConcurrent = 4
 )
 
 // uiCookie holds the bearer token of a browser logged in to the viewer.
@@ -83,6 +88,9 @@ func (l *uiLogin) caller(r *http.Request) (ui.Caller, error) {
 		token = c.Value
 	}
 	id, err := l.verify(r, token)
+	if errors.Is(err, httpauth.ErrUnavailable) {
+		return ui.Caller{}, fmt.Errorf("check the viewer's token: %w: %w", ui.ErrUnavailable, err)
+	}
 	if err != nil {
 		return ui.Caller{}, ui.ErrNoCaller
 	}
@@ -106,6 +114,7 @@ input{font:inherit;width:100%;padding:.5rem;box-sizing:border-box}button{font:in
 .err{color:#a00000}</style></head>
 <body><main><h1>mnemo memory viewer</h1>
 {{if .Failed}}<p class="err" role="alert">That token was not accepted: it is unknown, revoked or expired.</p>{{end}}
+{{if .Unavailable}}<p class="err" role="alert">Memory is temporarily unavailable; nothing was changed. Your token was not checked: try again in a few seconds.</p>{{end}}
 <form method="post" action="{{.Action}}">
 <label for="token">Your access token</label>
 <input id="token" name="token" type="password" autocomplete="off" required autofocus>
@@ -131,7 +140,15 @@ func (l *uiLogin) handleLogin(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		token := strings.TrimSpace(r.PostFormValue("token"))
-		if _, err := l.verify(r, token); token == "" || err != nil {
+		_, err := l.verify(r, token)
+		if token != "" && errors.Is(err, httpauth.ErrUnavailable) {
+			l.log.Warn("viewer login: the token cannot be checked now", "err", err)
+			w.Header().Set("Retry-After", strconv.Itoa(int(httpauth.RetryUnavailable.Seconds())))
+			w.WriteHeader(http.StatusServiceUnavailable)
+			uiLoginPage().Execute(w, map[string]any{"Action": uiPath + "/login", "Unavailable": true})
+			return
+		}
+		if token == "" || err != nil {
 			w.WriteHeader(http.StatusUnauthorized)
 			uiLoginPage().Execute(w, map[string]any{"Action": uiPath + "/login", "Failed": true})
 			return
@@ -191,7 +208,9 @@ func mountUI(mux *http.ServeMux, svc *engine.Service, store memory.Store, cfg *C
 	}
 	// Tokens tried on the login form are limited per client address, as
 	// /mcp limits each credential: guessing goes no faster than this.
-	tries := httpauth.RateLimit(httpauth.RateOptions{Rate: uiLoginRate, Burst: uiLoginBurst})(http.HandlerFunc(login.handleLogin))
+	tries := httpauth.Chain(http.HandlerFunc(login.handleLogin),
+		httpauth.LimitConcurrent(httpauth.ConcurrencyOptions{Max: uiLoginConcurrent}),
+		httpauth.RateLimit(httpauth.RateOptions{Rate: uiLoginRate, Burst: uiLoginBurst}))
 	mux.HandleFunc(uiPath+"/login", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			tries.ServeHTTP(w, r)

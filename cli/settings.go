@@ -173,6 +173,8 @@ var settings = []setting{
 		"Access-token claim that, when present, confines the token to one agent's memory; empty: none."),
 	int64Setting(groupHTTP, "http_max_body_bytes", func(c *Config) *int64 { return &c.HTTP.MaxBodyBytes }, 1<<10, 256<<20,
 		"Largest request body accepted (413 above it)."),
+	durationSetting(groupHTTP, "http_read_timeout", func(c *Config) *time.Duration { return &c.HTTP.ReadTimeout }, time.Second, 10*time.Minute,
+		"Longest time a request's body may take to arrive, on /mcp and /ui alike (its header has at most 10s more); past it the connection is closed."),
 	floatSetting(groupHTTP, "http_rate", func(c *Config) *float64 { return &c.HTTP.Rate }, 0.01, 100000,
 		"Requests per second each token may make, sustained (429 with Retry-After above it)."),
 	intSetting(groupHTTP, "http_burst", func(c *Config) *int { return &c.HTTP.Burst }, 1, 100000,

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mnemo-mcp/mnemo/memory/redact"
 )
 
 // Retrieval limits: what one retrieval may ask for (max_results,
@@ -46,10 +49,40 @@ func ParseTimestamp(s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, Invalid("timestamp", "%q is not a valid time; use RFC 3339 like 2024-05-08T13:56:00Z or \"2024-05-08 13:56:00\"", s)
 	}
-	if t.Before(earliest) || !t.Before(latest) {
+	if !InTimeRange(t) {
 		return time.Time{}, Invalid("timestamp", "%q is out of range; use a date between 1900 and 2200", s)
 	}
 	return t.UTC(), nil
+}
+
+// InTimeRange reports whether t is a time memory accepts: from the year
+// 1900 up to, not including, 2200 — the range of the tools' timestamps.
+func InTimeRange(t time.Time) bool { return !t.Before(earliest) && t.Before(latest) }
+
+// CheckTime refuses a time outside the tools' range (InTimeRange); the
+// zero time (not given) passes.
+func CheckTime(field string, t time.Time) error {
+	if t.IsZero() || InTimeRange(t) {
+		return nil
+	}
+	return Invalid(field, "%s is out of range; a time of memory is between 1900 and 2200", t.UTC().Format(time.RFC3339))
+}
+
+// CheckID applies the id rule (ValidateID) and refuses an id that the
+// redaction rule recognises as a credential: ids are stored as written (a
+// user_id names a directory, a thread_id is listed and logged), so a
+// secret given as one would be kept in the clear. The error names the
+// kind, never the id. Every way in (tools, imports, the viewer) checks ids
+// with it.
+func CheckID(field, id string) error {
+	if err := ValidateID(field, id); err != nil {
+		return err
+	}
+	if _, found := redact.Text(id); len(found) > 0 {
+		return Invalid(field, "looks like a credential (%s), and ids are stored and shown as written; use a name that is not a secret",
+			strings.Join(redact.Kinds(found), ", "))
+	}
+	return nil
 }
 
 // ValidateMetaData checks that raw is a JSON object within the size limit
@@ -72,7 +105,31 @@ func ValidateMetaData(raw json.RawMessage, limit int) (json.RawMessage, error) {
 	if err := checkDepth(buf.Bytes(), 32); err != nil {
 		return nil, err
 	}
+	if err := checkJSONText(buf.Bytes()); err != nil {
+		return nil, err
+	}
 	return json.RawMessage(buf.Bytes()), nil
+}
+
+// checkJSONText applies the text rule (TextProblem) to every string of a
+// JSON document, keys included: a control character or terminal escape
+// in meta_data is refused as it is in a message.
+func checkJSONText(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return Invalid("meta_data", "is not valid JSON: %v", err)
+		}
+		if s, ok := tok.(string); ok {
+			if p := TextProblem(s); p != "" {
+				return Invalid("meta_data", "a string %s", p)
+			}
+		}
+	}
 }
 
 // checkDepth rejects JSON nested deeper than max levels.

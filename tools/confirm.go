@@ -2,7 +2,14 @@ package tools
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"log/slog"
+	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -26,6 +33,13 @@ import (
 // The older exchange is run here rather than left to mcp-go's bridge for
 // input_required results, so that a client failing to answer gets a tool
 // result, not a JSON-RPC error.
+//
+// A 2026-07-28 answer comes back in a new request, which could be any
+// request: the question's requestState binds it to what was asked (the
+// caller, the scope, the time asked), signed with the server's key, and an
+// answer is taken only with a state of the same call made in the last
+// questionTTL. Any other answer — to another question, or to none — is
+// not taken: the question is asked anew.
 
 // confirmForgetInput is the key of the forget-everything question.
 const confirmForgetInput = "confirm_forget"
@@ -49,18 +63,76 @@ func formElicitation(c *mcp.ElicitationCapability) bool {
 	return c != nil && (c.Form != nil || c.URL == nil)
 }
 
+// questionTTL is how long an answer to a question stays good.
+const questionTTL = 10 * time.Minute
+
+// questions binds answers to the questions asked.
+type questions struct {
+	key []byte
+	now func() time.Time
+}
+
+// newQuestions signs states with key, or with a key of its own when nil.
+func newQuestions(key []byte, now func() time.Time) *questions {
+	if len(key) == 0 {
+		key = make([]byte, 32)
+		rand.Read(key)
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("mnemo forget_memory question state"))
+	return &questions{key: m.Sum(nil), now: now}
+}
+
+// state is the requestState of a question about target asked at t.
+func (q *questions) state(target string, t time.Time) string {
+	var ts [8]byte
+	binary.BigEndian.PutUint64(ts[:], uint64(t.Unix()))
+	m := hmac.New(sha256.New, q.key)
+	m.Write(ts[:])
+	m.Write([]byte(target))
+	return base64.RawURLEncoding.EncodeToString(append(ts[:], m.Sum(nil)...))
+}
+
+// valid reports whether state is that of a question about target asked
+// within questionTTL.
+func (q *questions) valid(state, target string) bool {
+	raw, err := base64.RawURLEncoding.DecodeString(state)
+	if err != nil || len(raw) != 8+sha256.Size {
+		return false
+	}
+	asked := time.Unix(int64(binary.BigEndian.Uint64(raw[:8])), 0)
+	if age := q.now().Sub(asked); age < 0 || age > questionTTL {
+		return false
+	}
+	return hmac.Equal([]byte(state), []byte(q.state(target, asked)))
+}
+
+// forgetTarget names what a forget-everything call deletes, for its
+// question's state: the caller and the scope the arguments name.
+func forgetTarget(ctx context.Context, args forgetArgs) string {
+	c, _ := CallerFrom(ctx)
+	return strings.Join([]string{"all", c.User, c.Agent, args.UserID, args.AgentName}, "\x00")
+}
+
 // confirmForgetAll asks the user whether to forget everything about what
 // (canAskUser said the client can be asked), or reads the answer a client
-// of 2026-07-28 brought back. It returns the result the call answers with
-// when it must stop here (the question, or nothing deleted), or nil when
-// the user said yes.
-func confirmForgetAll(ctx context.Context, req mcp.CallToolRequest, what string) *mcp.CallToolResult {
+// of 2026-07-28 brought back to the question about target. It returns the
+// result the call answers with when it must stop here (the question, or
+// nothing deleted), or nil when the user said yes.
+func (q *questions) confirmForgetAll(ctx context.Context, req mcp.CallToolRequest, what, target string) *mcp.CallToolResult {
 	question := forgetAllQuestion(what)
-	answer := server.ElicitationResponse(req.Params.InputResponses, confirmForgetInput)
-	if answer == nil {
-		if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
-			return server.NewInputRequestBuilder("").Elicit(confirmForgetInput, question).ToolResult()
+	var answer *mcp.ElicitationResult
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		answer = server.ElicitationResponse(req.Params.InputResponses, confirmForgetInput)
+		if answer == nil || !q.valid(req.Params.RequestState, target) {
+			if answer != nil {
+				slog.WarnContext(ctx, "forget_memory: an answer not given to this question was not taken; asking again")
+			}
+			return server.NewInputRequestBuilder(q.state(target, q.now())).Elicit(confirmForgetInput, question).ToolResult()
 		}
+	} else {
+		// An older client is asked within this request; answers it
+		// brings along were given to no question.
 		err := server.ErrNoActiveSession
 		if srv := server.ServerFromContext(ctx); srv != nil {
 			answer, err = srv.RequestElicitation(ctx, mcp.ElicitationRequest{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -34,6 +35,7 @@ func ForgetMemory(m Manager, opts ...Option) server.ServerTool {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	q := newQuestions(cfg.confirmKey, time.Now)
 	tool := mcp.NewTool(nameForgetMemory,
 		mcp.WithDescription("Permanently delete what memory holds: facts by id, stored exchanges by id, every exchange of one conversation (thread_id), "+
 			"or — with all and confirm 'forget everything' — the whole memory of the user. "+
@@ -60,7 +62,7 @@ func ForgetMemory(m Manager, opts ...Option) server.ServerTool {
 	)
 	return typed(tool, func(ctx context.Context, req mcp.CallToolRequest, args forgetArgs) (*mcp.CallToolResult, error) {
 		if args.All && canAskUser(ctx, cfg.legacyHTTP) {
-			if stop := confirmForgetAll(ctx, req, forgetAllText(args, cfg.defaultUser)); stop != nil {
+			if stop := q.confirmForgetAll(ctx, req, forgetAllText(args, cfg.defaultUser), forgetTarget(ctx, args)); stop != nil {
 				return stop, nil
 			}
 			args.Confirm = memory.ForgetEverything

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"maps"
 	"slices"
@@ -239,9 +240,16 @@ func (l *ClientLog) data(r slog.Record, debug bool) (map[string]any, *memory.Sco
 			user, agent, _ := strings.Cut(a.Value.String(), "/")
 			scope = &memory.Scope{UserID: user, AgentName: agent}
 		}
-		// The data directory's layout (its paths name scopes) is the
-		// operator's business, not a shared server's callers'.
-		if !debug && contentKeys[key] || auth && key == "path" {
+		// The data directory's layout (its paths name scopes) and the
+		// database's address are the operator's business, not a shared
+		// server's callers'.
+		if !debug && contentKeys[key] || auth && (key == "path" || key == "db") {
+			return
+		}
+		if err, ok := a.Value.Any().(error); ok && auth && a.Value.Kind() == slog.KindAny &&
+			(errors.Is(err, memory.ErrUnavailable) || errors.Is(err, memory.ErrOutcomeUnknown)) {
+			// The driver's words name the database's host, role and name.
+			out[a.Key] = "storage unavailable: the memory server cannot reach its database (the details are in its log)"
 			return
 		}
 		v := attrValue(a.Value)

@@ -99,6 +99,7 @@ type config struct {
 	authenticated bool
 	clientLog     *ClientLog
 	legacyHTTP    bool
+	confirmKey    []byte
 	extra         []server.ServerOption
 	initialized   []func()
 }
@@ -150,6 +151,14 @@ func WithClientLog(l *ClientLog) Option {
 // (confirm.go).
 func WithStatelessHTTP() Option {
 	return func(c *config) { c.legacyHTTP = true }
+}
+
+// WithConfirmKey sets the key that binds a user's answer to the question
+// forget_memory asked (confirm.go). Every instance behind a load balancer
+// needs the same key, so that an answer brought to another is accepted;
+// without it each server draws its own.
+func WithConfirmKey(key []byte) Option {
+	return func(c *config) { c.confirmKey = key }
 }
 
 // WithServerOptions adds options to the underlying MCP server, after the

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -66,9 +67,9 @@ type AuthOptions struct {
 	// slog.Default().
 	Logger *slog.Logger
 	// Recheck, when positive, is how often the credential of a request
-	// that stays open (a GET notification stream) is checked again: once
-	// it is refused (revoked, expired), the request's context is
-	// cancelled, which ends the stream.
+	// that stays open (a GET notification stream, a subscriptions/listen
+	// POST, a long call) is checked again: once it is refused (revoked,
+	// expired), the request's context is cancelled, which ends it.
 	Recheck time.Duration
 }
 
@@ -83,6 +84,9 @@ type AuthOptions struct {
 //	                        revoked, expired, not yet valid, from another
 //	                        issuer or for another audience, badly signed
 //	403 insufficient_scope  a valid OAuth token without the required scope
+//	503                     the token cannot be checked now (the tokens'
+//	                        store or the issuer out of reach), with
+//	                        Retry-After and no challenge: it is not bad
 //
 // A token in the query string is not looked at (the MCP authorization
 // specification forbids it).
@@ -100,7 +104,9 @@ func Authenticate(opts AuthOptions) (func(http.Handler) http.Handler, error) {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			id, aerr := authenticate(r, opts)
 			if aerr != nil {
-				if aerr.Status != http.StatusUnauthorized || aerr.Code != "" {
+				if aerr.Status == http.StatusServiceUnavailable {
+					opts.Logger.WarnContext(r.Context(), "request refused: credentials cannot be checked now", "path", r.URL.Path, "reason", aerr.Description, "err", aerr.Err)
+				} else if aerr.Status != http.StatusUnauthorized || aerr.Code != "" {
 					attrs := []any{"path", r.URL.Path, "code", aerr.Code, "reason", aerr.Description}
 					if aerr.Err != nil {
 						attrs = append(attrs, "err", aerr.Err)
@@ -113,7 +119,7 @@ func Authenticate(opts AuthOptions) (func(http.Handler) http.Handler, error) {
 			}
 			noteIdentity(r.Context(), id)
 			ctx := WithIdentity(r.Context(), id)
-			if opts.Recheck > 0 && r.Method == http.MethodGet {
+			if opts.Recheck > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithCancel(ctx)
 				defer cancel()
@@ -148,9 +154,7 @@ func recheck(ctx context.Context, cancel context.CancelFunc, r *http.Request, op
 // uncheckable reports whether a refusal says only that the credential
 // could not be checked now (its store or issuer out of reach), not that
 // it is bad.
-func uncheckable(e *Error) bool {
-	return e.Err != nil && (strings.Contains(e.Description, "unavailable") || strings.Contains(e.Description, "cannot be checked now"))
-}
+func uncheckable(e *Error) bool { return errors.Is(e, ErrUnavailable) }
 
 // authenticate finds and checks the request's token.
 func authenticate(r *http.Request, opts AuthOptions) (Identity, *Error) {
@@ -179,15 +183,30 @@ func authenticate(r *http.Request, opts AuthOptions) (Identity, *Error) {
 		case errors.As(err, &aerr):
 			return Identity{}, aerr
 		case err != nil:
-			return Identity{}, invalidToken("the token cannot be checked now", err)
+			return Identity{}, unavailable("the token cannot be checked now", err)
 		}
 		return id, nil
 	}
 	return Identity{}, invalidToken("unknown token", nil)
 }
 
-// challenge writes the refusal with its WWW-Authenticate header.
+// RetryUnavailable is the Retry-After of a 503 for credentials that
+// cannot be checked now.
+const RetryUnavailable = 5 * time.Second
+
+// UnavailableMessage is what a client is told when its credentials
+// cannot be checked now.
+const UnavailableMessage = "memory is temporarily unavailable; nothing was changed"
+
+// challenge writes the refusal with its WWW-Authenticate header; a 503
+// gets Retry-After instead: the credential is not bad, and a client must
+// not be sent to sign in again.
 func challenge(w http.ResponseWriter, opts AuthOptions, e *Error) {
+	if e.Status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(int(RetryUnavailable.Seconds())))
+		http.Error(w, UnavailableMessage+" ("+e.Description+"); retry after the time in Retry-After", e.Status)
+		return
+	}
 	params := []string{}
 	if e.Code != "" {
 		params = append(params, fmt.Sprintf("error=%q", e.Code))

@@ -279,16 +279,19 @@ func (w *limitWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // BodyDeadline returns middleware that gives a request body d to arrive:
 // past it, reading the body fails and the request ends (a client that
 // trickles a body never finishing holds the connection no longer). The
-// deadline is lifted once the body is read to its end, so that a long
-// call (or a notification stream) is not cut by it.
+// deadline is lifted once the body is read to its end, and at once for a
+// request without a body, so that a long call (or a notification stream)
+// is cut neither by it nor by the server's ReadTimeout, which it is meant
+// to run under (the outermost guard, so that every route has it).
 func BodyDeadline(d time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rc := http.NewResponseController(w)
 			if d <= 0 || r.Body == nil || r.Body == http.NoBody {
+				_ = rc.SetReadDeadline(time.Time{})
 				next.ServeHTTP(w, r)
 				return
 			}
-			rc := http.NewResponseController(w)
 			if err := rc.SetReadDeadline(time.Now().Add(d)); err != nil {
 				next.ServeHTTP(w, r) // not a connection that has deadlines
 				return
@@ -356,11 +359,12 @@ func RateLimit(opts RateOptions) func(http.Handler) http.Handler {
 	l := newLimiter(opts)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			key := "addr:" + clientAddr(r)
+			key := "addr:" + ClientAddr(r)
 			if id, ok := IdentityFrom(r.Context()); ok {
 				key = string(id.Method) + ":" + id.Credential
 			}
 			if wait := l.take(key); wait > 0 {
+				dropBody(w, r)
 				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 				http.Error(w, "too many requests: slow down and retry after the time in Retry-After", http.StatusTooManyRequests)
 				return
@@ -370,7 +374,9 @@ func RateLimit(opts RateOptions) func(http.Handler) http.Handler {
 	}
 }
 
-func clientAddr(r *http.Request) string {
+// ClientAddr is the address of the client r comes from: the connecting
+// address, without its port.
+func ClientAddr(r *http.Request) string {
 	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		return h
 	}
@@ -444,5 +450,59 @@ func (l *limiter) forgetFull(now time.Time) {
 	}
 	if len(l.buckets) >= l.maxKeys {
 		clear(l.buckets)
+	}
+}
+
+// ConcurrencyOptions configures LimitConcurrent.
+type ConcurrencyOptions struct {
+	// Max is how many requests of one client address may run at once;
+	// at least 1.
+	Max int
+	// Refuse answers a request over Max; nil answers 429 in text. It is
+	// given the time to suggest in Retry-After, already set.
+	Refuse func(w http.ResponseWriter, r *http.Request, retry time.Duration)
+}
+
+// LimitConcurrent returns middleware that lets at most opts.Max requests
+// of one client address (ClientAddr) run at once; another is answered 429
+// with Retry-After and its connection closed, none of its body read. Put
+// it in front of a handler that reads a body before its sender is known
+// (the viewer's login form), so that one address cannot hold more than
+// Max connections by trickling bodies that never end.
+func LimitConcurrent(opts ConcurrencyOptions) func(http.Handler) http.Handler {
+	if opts.Max < 1 {
+		opts.Max = 1
+	}
+	var mu sync.Mutex
+	running := map[string]int{}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			key := ClientAddr(r)
+			mu.Lock()
+			full := running[key] >= opts.Max
+			if !full {
+				running[key]++
+			}
+			mu.Unlock()
+			if full {
+				const retry = 5 * time.Second
+				dropBody(w, r)
+				w.Header().Set("Retry-After", strconv.Itoa(int(retry.Seconds())))
+				if opts.Refuse != nil {
+					opts.Refuse(w, r, retry)
+					return
+				}
+				http.Error(w, "too many unfinished requests from your address: finish or close the others and retry after the time in Retry-After", http.StatusTooManyRequests)
+				return
+			}
+			defer func() {
+				mu.Lock()
+				if running[key]--; running[key] <= 0 {
+					delete(running, key)
+				}
+				mu.Unlock()
+			}()
+			next.ServeHTTP(w, r)
+		})
 	}
 }

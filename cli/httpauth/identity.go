@@ -68,8 +68,10 @@ func IdentityFrom(ctx context.Context) (Identity, bool) {
 // Verifier checks a bearer token. Verify returns the identity the token
 // stands for, ErrUnrecognized when the token is not of the verifier's kind
 // (another verifier may take it), or an *Error saying why the token is
-// refused. Other errors are failures of the verifier itself (the issuer
-// unreachable) and are answered with 401 invalid_token too, but logged.
+// refused. An error wrapping ErrUnavailable (an *Error of status 503, or
+// any other error: a failure of the verifier itself) says that the token
+// cannot be checked now — its store or issuer is out of reach — and is
+// answered 503 with Retry-After, never as a bad token.
 type Verifier interface {
 	Verify(ctx context.Context, token string) (Identity, error)
 }
@@ -78,10 +80,16 @@ type Verifier interface {
 // kind.
 var ErrUnrecognized = errors.New("token not recognized")
 
+// ErrUnavailable is wrapped by a Verifier's error when a token cannot be
+// checked now (the tokens' store or the issuer out of reach): the token is
+// not known to be bad, and the request may be tried again.
+var ErrUnavailable = errors.New("credentials cannot be checked now")
+
 // Error is a refused credential: the OAuth error code and description of
 // the WWW-Authenticate challenge (RFC 6750 section 3.1) and the status.
 type Error struct {
-	// Status is the HTTP status: 400, 401 or 403.
+	// Status is the HTTP status: 400, 401 or 403; 503 when the credential
+	// cannot be checked now (the error is then ErrUnavailable).
 	Status int
 	// Code is invalid_request, invalid_token or insufficient_scope.
 	Code string
@@ -102,6 +110,17 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrUnavailable, for a 503.
+func (e *Error) Is(target error) bool {
+	return target == ErrUnavailable && e.Status == http.StatusServiceUnavailable
+}
+
+// unavailable is the 503 refusal of a credential that cannot be checked
+// now.
+func unavailable(desc string, err error) *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Description: desc, Err: err}
+}
 
 // invalidToken is the 401 invalid_token refusal.
 func invalidToken(desc string, err error) *Error {

@@ -195,7 +195,7 @@ func (v *OAuthVerifier) Verify(ctx context.Context, token string) (Identity, err
 	hdr := tok.Headers[0]
 	keys, err := v.keysFor(ctx, hdr.KeyID)
 	if err != nil {
-		return Identity{}, invalidToken("the issuer's keys are unavailable", err)
+		return Identity{}, unavailable("the issuer's keys are unavailable", err)
 	}
 	var (
 		std   jwt.Claims

@@ -359,7 +359,7 @@ func (v *TokenVerifier) Verify(_ context.Context, token string) (Identity, error
 	}
 	tokens, err := v.current()
 	if err != nil {
-		return Identity{}, invalidToken("static tokens are unavailable", err)
+		return Identity{}, unavailable("static tokens are unavailable", err)
 	}
 	want := []byte(hashToken(token))
 	found := -1

@@ -129,13 +129,14 @@ func TestTokenVerifierSeesChangesWithoutRestart(t *testing.T) {
 		t.Errorf("Verify(a JWT) error = %v, want ErrUnrecognized", err)
 	}
 
-	// A damaged file refuses every token until it is fixed.
+	// A damaged file refuses every token until it is fixed: as unavailable
+	// (503), not as bad tokens.
 	good, _ := os.ReadFile(f.Path())
 	if err := os.WriteFile(f.Path(), []byte(`{"version":1,"tokens":[{"id":"tok_1","user":"bob","hash":"md5:x"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.Verify(ctx, bob); !isCode(err, "invalid_token") {
-		t.Errorf("Verify with a damaged file error = %v, want invalid_token", err)
+	if _, err := v.Verify(ctx, bob); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Verify with a damaged file error = %v, want ErrUnavailable", err)
 	}
 	if err := os.WriteFile(f.Path(), good, 0o600); err != nil {
 		t.Fatal(err)
@@ -153,7 +154,7 @@ func TestTokensFileRefusedWhenUnsafe(t *testing.T) {
 	if err := os.Symlink(f.Path(), link); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}
-	if _, err := NewTokenVerifier(link).Verify(t.Context(), secret); !isCode(err, "invalid_token") || !strings.Contains(err.Error(), "symbolic link") {
+	if _, err := NewTokenVerifier(link).Verify(t.Context(), secret); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("Verify through a symlinked file error = %v, want a refusal naming the symlink", err)
 	}
 	if _, err := NewTokenFile(link).List(); err == nil {
@@ -165,7 +166,7 @@ func TestTokensFileRefusedWhenUnsafe(t *testing.T) {
 	if err := os.Chmod(f.Path(), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewTokenVerifier(f.Path()).Verify(t.Context(), secret); !isCode(err, "invalid_token") || !strings.Contains(err.Error(), "writable by other users") {
+	if _, err := NewTokenVerifier(f.Path()).Verify(t.Context(), secret); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "writable by other users") {
 		t.Errorf("Verify with a world-writable file error = %v, want a refusal", err)
 	}
 }

@@ -106,13 +106,13 @@ func (v *StoreVerifier) Verify(ctx context.Context, token string) (Identity, err
 	age := v.opt.Now().Sub(v.loaded)
 	if v.loaded.IsZero() || age >= v.opt.MaxAge {
 		if err := v.load(ctx); err != nil {
-			return Identity{}, invalidToken("static tokens are unavailable", err)
+			return Identity{}, unavailable("static tokens are unavailable", err)
 		}
 	}
 	t, ok := v.byHash[hash]
 	if !ok && v.opt.Now().Sub(v.loaded) >= v.opt.MissAge {
 		if err := v.load(ctx); err != nil {
-			return Identity{}, invalidToken("static tokens are unavailable", err)
+			return Identity{}, unavailable("static tokens are unavailable", err)
 		}
 		t, ok = v.byHash[hash]
 	}

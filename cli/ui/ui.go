@@ -46,6 +46,15 @@ func (c Caller) may(sc memory.Scope) bool { return c.May == nil || c.May(sc) }
 // carries no valid credentials; the handler answers 401.
 var ErrNoCaller = errors.New("not logged in")
 
+// ErrUnavailable is what an Access function returns (wrapped) when the
+// request's credentials cannot be checked now (the storage they are kept
+// in is out of reach): the handler answers 503 with Retry-After, saying
+// that nothing was changed, and does not send the person to log in again.
+var ErrUnavailable = errors.New("memory is temporarily unavailable")
+
+// unavailableMessage is the page of a 503.
+const unavailableMessage = "Memory is temporarily unavailable; nothing was changed. Try again in a few seconds."
+
 // Models describes the language model and embeddings endpoints the data
 // directory is configured with, for the status page; never a key.
 type Models struct {
@@ -243,7 +252,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hd.Set("Cache-Control", "no-store")
 	caller, err := h.opt.Access(r)
+	if errors.Is(err, ErrUnavailable) || errors.Is(err, memory.ErrUnavailable) {
+		dropBody(w, r)
+		w.Header().Set("Retry-After", "5")
+		h.refuse(w, http.StatusServiceUnavailable, unavailableMessage)
+		return
+	}
 	if err != nil || caller.Session == "" {
+		dropBody(w, r)
 		h.refuse(w, http.StatusUnauthorized, h.opt.LoginHint)
 		return
 	}
@@ -279,6 +295,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r2 := r.Clone(ctx)
 	r2.URL.Path = path
 	h.mux.ServeHTTP(w, r2)
+}
+
+// dropBody makes the server read none of the body of a request that is
+// refused before it is read: the connection closes after the answer, and
+// its read deadline is past, so that net/http does not wait for what is
+// left of the body either (it would, to reuse the connection).
+func dropBody(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Unix(1, 0))
 }
 
 // maxUpload bounds a request body (an import file).

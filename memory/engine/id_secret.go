@@ -1,20 +1,14 @@
 package engine
 
 import (
-	"strings"
-
 	"github.com/mnemo-mcp/mnemo/memory"
-	"github.com/mnemo-mcp/mnemo/memory/redact"
 )
 
-// credentialID refuses an id that the redaction rule recognises as a
-// credential: ids are stored as written (a user_id names a directory, a
-// thread_id is listed and logged), so a secret given as one would be
-// kept in the clear. The error names the kind, never the id.
+// credentialID refuses an id that looks like a credential: the rule of
+// memory.CheckID, whose id rule the caller has already applied.
 func credentialID(field, id string) error {
-	if _, found := redact.Text(id); len(found) > 0 {
-		return memory.Invalid(field, "looks like a credential (%s), and ids are stored and shown as written; use a name that is not a secret",
-			strings.Join(redact.Kinds(found), ", "))
+	if id == "" {
+		return nil
 	}
-	return nil
+	return memory.CheckID(field, id)
 }

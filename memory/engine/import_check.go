@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -33,7 +34,17 @@ func CheckImport(cfg memory.Config, scope memory.Scope, doc *memory.Document, tu
 		if t.ID != "" {
 			at += " (" + t.ID + ")"
 		}
-		if err := memory.ValidateID(at+".thread_id", t.ThreadID); err != nil {
+		// The rules of add_memory: its id check (credentials included)
+		// and its time range.
+		if err := memory.CheckID(at+".thread_id", t.ThreadID); err != nil {
+			return fail(err)
+		}
+		if t.IdempotencyKey != "" {
+			if err := memory.CheckID(at+".idempotency_key", t.IdempotencyKey); err != nil {
+				return fail(err)
+			}
+		}
+		if err := memory.CheckTime(at+".time", t.Time); err != nil {
 			return fail(err)
 		}
 		for _, f := range []struct {
@@ -121,6 +132,14 @@ func checkImportedFact(path string, f *memory.Fact, red *memory.Redactor) error 
 	}{{"id", &f.ID}, {"content", &f.Content}, {"sourceError", &f.SourceError}, {"source", &f.Source}} {
 		if p := memory.TextProblem(*t.text); p != "" {
 			return memory.Invalid(path+"."+t.name, "%s", p)
+		}
+	}
+	for _, t := range []struct {
+		name string
+		at   time.Time
+	}{{"created_at", f.CreatedAt}, {"valid_from", f.ValidFrom}, {"valid_to", f.ValidTo}, {"last_confirmed", f.LastConfirmed}} {
+		if err := memory.CheckTime(path+"."+t.name, t.at); err != nil {
+			return err
 		}
 	}
 	f.Content, f.SourceError = red.Text(f.Content), red.Text(f.SourceError)

@@ -58,7 +58,7 @@ var rules = sync.OnceValue(func() []rule {
 		{"google api key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`), 0, nil},
 		{"hugging face token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), 0, notWordsAfterPrefix},
 		{"npm token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), 0, nil},
-		{"mnemo token", regexp.MustCompile(`\bmnemo_[A-Za-z0-9_-]{32,}`), 0, nil},
+		{"mnemo token", regexp.MustCompile(`\bmnemo_[A-Za-z0-9_-]{32,}`), 0, notWordsAfterPrefix},
 		{"aws access key", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), 0, nil},
 		{"aws secret key", regexp.MustCompile(`(?i)\baws_?secret_?(?:access_?)?key\s*["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})`), 1, nil},
 		{"azure key", regexp.MustCompile(`(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/=]{20,})`), 1, nil},

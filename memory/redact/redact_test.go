@@ -50,6 +50,15 @@ func TestText(t *testing.T) {
 
 // TestTextKeepsOrdinaryText checks near misses that ordinary conversation
 // holds: none of them is a secret.
+// TestMnemoToken: a token mnemo token add prints is redacted; a name
+// that shares its prefix is not (TestTextKeepsOrdinaryText).
+func TestMnemoToken(t *testing.T) {
+	const tok = "mnemo_q3Zx_9kLm2NvB-7aPcR4tYw8eHs1uJdG5fKoX0iWbE6"
+	if got, found := Text("my token is " + tok); strings.Contains(got, tok) || len(found) != 1 {
+		t.Errorf("Text(a mnemo token) = %q (%v), want it redacted", got, found)
+	}
+}
+
 func TestTextKeepsOrdinaryText(t *testing.T) {
 	for _, s := range []string{
 		"I ask for the task-management skills I need.",
@@ -63,6 +72,8 @@ func TestTextKeepsOrdinaryText(t *testing.T) {
 		"I'm allergic to sesame. 上海小组用PostgreSQL。",
 		"ssh-keygen made a public key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIO user@host",
 		"Call me at +1 415 555 0199 or mail maya@example.com.",
+		// A snake_case name after mnemo_ is a name, not a token (issue 41, low 10).
+		"Run mnemo_redaction_false_positive_measurement again.",
 	} {
 		if got, found := Text(s); got != s || found != nil {
 			t.Errorf("Text(%q) = %q (%v), want it unchanged", s, got, found)

@@ -36,6 +36,18 @@ const (
 	// sittingGap is the longest pause between two turns of one thread
 	// that keeps them in the same sitting.
 	SittingGap = time.Hour
+	// neighbourWeight and coverage's neighbours apply between the pages of
+	// a dialogue between two named people only (spanLinks): a page cut
+	// from such a chat ("Tim: …" / "John: …", as an import or a two-person
+	// log stores it) is one slice of a conversation, and the answer often
+	// runs into the next; a page a host stores is a whole exchange, the
+	// user's message and the assistant's reply to it, and its neighbours
+	// are other questions. On the LongMemEval development half (user and
+	// assistant, no keywords), neighbour evidence and neighbours in
+	// coverage put a neighbour before the answer: turn nDCG@5 0.559 with
+	// them, 0.640 without (plain BM25 0.614), recall_any@5 0.848 and 0.894
+	// (0.828); with the host's keywords 0.571 and 0.686 (BM25 with them
+	// 0.706). LoCoMo and REALTALK, dialogues throughout, are unchanged.
 	// feedbackDocs, feedbackTerms and feedbackShare tune RM3: the best
 	// feedbackDocs pages lend their feedbackTerms most telling terms, which
 	// make up feedbackShare of the expanded query's weight.
@@ -64,6 +76,36 @@ type pageLinks struct {
 	prev, next []int32          // -1 when none
 	sitting    []int32          // position of the sitting's first page
 	last       map[string]int32 // thread → last position seen
+	// dialogue says the page is a slice of a dialogue between named
+	// people (dialogueSlice).
+	dialogue []bool
+}
+
+// spanLinks returns the pages before and after p in its sitting that an
+// answer may run across: both it and they slices of a dialogue between
+// named people (see neighbourWeight); -1 when none.
+func (l *pageLinks) spanLinks(p int32) (prev, next int32) {
+	prev, next = -1, -1
+	if !l.dialogue[p] {
+		return prev, next
+	}
+	if q := l.prev[p]; q >= 0 && l.dialogue[q] {
+		prev = q
+	}
+	if q := l.next[p]; q >= 0 && l.dialogue[q] {
+		next = q
+	}
+	return prev, next
+}
+
+// dialogueSlice reports whether a page with these sides is a slice of a
+// dialogue between named people: every side it has begins with a
+// speaker's name (SpeakerOf); a page of one side is one message of it.
+func dialogueSlice(user, reply string) bool {
+	if user == "" && reply == "" {
+		return false
+	}
+	return (user == "" || SpeakerOf(user) != "") && (reply == "" || SpeakerOf(reply) != "")
 }
 
 // updateLinks extends the links to every turn of st.
@@ -77,6 +119,7 @@ func (st *Pages) updateLinks() {
 		prev, ok := l.last[t.ThreadID]
 		l.last[t.ThreadID] = int32(p)
 		l.next = append(l.next, -1)
+		l.dialogue = append(l.dialogue, dialogueSlice(t.User, t.Reply))
 		if ok && t.Time.Sub(st.Turns[prev].Time).Abs() <= SittingGap {
 			l.prev = append(l.prev, prev)
 			l.next[prev] = int32(p)
@@ -156,7 +199,8 @@ func lexicalPages(st *Pages, qterms []lexical.Term, pool, nfb int) []lexical.Hit
 	cands := make([]int32, 0, 3*len(hits))
 	for _, h := range hits {
 		id := int32(h.ID)
-		for _, c := range [3]int32{id, st.links.prev[id], st.links.next[id]} {
+		prev, next := st.links.spanLinks(id)
+		for _, c := range [3]int32{id, prev, next} {
 			if c >= 0 {
 				cands = append(cands, c)
 			}
@@ -167,10 +211,11 @@ func lexicalPages(st *Pages, qterms []lexical.Term, pool, nfb int) []lexical.Hit
 	out := make([]lexical.Hit, 0, len(cands))
 	for _, c := range cands {
 		sc := base[c]
-		if p := st.links.prev[c]; p >= 0 {
+		p, n := st.links.spanLinks(c)
+		if p >= 0 {
 			sc += neighbourWeight * base[p]
 		}
-		if n := st.links.next[c]; n >= 0 {
+		if n >= 0 {
 			sc += neighbourWeight * base[n]
 		}
 		out = append(out, lexical.Hit{ID: int(c), Score: sc})

@@ -256,9 +256,10 @@ func coverage(st *Pages, qterms []lexical.Term, idf []float64, prefixShare float
 			own = said.held(st, h.ID, qterms, own)
 		}
 		cov := 0.0
+		prev, next := st.links.spanLinks(id)
 		for j := range qterms {
 			m := own[j]
-			for _, nb := range [2]int32{st.links.prev[id], st.links.next[id]} {
+			for _, nb := range [2]int32{prev, next} {
 				if nb >= 0 && m < 1 {
 					m = max(m, match(nb)[j])
 				}

@@ -82,30 +82,3 @@ func TestKeywordsHeld(t *testing.T) {
 		t.Errorf("InText(unrelated) = %q, want nil", got)
 	}
 }
-
-// TestNeighboursOnlyInDialogues: a page cut from a dialogue between named
-// people lends its score to the next page of the sitting (the answer may
-// run into it); a user–assistant exchange, whole in itself, does not.
-func TestNeighboursOnlyInDialogues(t *testing.T) {
-	st := sittingPages(t,
-		[][2]string{
-			{"Tim: I finally bought the walnut bookshelf.", "John: Where did it go?"},
-			{"Tim: Next to the window, it fits perfectly.", "John: Nice."},
-		},
-		[][2]string{
-			{"I finally bought the walnut bookshelf.", "Great choice: walnut ages well."},
-			{"Can you suggest a plant for the window?", "A snake plant needs little light."},
-		},
-	)
-	hits := lexicalPages(st, QueryTerms("walnut bookshelf"), RankPool, feedbackTerms)
-	score := map[int]float64{}
-	for _, h := range hits {
-		score[h.ID] = h.Score
-	}
-	if score[1] <= 0 {
-		t.Errorf("the dialogue page after the match scores %v, want a share of its neighbour's", score[1])
-	}
-	if score[3] > 0 {
-		t.Errorf("the assistant exchange after the match scores %v, want nothing borrowed", score[3])
-	}
-}

@@ -102,6 +102,11 @@ func Refine(st *Pages, query string, kterms []lexical.Term, now time.Time, hits 
 	if weighSpeaker(st, qterms, kterms, hits, member) {
 		SortHits(hits)
 	}
+	// An exchange a host stores is weighed by the side the query asks
+	// about (weighSide), as a dialogue's page by its named speaker.
+	if weighSide(st, query, qterms, kterms, hits) {
+		SortHits(hits)
+	}
 	// A question that asks for several items gets them from several
 	// sittings (spreadSittings); the best page keeps its place.
 	if list {

@@ -211,3 +211,120 @@ func hasName(side string, speakers ...string) bool {
 	}
 	return false
 }
+
+// The side of a host's exchange a query asks about (askedSide).
+const (
+	sideNone = iota
+	sideUser
+	sideAssistant
+)
+
+// askedSide says which side of an exchange a host stores answers the
+// query: the assistant's when the query asks what the assistant said or
+// made ("which game did you say…", "the script you wrote"), else the
+// user's when it speaks of the user in the first person ("What did I
+// buy?", "Can you suggest a hotel for my trip?"), else neither.
+func askedSide(query string) int {
+	words := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
+		return !unicode.IsLetter(r) && r != '\'' && r != '’'
+	})
+	first := false
+	for i, w := range words {
+		w = strings.ReplaceAll(w, "’", "'")
+		switch w {
+		case "you":
+			// "you said", "you once told", "did you say"; not a
+			// request ("can you suggest").
+			did := i > 0 && (words[i-1] == "did" || words[i-1] == "have" || words[i-1] == "had")
+			for _, n := range words[i+1 : min(len(words), i+3)] {
+				if v, ok := assistantVerbs()[n]; ok && (v || did) {
+					return sideAssistant
+				}
+			}
+		case "i", "my", "me", "mine", "myself", "i'm", "i've", "i'd", "i'll":
+			first = true
+		}
+	}
+	if first {
+		return sideUser
+	}
+	return sideNone
+}
+
+// assistantVerbs are the verbs of what an assistant said or made, as a
+// query asks about them after "you": true for a past form ("you said"),
+// false for a base form, which counts after "did", "have" or "had" ("did
+// you say").
+var assistantVerbs = sync.OnceValue(func() map[string]bool {
+	m := make(map[string]bool)
+	for _, w := range strings.Fields(`said told wrote written recommended suggested mentioned gave given listed
+		provided shared described explained named made created came offered proposed advised called`) {
+		m[w] = true
+	}
+	for _, w := range strings.Fields(`say tell write recommend suggest mention give list provide share
+		describe explain name make create come offer propose advise call`) {
+		m[w] = false
+	}
+	return m
+})
+
+// weighSide is the named speaker's step (weighSpeaker) for an exchange a
+// host stores, the user's message and the assistant's reply: when the
+// query asks about one side (askedSide), each such page's score is
+// multiplied by (1 − speakerWeight) + speakerWeight × the share of the
+// query (or of the host's keywords, the better) that side holds. "How
+// many bikes do I own?" is answered where the user says "I've got three
+// bikes", not where the assistant's advice on bike locks repeats the
+// word; "which game did you say…" where the assistant said it. Slices of
+// a dialogue between named people are left to weighSpeaker. It reports
+// whether it changed any score.
+func weighSide(st *Pages, query string, qterms, kterms []lexical.Term, hits []lexical.Hit) bool {
+	side := askedSide(query)
+	if len(qterms) == 0 || side == sideNone {
+		return false
+	}
+	idf, total := termIDF(st, qterms)
+	kidf, ktotal := termIDF(st, kterms)
+	if total == 0 {
+		return false
+	}
+	st.updateLinks()
+	held := make([]float64, len(qterms))
+	kheld := make([]float64, len(kterms))
+	changed := false
+	for i, h := range hits {
+		t := st.Turns[h.ID]
+		if st.links.dialogue[h.ID] || t.User == "" || t.Reply == "" {
+			continue
+		}
+		clear(held)
+		clear(kheld)
+		text := t.User
+		if side == sideAssistant {
+			text = t.Reply
+		}
+		lexical.Words(text, func(term, _ string) {
+			for j, q := range qterms {
+				held[j] = max(held[j], wordMatch(term, q.Text, 0.5, 0))
+			}
+			for j, q := range kterms {
+				kheld[j] = max(kheld[j], wordMatch(term, q.Text, 0.5, 0))
+			}
+		})
+		cov := 0.0
+		for j := range qterms {
+			cov += idf[j] * held[j]
+		}
+		cov /= total
+		if ktotal > 0 {
+			kc := 0.0
+			for j := range kterms {
+				kc += kidf[j] * kheld[j]
+			}
+			cov = max(cov, kc/ktotal)
+		}
+		hits[i].Score *= (1 - speakerWeight) + speakerWeight*cov
+		changed = true
+	}
+	return changed
+}

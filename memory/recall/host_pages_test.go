@@ -1,0 +1,71 @@
+package recall
+
+import (
+	"testing"
+	"time"
+)
+
+// TestNeighboursOnlyInDialogues: a page cut from a dialogue between named
+// people lends its score to the next page of the sitting (the answer may
+// run into it); a user–assistant exchange, whole in itself, does not.
+func TestNeighboursOnlyInDialogues(t *testing.T) {
+	st := sittingPages(t,
+		[][2]string{
+			{"Tim: I finally bought the walnut bookshelf.", "John: Where did it go?"},
+			{"Tim: Next to the window, it fits perfectly.", "John: Nice."},
+		},
+		[][2]string{
+			{"I finally bought the walnut bookshelf.", "Great choice: walnut ages well."},
+			{"Can you suggest a plant for the window?", "A snake plant needs little light."},
+		},
+	)
+	hits := lexicalPages(st, QueryTerms("walnut bookshelf"), RankPool, feedbackTerms)
+	score := map[int]float64{}
+	for _, h := range hits {
+		score[h.ID] = h.Score
+	}
+	if score[1] <= 0 {
+		t.Errorf("the dialogue page after the match scores %v, want a share of its neighbour's", score[1])
+	}
+	if score[3] > 0 {
+		t.Errorf("the assistant exchange after the match scores %v, want nothing borrowed", score[3])
+	}
+}
+
+func TestAskedSide(t *testing.T) {
+	tests := []struct {
+		query string
+		want  int
+	}{
+		{"How many bikes do I own?", sideUser},
+		{"Can you suggest a hotel for my upcoming trip to Miami?", sideUser},
+		{"Which traditional game did you say was often performed at powwows?", sideAssistant},
+		{"What was Andy wearing in the script you wrote for the comedy scene?", sideAssistant},
+		{"What did Caroline research?", sideNone},
+		{"When is the team offsite?", sideNone},
+	}
+	for _, tt := range tests {
+		if got := askedSide(tt.query); got != tt.want {
+			t.Errorf("askedSide(%q) = %d, want %d", tt.query, got, tt.want)
+		}
+	}
+}
+
+// TestWeighSideUsersWords: for a first-person question over exchanges a
+// host stores, the page where the user says the answer comes before the
+// one where the assistant's long advice repeats the question's word.
+func TestWeighSideUsersWords(t *testing.T) {
+	st := sittingPages(t,
+		[][2]string{{"Which lock should I get?", "For bikes, a U-lock is best: register your bikes and own a second lock."}},
+		[][2]string{{"By the way, I own three bikes: a road, a mountain and a commuter one.", "That covers every ride."}},
+		[][2]string{{"What should I cook tonight?", "A lentil curry."}},
+		[][2]string{{"How do I fix a flaky test?", "Remove the sleep and wait on the event."}},
+		[][2]string{{"Suggest a podcast about history.", "Try one on the Romans."}},
+	)
+	query := "How many bikes do I own?"
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	hits := Refine(st, query, nil, now, RankPages(st, query, nil, nil, 0, RankPool), 2)
+	if len(hits) != 2 || hits[0].ID != 1 {
+		t.Errorf("hits = %v, want the user's own statement (1) first", hits)
+	}
+}

@@ -12,7 +12,8 @@
 #   3. The container image, built from scratch with buildah and exported as
 #      OUTDIR/mnemo_VERSION_linux_ARCH_image.tar (OCI archive), checked with
 #      skopeo; where this machine can run containers, podman runs it and it
-#      answers initialize on stdio.
+#      answers initialize on stdio and mnemo doctor passes in it; /data's
+#      mode (0700) and owner are read from the image's layers.
 # Installs buildah, skopeo, podman and runc from Debian's packages when
 # missing. Needs Go, node/npm, python3 and the Go module proxy.
 set -euo pipefail
@@ -138,7 +139,11 @@ npm_config_cache=$WORK/npm-cache npx --offline -y "${TGZ[@]/#/--package=}" -- mn
 say "container image: buildah from scratch, OCI archive"
 IMAGE_ARCHIVE=$OUT/mnemo_${VERSION}_linux_${GOARCH}_image.tar
 CTX=$WORK/image
-mkdir -p "$CTX/data"
+# /data is private to the image's user, as mnemo doctor wants the memory
+# (issue 41, low 9); /tmp is the usual sticky, world-writable one.
+mkdir -p "$CTX/rootfs/data" "$CTX/rootfs/tmp"
+chmod 0700 "$CTX/rootfs/data"
+chmod 1777 "$CTX/rootfs/tmp"
 cp "$OUT/dist/mnemo_linux_${GOARCH}"*/mnemo "$CTX/mnemo"
 if [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then
 	cp /etc/ssl/certs/ca-certificates.crt "$CTX/"
@@ -163,6 +168,31 @@ assert "MNEMO_DATA_DIR=/data" in cfg["Env"], cfg
 assert "/data" in cfg["Volumes"], cfg
 print("image config: user", cfg["User"], "entrypoint", cfg["Entrypoint"], "cmd", cfg["Cmd"], "volumes", list(cfg["Volumes"]))
 PY
+# The layers as shipped: /data is a directory of mode 0700 owned by the
+# image's user, /tmp 1777 (read from the OCI archive, so checked also where
+# containers cannot run).
+python3 - "$IMAGE_ARCHIVE" <<'PY'
+import io, json, stat, sys, tarfile
+oci = tarfile.open(sys.argv[1])
+def blob(digest):
+    return oci.extractfile("blobs/" + digest.replace(":", "/")).read()
+index = json.loads(oci.extractfile("index.json").read())
+manifest = json.loads(blob(index["manifests"][0]["digest"]))
+seen = {}
+for layer in manifest["layers"]:
+    with tarfile.open(fileobj=io.BytesIO(blob(layer["digest"]))) as t:
+        for m in t.getmembers():
+            name = m.name.lstrip("./").rstrip("/")
+            if name in ("data", "tmp"):
+                seen[name] = m
+want = {"data": (0o700, 65532, 65532), "tmp": (0o1777, 65532, 65532)}
+for name, (mode, uid, gid) in want.items():
+    m = seen.get(name)
+    assert m is not None and m.isdir(), f"/{name} is not a directory in the image's layers"
+    got = (stat.S_IMODE(m.mode), m.uid, m.gid)
+    assert got == (mode, uid, gid), f"/{name}: mode {got[0]:04o} owner {got[1]}:{got[2]}, want {mode:04o} {uid}:{gid}"
+    print(f"image layer: /{name} mode {got[0]:04o} owner {got[1]}:{got[2]}")
+PY
 ls -l "$IMAGE_ARCHIVE" | awk '{printf "%10d  %s\n", $5, $NF}'
 
 say "container image: podman run -i (where this machine can run containers)"
@@ -181,6 +211,24 @@ fi
 if ((${#RUN[@]})); then
 	cat "$WORK/podman.out"
 	python3 .ci/mcp-stdio.py initialize --tools -- "${RUN[@]}" "localhost/mnemo:$VERSION"
+	# mnemo doctor passes in the image as shipped: on the anonymous volume
+	# of VOLUME /data, and on a named volume as the README runs it (issue
+	# 41, low 9: /data was 0755, and doctor failed on it).
+	"${RUN[@]}" "localhost/mnemo:$VERSION" doctor >"$WORK/doctor.out" 2>&1 || {
+		cat "$WORK/doctor.out" >&2
+		echo "mnemo doctor fails in the image (anonymous /data volume)" >&2
+		exit 1
+	}
+	grep -q 'mode 0700' "$WORK/doctor.out"
+	VOL=mnemo-smoke-$$
+	"${RUN[@]}" -v "$VOL:/data" "localhost/mnemo:$VERSION" doctor >"$WORK/doctor-volume.out" 2>&1 || {
+		cat "$WORK/doctor-volume.out" >&2
+		echo "mnemo doctor fails in the image (named volume $VOL:/data)" >&2
+		podman "${STORE[@]}" volume rm -f "$VOL" >/dev/null 2>&1 || true
+		exit 1
+	}
+	podman "${STORE[@]}" volume rm -f "$VOL" >/dev/null
+	echo "mnemo doctor in the image: all checks passed (anonymous and named /data volumes)"
 fi
 
 say "done: $OUT"

@@ -222,6 +222,10 @@ func fileValue(s *setting, raw json.RawMessage) (string, error) {
 		if s.boolean {
 			return strconv.FormatBool(x), nil
 		}
+	case []any:
+		if s.list {
+			return listValue(x, raw)
+		}
 	}
 	if s.numeric {
 		return "", fmt.Errorf("must be a JSON number, got %s", raw)
@@ -229,7 +233,24 @@ func fileValue(s *setting, raw json.RawMessage) (string, error) {
 	if s.secret {
 		return "", errors.New("must be a JSON string")
 	}
+	if s.list {
+		return "", fmt.Errorf("must be a JSON array of strings or one comma-separated string, got %s", raw)
+	}
 	return "", fmt.Errorf("must be a JSON string, got %s", raw)
+}
+
+// listValue is a JSON array of strings as the comma-separated text a list
+// setting parses.
+func listValue(items []any, raw json.RawMessage) (string, error) {
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		v, ok := it.(string)
+		if !ok || strings.Contains(v, ",") {
+			return "", fmt.Errorf("must be a JSON array of strings without commas, like [\"10.0.0.5\", \"10.1.0.0/16\"], got %s", raw)
+		}
+		out = append(out, v)
+	}
+	return strings.Join(out, ","), nil
 }
 
 // suggest proposes the setting a mistyped key probably meant: the one

@@ -44,6 +44,8 @@ func TestConfigPrecedence(t *testing.T) {
 		{"data dir default", nil, nil, func(c *Config) (any, any) { return c.DataDir, defaultDirForTest("/home/maya") }},
 		{"data dir env", nil, env{"MNEMO_DATA_DIR": "/srv/mnemo"}, func(c *Config) (any, any) { return c.DataDir, filepath.Clean("/srv/mnemo") }},
 		{"data dir tilde", []string{"--data-dir", "~/mem"}, nil, func(c *Config) (any, any) { return c.DataDir, filepath.Join("/home/maya", "mem") }},
+		{"trusted proxies from env", nil, env{"MNEMO_TRUSTED_PROXIES": " 10.0.0.5 , fd00::/8,"}, func(c *Config) (any, any) { return strings.Join(c.HTTP.TrustedProxies, "|"), "10.0.0.5|fd00::/8" }},
+		{"trusted proxies as a JSON array", []string{"--config", writeFile(t, `{"trusted_proxies": ["10.0.0.5", "10.1.0.0/16"]}`)}, nil, func(c *Config) (any, any) { return strings.Join(c.HTTP.TrustedProxies, "|"), "10.0.0.5|10.1.0.0/16" }},
 		{"origin recorded", []string{"--max-facts", "9"}, nil, func(c *Config) (any, any) { return c.origin["max_facts"], "flag --max-facts" }},
 	}
 	for _, tt := range tests {
@@ -99,6 +101,9 @@ func TestConfigErrors(t *testing.T) {
 		{"stray argument", []string{"serve", "now"}, nil, []string{`unexpected argument "now"`}},
 		{"unknown command", []string{"sever"}, nil, []string{`unknown command "sever"`}},
 		{"no home", nil, env{"HOME": ""}, []string{"MNEMO_DATA_DIR"}},
+		{"bad trusted proxy", nil, env{"MNEMO_TRUSTED_PROXIES": "10.0.0.1, proxy.example.com"}, []string{"trusted_proxies", "MNEMO_TRUSTED_PROXIES", `"proxy.example.com" is not an address or CIDR range`}},
+		{"bad trusted proxy range", []string{"--trusted-proxies", "10.0.0.0/33"}, nil, []string{"trusted_proxies", "flag --trusted-proxies", `"10.0.0.0/33"`}},
+		{"trusted proxies not strings", []string{"--config", writeFile(t, `{"trusted_proxies": [10]}`)}, nil, []string{"trusted_proxies", "JSON array of strings"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -71,6 +71,13 @@ func waitUntil(ctx context.Context, t *testing.T, what string, cond func() bool)
 // (host:port), round-robin, each request balanced on its own.
 func startBalancer(t *testing.T, ctx context.Context, addr string, backends ...string) {
 	t.Helper()
+	startBalancerWith(t, ctx, addr, "", backends...)
+}
+
+// startBalancerWith is startBalancer with more lines (each indented and
+// ending in a newline) in HAProxy's defaults section.
+func startBalancerWith(t *testing.T, ctx context.Context, addr, defaults string, backends ...string) {
+	t.Helper()
 	cfg := fmt.Sprintf(`global
     maxconn 256
 defaults
@@ -79,12 +86,12 @@ defaults
     timeout connect 5s
     timeout client 60s
     timeout server 60s
-frontend team
+%sfrontend team
     bind %s
     default_backend mnemo
 backend mnemo
     balance roundrobin
-`, addr)
+`, defaults, addr)
 	for i, b := range backends {
 		cfg += fmt.Sprintf("    server mnemo%d %s\n", i, b)
 	}

@@ -58,8 +58,11 @@ type HTTPConfig struct {
 	// AllowedHosts are more host names or origins allowed in Host and
 	// Origin.
 	AllowedHosts []string
-	TLSCertFile  string
-	TLSKeyFile   string
+	// TrustedProxies are the balancers whose X-Forwarded-For and
+	// Forwarded headers name the client.
+	TrustedProxies []string
+	TLSCertFile    string
+	TLSKeyFile     string
 	// OAuth resource server: the issuer whose JWTs are accepted.
 	OAuthIssuer     string
 	OAuthJWKSURL    string
@@ -446,6 +449,10 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 		return nil, err
 	}
 	origins.Setting = "the http_allowed_hosts setting (or make it http_public_url)"
+	proxies, err := httpauth.ParseTrustedProxies(hc.TrustedProxies)
+	if err != nil {
+		return nil, fmt.Errorf("setting trusted_proxies: %w", err)
+	}
 	guarded := http.NewServeMux()
 	if !opts.insecure {
 		md := httpauth.MetadataHandler(httpauth.ResourceMetadata{
@@ -467,7 +474,7 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 		root.Handle("/healthz", httpauth.Healthz())
 		root.Handle("/readyz", httpauth.Readyz(ready, log))
 		root.Handle("/", httpauth.CheckHostOrigin(origins)(guarded))
-		return httpauth.Chain(root, httpauth.AccessLog(log), httpauth.BodyDeadline(hc.readTimeout()))
+		return httpauth.Chain(root, httpauth.ClientAddresses(proxies), httpauth.AccessLog(log), httpauth.BodyDeadline(hc.readTimeout()))
 	}
 	return st, nil
 }

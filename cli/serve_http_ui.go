@@ -114,6 +114,7 @@ input{font:inherit;width:100%;padding:.5rem;box-sizing:border-box}button{font:in
 .err{color:#a00000}</style></head>
 <body><main><h1>mnemo memory viewer</h1>
 {{if .Failed}}<p class="err" role="alert">That token was not accepted: it is unknown, revoked or expired.</p>{{end}}
+{{if .Wait}}<p class="err" role="alert">{{.Busy}} Please wait {{.Wait}}, then try again.</p>{{end}}
 {{if .Unavailable}}<p class="err" role="alert">Memory is temporarily unavailable; nothing was changed. Your token was not checked: try again in a few seconds.</p>{{end}}
 <form method="post" action="{{.Action}}">
 <label for="token">Your access token</label>
@@ -162,6 +163,32 @@ func (l *uiLogin) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// refuseLogin answers a login refused by a limit (429, Retry-After
+// already set) with the login page, saying why and when to try again in
+// words a person reads: the header is not on the screen.
+func refuseLogin(busy string) func(w http.ResponseWriter, r *http.Request, retry time.Duration) {
+	return func(w http.ResponseWriter, r *http.Request, retry time.Duration) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusTooManyRequests)
+		uiLoginPage().Execute(w, map[string]any{"Action": uiPath + "/login", "Busy": busy, "Wait": waitText(retry)})
+	}
+}
+
+// waitText is retry in words: "1 second", "6 seconds", "2 minutes".
+func waitText(retry time.Duration) string {
+	secs := max(1, int(retry.Round(time.Second)/time.Second))
+	switch {
+	case secs == 1:
+		return "1 second"
+	case secs < 120:
+		return strconv.Itoa(secs) + " seconds"
+	}
+	return strconv.Itoa((secs+59)/60) + " minutes"
+}
+
 // logoutPath is where the viewer's log-out button posts: nowhere without
 // authentication.
 func logoutPath(l *uiLogin) string {
@@ -206,11 +233,14 @@ func mountUI(mux *http.ServeMux, svc *engine.Service, store memory.Store, cfg *C
 	if err != nil {
 		return err
 	}
-	// Tokens tried on the login form are limited per client address, as
-	// /mcp limits each credential: guessing goes no faster than this.
+	// Tokens tried on the login form are limited per client address (the
+	// one a trusted proxy reports, see trusted_proxies), as /mcp limits
+	// each credential: guessing goes no faster than this.
 	tries := httpauth.Chain(http.HandlerFunc(login.handleLogin),
-		httpauth.LimitConcurrent(httpauth.ConcurrencyOptions{Max: uiLoginConcurrent}),
-		httpauth.RateLimit(httpauth.RateOptions{Rate: uiLoginRate, Burst: uiLoginBurst}))
+		httpauth.LimitConcurrent(httpauth.ConcurrencyOptions{Max: uiLoginConcurrent,
+			Refuse: refuseLogin("Too many logins from your address are still being sent.")}),
+		httpauth.RateLimit(httpauth.RateOptions{Rate: uiLoginRate, Burst: uiLoginBurst,
+			Refuse: refuseLogin("Too many tries to log in from your address.")}))
 	mux.HandleFunc(uiPath+"/login", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			tries.ServeHTTP(w, r)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mnemo-mcp/mnemo/cli/httpauth"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/postgres"
 	"github.com/mnemo-mcp/mnemo/memory/redact"
@@ -35,6 +36,7 @@ type setting struct {
 	mask    func(string) string
 	numeric bool // the config file must give a JSON number, else a string
 	boolean bool // the config file may give true or false
+	list    bool // the config file may give a JSON array of strings
 	set     func(c *Config, raw string) error
 	get     func(c *Config) string
 }
@@ -155,7 +157,7 @@ var settings = []setting{
 
 	textSetting(groupHTTP, "http_public_url", "URL", func(c *Config) *string { return &c.HTTP.PublicURL }, checkResourceURL,
 		"URL clients reach the MCP endpoint by, e.g. https://memory.example.com/mcp behind a proxy: the OAuth resource (token audience) and an allowed Host and Origin. Empty means http(s)://ADDR/mcp of the listen address."),
-	listSetting(groupHTTP, "http_allowed_hosts", "HOSTS", func(c *Config) *[]string { return &c.HTTP.AllowedHosts },
+	listSetting(groupHTTP, "http_allowed_hosts", "HOSTS", func(c *Config) *[]string { return &c.HTTP.AllowedHosts }, nil,
 		"More host names (or origins like https://app.example.com) requests may name in Host or Origin, comma-separated; the listen address and http_public_url are always allowed."),
 	textSetting(groupHTTP, "tls_cert_file", "FILE", func(c *Config) *string { return &c.HTTP.TLSCertFile }, nil,
 		"PEM certificate chain; with tls_key_file, serve --http speaks HTTPS."),
@@ -175,6 +177,8 @@ var settings = []setting{
 		"Largest request body accepted (413 above it)."),
 	durationSetting(groupHTTP, "http_read_timeout", func(c *Config) *time.Duration { return &c.HTTP.ReadTimeout }, time.Second, 10*time.Minute,
 		"Longest time a request's body may take to arrive, on /mcp and /ui alike (its header has at most 10s more); past it the connection is closed."),
+	listSetting(groupHTTP, "trusted_proxies", "ADDRS", func(c *Config) *[]string { return &c.HTTP.TrustedProxies }, checkTrustedProxies,
+		"Addresses or CIDR ranges (comma-separated, e.g. 10.0.0.5,10.1.0.0/16) of the balancers in front of serve --http. Only for a request whose connecting address is one of them, the client is taken from X-Forwarded-For (the right-most address that is not a listed proxy) or Forwarded: for=, and the viewer's login limits count by that client; from any other address those headers are ignored. Empty: every request's client is its connecting address."),
 	floatSetting(groupHTTP, "http_rate", func(c *Config) *float64 { return &c.HTTP.Rate }, 0.01, 100000,
 		"Requests per second each token may make, sustained (429 with Retry-After above it)."),
 	intSetting(groupHTTP, "http_burst", func(c *Config) *int { return &c.HTTP.Burst }, 1, 100000,
@@ -230,14 +234,21 @@ func int64Setting(group, name string, field func(*Config) *int64, lo, hi int64, 
 	}
 }
 
-// listSetting is a comma-separated list; empty items are dropped.
-func listSetting(group, name, kind string, field func(*Config) *[]string, doc string) setting {
-	return setting{name: name, group: group, kind: kind, doc: doc,
+// listSetting is a comma-separated list (in the config file also a JSON
+// array of strings); empty items are dropped. check, when set, refuses a
+// list, which then changes nothing.
+func listSetting(group, name, kind string, field func(*Config) *[]string, check func([]string) error, doc string) setting {
+	return setting{name: name, group: group, kind: kind, doc: doc, list: true,
 		set: func(c *Config, raw string) error {
 			var out []string
 			for item := range strings.SplitSeq(raw, ",") {
 				if item = strings.TrimSpace(item); item != "" {
 					out = append(out, item)
+				}
+			}
+			if check != nil {
+				if err := check(out); err != nil {
+					return err
 				}
 			}
 			*field(c) = out
@@ -400,6 +411,11 @@ func secretSetting(s setting) setting {
 
 func checkID(field string) func(string) error {
 	return func(v string) error { return memory.ValidateID(field, v) }
+}
+
+func checkTrustedProxies(v []string) error {
+	_, err := httpauth.ParseTrustedProxies(v)
+	return err
 }
 
 func checkNonEmpty(v string) error {

@@ -50,9 +50,47 @@ func (e *InputError) Error() string {
 // Is reports whether target is ErrInvalidInput.
 func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
 
-// Invalid builds an InputError for field with a formatted message.
+// Invalid builds an InputError for field with a formatted message. A
+// string argument longer than MaxEchoBytes is shown by its start and its
+// length (see Echo): an error never quotes a big argument back.
 func Invalid(field, format string, args ...any) error {
+	for i, a := range args {
+		if s, ok := a.(string); ok && len(s) > MaxEchoBytes {
+			args[i] = Echo(s)
+		}
+	}
 	return &InputError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// MaxEchoBytes is the longest argument an error message quotes whole.
+const MaxEchoBytes = 256
+
+// echoRunes is how much of a longer one it shows.
+const echoRunes = 48
+
+// Echo is s as an error message may quote it: whole up to MaxEchoBytes,
+// else its first 48 characters and its length, with %s, %v and %q alike
+// ("abc…" (204800 bytes) under %q).
+func Echo(s string) fmt.Formatter { return echo(s) }
+
+type echo string
+
+// Format implements fmt.Formatter.
+func (e echo) Format(f fmt.State, verb rune) {
+	s := string(e)
+	if len(s) <= MaxEchoBytes {
+		fmt.Fprintf(f, fmt.FormatString(f, verb), s)
+		return
+	}
+	head := []rune(s)
+	if len(head) > echoRunes {
+		head = head[:echoRunes]
+	}
+	if verb == 'q' {
+		fmt.Fprintf(f, "%q… (%d bytes)", string(head), len(s))
+		return
+	}
+	fmt.Fprintf(f, "%s… (%d bytes)", string(head), len(s))
 }
 
 // NotFoundError is an ErrNotFound with a message for the model: what is

@@ -12,6 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/mnemo-mcp/mnemo/memory"
 )
 
 // maxProblems bounds the problems listed in one validation message.
@@ -160,9 +162,9 @@ func (v *validator) describe(u jsonschema.OutputUnit) []string {
 		return []string{fmt.Sprintf("%s: is %d characters long; use at most %d", at, k.Got, k.Want)}
 	case *kind.Pattern:
 		if k.Want == idPattern {
-			return []string{fmt.Sprintf("%s: %q has characters other than letters a-z A-Z, digits, '.', '_' and '-'", at, k.Got)}
+			return []string{fmt.Sprintf("%s: %q has characters other than letters a-z A-Z, digits, '.', '_' and '-'", at, memory.Echo(k.Got))}
 		}
-		return []string{fmt.Sprintf("%s: %q does not match %s", at, k.Got, k.Want)}
+		return []string{fmt.Sprintf("%s: %q does not match %s", at, memory.Echo(k.Got), k.Want)}
 	}
 	if at == "" {
 		at = "arguments"

@@ -44,6 +44,9 @@ func AccessLog(logger *slog.Logger) func(http.Handler) http.Handler {
 				slog.Duration("duration", time.Since(start)),
 				slog.String("remote", r.RemoteAddr),
 			}
+			if c := ClientAddr(r); c != connAddr(r) {
+				attrs = append(attrs, slog.String("client", c))
+			}
 			if note.ok {
 				attrs = append(attrs,
 					slog.String("user", note.id.User),

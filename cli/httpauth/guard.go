@@ -349,6 +349,10 @@ type RateOptions struct {
 	// MaxKeys bounds how many credentials are tracked; default 10,000.
 	// Full buckets are forgotten first when the bound is reached.
 	MaxKeys int
+	// Refuse answers a request over the limit; nil answers 429 in text.
+	// It is given the time to suggest (whole seconds), already set in
+	// Retry-After.
+	Refuse func(w http.ResponseWriter, r *http.Request, retry time.Duration)
 }
 
 // RateLimit returns middleware that limits each credential (the
@@ -365,22 +369,18 @@ func RateLimit(opts RateOptions) func(http.Handler) http.Handler {
 			}
 			if wait := l.take(key); wait > 0 {
 				dropBody(w, r)
-				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+				secs := int(math.Ceil(wait.Seconds()))
+				w.Header().Set("Retry-After", strconv.Itoa(secs))
+				if opts.Refuse != nil {
+					opts.Refuse(w, r, time.Duration(secs)*time.Second)
+					return
+				}
 				http.Error(w, "too many requests: slow down and retry after the time in Retry-After", http.StatusTooManyRequests)
 				return
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
-}
-
-// ClientAddr is the address of the client r comes from: the connecting
-// address, without its port.
-func ClientAddr(r *http.Request) string {
-	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return h
-	}
-	return r.RemoteAddr
 }
 
 // limiter holds one token bucket per key.

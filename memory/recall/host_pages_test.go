@@ -7,7 +7,9 @@ import (
 
 // TestNeighboursOnlyInDialogues: a page cut from a dialogue between named
 // people lends its score to the next page of the sitting (the answer may
-// run into it); a user–assistant exchange, whole in itself, does not.
+// run into it); an exchange a host stores, whole in itself, lends nothing
+// to a page that matches on its own, and one that matches nothing comes
+// along below it.
 func TestNeighboursOnlyInDialogues(t *testing.T) {
 	st := sittingPages(t,
 		[][2]string{
@@ -17,6 +19,7 @@ func TestNeighboursOnlyInDialogues(t *testing.T) {
 		[][2]string{
 			{"I finally bought the walnut bookshelf.", "Great choice: walnut ages well."},
 			{"Can you suggest a plant for the window?", "A snake plant needs little light."},
+			{"Should I oil the bookshelf?", "Once a year is enough."},
 		},
 	)
 	hits := lexicalPages(st, QueryTerms("walnut bookshelf"), RankPool, feedbackTerms)
@@ -27,8 +30,14 @@ func TestNeighboursOnlyInDialogues(t *testing.T) {
 	if score[1] <= 0 {
 		t.Errorf("the dialogue page after the match scores %v, want a share of its neighbour's", score[1])
 	}
-	if score[3] > 0 {
-		t.Errorf("the assistant exchange after the match scores %v, want nothing borrowed", score[3])
+	if score[3] <= 0 || score[3] >= score[2] {
+		t.Errorf("the unmatched exchange after the match scores %v, want it along below the match (%v)", score[3], score[2])
+	}
+	own := st.Index.SearchTerms(QueryTerms("walnut bookshelf"), RankPool, nil)
+	for _, h := range own {
+		if h.ID == 4 && score[4] > h.Score*1.5 {
+			t.Errorf("the matching exchange two after scores %v against its own %v: it borrowed from its neighbours", score[4], h.Score)
+		}
 	}
 }
 

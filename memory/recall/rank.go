@@ -199,8 +199,7 @@ func lexicalPages(st *Pages, qterms []lexical.Term, pool, nfb int) []lexical.Hit
 	cands := make([]int32, 0, 3*len(hits))
 	for _, h := range hits {
 		id := int32(h.ID)
-		prev, next := st.links.spanLinks(id)
-		for _, c := range [3]int32{id, prev, next} {
+		for _, c := range [3]int32{id, st.links.prev[id], st.links.next[id]} {
 			if c >= 0 {
 				cands = append(cands, c)
 			}
@@ -211,12 +210,24 @@ func lexicalPages(st *Pages, qterms []lexical.Term, pool, nfb int) []lexical.Hit
 	out := make([]lexical.Hit, 0, len(cands))
 	for _, c := range cands {
 		sc := base[c]
-		p, n := st.links.spanLinks(c)
-		if p >= 0 {
-			sc += neighbourWeight * base[p]
-		}
-		if n >= 0 {
-			sc += neighbourWeight * base[n]
+		if p, n := st.links.spanLinks(c); p >= 0 || n >= 0 {
+			if p >= 0 {
+				sc += neighbourWeight * base[p]
+			}
+			if n >= 0 {
+				sc += neighbourWeight * base[n]
+			}
+		} else if sc == 0 {
+			// An exchange a host stores borrows nothing from its
+			// neighbours, but one that matches nothing comes along
+			// after the exchange next to it ("Let me tell you about my
+			// garden" brings "I planted tomatoes"), below every page
+			// that matches.
+			for _, nb := range [2]int32{st.links.prev[c], st.links.next[c]} {
+				if nb >= 0 {
+					sc = max(sc, neighbourWeight*base[nb])
+				}
+			}
 		}
 		out = append(out, lexical.Hit{ID: int(c), Score: sc})
 	}

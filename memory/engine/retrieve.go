@@ -130,6 +130,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 		Budget:             maxTokens,
 		Query:              qterms,
 		Match:              recall.MatchTerms(&st.Pages, qterms),
+		Keywords:           recall.MatchTerms(&st.Pages, kterms),
 		PageNotes:          pageNotes,
 		RecentNotes:        recentNotes,
 		FactNotes:          factNotes,

@@ -53,6 +53,10 @@ type InjectionInput struct {
 	// matched on when the query names no speaker (MatchTerms); nil means
 	// Query.
 	Match []lexical.Term
+	// Keywords holds the host's keywords' words (MatchTerms of
+	// KeywordTerms): a long assistant reply is cut to the sentences
+	// holding them or Match's (excerpt).
+	Keywords []lexical.Term
 	// PageNotes, RecentNotes and FactNotes, when set, hold what is known
 	// of each page, recent turn and fact beyond its text (same index).
 	PageNotes   []ItemNote
@@ -210,6 +214,7 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 		match = in.Query
 	}
 	q.match = newTermSet(match, q.names)
+	q.cut = newTermSet(unionTerms(match, in.Keywords), q.names)
 	kept := shown[:0:0]
 	keptNotes := notes[:0:0]
 	// Each side's words are cut once (trimPhatic reads every sentence)
@@ -225,10 +230,10 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 		// An exchange that is only small talk on both sides says nothing.
 		var b [2]string
 		if u {
-			b[0] = q.body(p.User)
+			b[0] = q.body(p.User, false)
 		}
 		if r {
-			b[1] = q.body(p.Reply)
+			b[1] = q.body(p.Reply, true)
 		}
 		if b[0] != "" || b[1] != "" || notes[i].Correction {
 			kept = append(kept, p)
@@ -472,9 +477,12 @@ type quoter struct {
 	names map[string]bool
 	terms []lexical.Term
 	// named are the names the query names (namedSpeakers), match the
-	// words a side is matched on (quotedSides).
+	// words a side is matched on (quotedSides), cut those a long
+	// assistant reply is cut around (excerpt): match's and the host's
+	// keywords'.
 	named map[string]bool
 	match termSet
+	cut   termSet
 }
 
 // speakerNames returns the names that begin both sides of a page with two
@@ -511,9 +519,16 @@ func (q quoter) label(side, role string) (string, string) {
 	return role, side
 }
 
-// body returns the words of a side to quote, small talk cut (trimPhatic).
-func (q quoter) body(side string) string {
-	_, words := q.label(side, "")
+// body returns the words of a side to quote, small talk cut
+// (trimPhatic); reply says the side is the reply, which, when an
+// assistant (no speaker's name) said it at length, is cut to the
+// sentences that speak of what is asked (excerpt). A person's words
+// are never cut but for small talk.
+func (q quoter) body(side string, reply bool) string {
+	who, words := q.label(side, "")
+	if reply && who == "" {
+		words = excerpt(words, q.cut, excerptRunes)
+	}
 	return trimPhatic(words, q.terms)
 }
 

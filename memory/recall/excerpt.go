@@ -26,26 +26,31 @@ const cutMark = "…"
 // best first, as many as fit in maxRunes (at least one), quoted in the
 // order they were said, each run of sentences left out marked with
 // cutMark. When no sentence holds a word of set, the opening sentences
-// that fit are quoted.
-func excerpt(text string, set termSet, maxRunes int) string {
+// that fit are quoted. It also reports whether text holds a word of
+// match (termSet.holds), read in the same pass.
+func excerpt(text string, set, match termSet, maxRunes int) (string, bool) {
 	if utf8.RuneCountInString(text) <= maxRunes {
-		return text
+		return text, match.holds(text)
 	}
 	spans := sentenceSpans(text)
 	if len(spans) < 2 {
-		return text
+		return text, match.holds(text)
 	}
 	type sentence struct {
 		i, held, runes int
 	}
 	ss := make([]sentence, len(spans))
 	seen := make(map[string]bool)
+	holds := false
 	for i, sp := range spans {
 		clear(seen)
 		s := text[sp[0]:sp[1]]
 		lexical.AnyTerm(s, func(t []byte) bool {
 			if k, ok := set.key(t); ok && !seen[k] {
 				seen[k] = true
+			}
+			if !holds && len(match.terms) > 0 {
+				_, holds = match.key(t)
 			}
 			return false
 		})
@@ -89,7 +94,7 @@ func excerpt(text string, set termSet, maxRunes int) string {
 		sb.WriteString(strings.TrimSpace(text[spans[i][0]:spans[j][1]]))
 		i = j + 1
 	}
-	return sb.String()
+	return sb.String(), holds
 }
 
 // key returns the term of set that the analysed word t is, or the prefix

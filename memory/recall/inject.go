@@ -222,18 +222,19 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 	var bodies [][2]string
 	for i, p := range shown {
 		u, r := true, true
+		reply, replyHolds := q.replyBody(p.Reply)
 		if i >= wholePages && !notes[i].Correction {
 			// After the first pages, only the sides likely to hold
 			// the answer (quotedSides).
-			u, r = q.quotedSides(p)
+			u, r = q.sides(p, replyHolds)
 		}
 		// An exchange that is only small talk on both sides says nothing.
 		var b [2]string
 		if u {
-			b[0] = q.body(p.User, false)
+			b[0] = q.body(p.User)
 		}
 		if r {
-			b[1] = q.body(p.Reply, true)
+			b[1] = reply
 		}
 		if b[0] != "" || b[1] != "" || notes[i].Correction {
 			kept = append(kept, p)
@@ -519,17 +520,24 @@ func (q quoter) label(side, role string) (string, string) {
 	return role, side
 }
 
-// body returns the words of a side to quote, small talk cut
-// (trimPhatic); reply says the side is the reply, which, when an
-// assistant (no speaker's name) said it at length, is cut to the
-// sentences that speak of what is asked (excerpt). A person's words
-// are never cut but for small talk.
-func (q quoter) body(side string, reply bool) string {
-	who, words := q.label(side, "")
-	if reply && who == "" {
-		words = excerpt(words, q.cut, excerptRunes)
-	}
+// body returns the words of a side to quote, small talk cut (trimPhatic).
+func (q quoter) body(side string) string {
+	_, words := q.label(side, "")
 	return trimPhatic(words, q.terms)
+}
+
+// replyBody returns the words of a page's reply to quote, as body does,
+// and whether they hold a word of q.match (quotedSides); the reply is
+// read once for both. When an assistant (no speaker's name) said it at
+// length it is cut to the sentences that speak of what is asked
+// (excerpt). A person's words are never cut but for small talk.
+func (q quoter) replyBody(side string) (string, bool) {
+	who, words := q.label(side, "")
+	if who != "" {
+		return trimPhatic(words, q.terms), q.match.holds(words)
+	}
+	words, holds := excerpt(words, q.cut, q.match, excerptRunes)
+	return trimPhatic(words, q.terms), holds
 }
 
 // pageLine renders a page under its date line: its time of day when its

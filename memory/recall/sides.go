@@ -30,12 +30,19 @@ const wholePages = 1
 // one: the page was ranked for its neighbours or for words its text does
 // not show.
 func (q quoter) quotedSides(p memory.PageHit) (user, reply bool) {
+	_, rw := q.label(p.Reply, "")
+	return q.sides(p, q.match.holds(rw))
+}
+
+// sides is quotedSides when whether the reply holds a query word
+// (replyHolds) is known.
+func (q quoter) sides(p memory.PageHit, replyHolds bool) (user, reply bool) {
 	us, uw := q.label(p.User, "")
-	rs, rw := q.label(p.Reply, "")
+	rs, _ := q.label(p.Reply, "")
 	if len(q.named) > 0 {
 		return q.named[us], q.named[rs]
 	}
-	user, reply = q.match.holds(uw), q.match.holds(rw)
+	user, reply = q.match.holds(uw), replyHolds
 	if !user && !reply {
 		return true, true
 	}

@@ -226,7 +226,7 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 		if i >= wholePages && !notes[i].Correction {
 			// After the first pages, only the sides likely to hold
 			// the answer (quotedSides).
-			u, r = q.sides(p, replyHolds)
+			u, r = q.quotedSides(p, replyHolds)
 		}
 		// An exchange that is only small talk on both sides says nothing.
 		var b [2]string

@@ -28,15 +28,9 @@ const wholePages = 1
 // MatchTerms) and the answer to a matching question (with an assistant,
 // what it suggested or said it would do), or both when neither holds
 // one: the page was ranked for its neighbours or for words its text does
-// not show.
-func (q quoter) quotedSides(p memory.PageHit) (user, reply bool) {
-	_, rw := q.label(p.Reply, "")
-	return q.sides(p, q.match.holds(rw))
-}
-
-// sides is quotedSides when whether the reply holds a query word
-// (replyHolds) is known.
-func (q quoter) sides(p memory.PageHit, replyHolds bool) (user, reply bool) {
+// not show. replyHolds says whether the reply holds one of those words,
+// read with its excerpt (replyBody).
+func (q quoter) quotedSides(p memory.PageHit, replyHolds bool) (user, reply bool) {
 	us, uw := q.label(p.User, "")
 	rs, _ := q.label(p.Reply, "")
 	if len(q.named) > 0 {

@@ -73,6 +73,12 @@ func TestInjectionCutsLongReplies(t *testing.T) {
 			want:  []string{`User: "` + longAnswer + `"`},
 		},
 		{
+			name:  "a named person's long turn is not cut, the other side unnamed",
+			query: "Which tram runs to the castle?",
+			page:  page("What should I see in Portugal?", "John: "+longAnswer),
+			want:  []string{`"John: ` + longAnswer + `"`},
+		},
+		{
 			name:  "a named person's long turn is not cut",
 			query: "Which tram runs to the castle?",
 			page:  page("Tim: What should I see in Portugal?", "John: "+longAnswer),

@@ -528,12 +528,15 @@ func (q quoter) body(side string) string {
 
 // replyBody returns the words of a page's reply to quote, as body does,
 // and whether they hold a word of q.match (quotedSides); the reply is
-// read once for both. When an assistant (no speaker's name) said it at
-// length it is cut to the sentences that speak of what is asked
-// (excerpt). A person's words are never cut but for small talk.
+// read once for both. When an assistant said it at length (it does not
+// begin with a speaker's name, SpeakerOf) it is cut to the sentences
+// that speak of what is asked (excerpt). A person's words are never cut
+// but for small talk.
 func (q quoter) replyBody(side string) (string, bool) {
-	who, words := q.label(side, "")
-	if who != "" {
+	_, words := q.label(side, "")
+	if SpeakerOf(side) != "" {
+		// A person's turn ("Name: …"), whether or not the name is
+		// shown.
 		return trimPhatic(words, q.terms), q.match.holds(words)
 	}
 	words, holds := excerpt(words, q.cut, q.match, excerptRunes)

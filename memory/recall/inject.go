@@ -136,8 +136,9 @@ type injItem struct {
 // pages, recent exchanges) and each is taken if it still fits. Pages below
 // the relevance floor (hidden) are not offered; after the first page
 // (wholePages) a page quotes only the sides likely to hold the answer
-// (quotedSides). Pages are shown grouped by
-// thread and day under one date line (dayGroups), the group of the best
+// (quotedSides), and a long assistant reply only its sentences that hold
+// the query's or the host's keywords' words (excerpt). Pages are shown
+// grouped by thread and day under one date line (dayGroups), the group of the best
 // page first, each group in time order. A fact about the same thing as a
 // later fact, page or recent exchange offered (sharing a query term) is
 // marked "earlier"; a fact or exchange in which the user corrected

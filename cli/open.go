@@ -154,6 +154,7 @@ func openService(cfg *Config, store memory.Store, log *slog.Logger, models bool,
 			if err := tokens.Load(); err != nil {
 				log.Error("cannot load the token encoding; token counts are estimated", "err", err)
 			}
+			engine.Prepare()
 		}()
 	}
 	return svc, nil

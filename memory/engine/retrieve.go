@@ -87,10 +87,16 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 			floor[i] = floor[i] || kfloor[i]
 		}
 	}
+	// The text draws on the pages a default retrieval lists
+	// (retrieval_queue_capacity): a host asking for more pages lengthens
+	// its list, not the text. LongMemEval's harness asks for 50; on its
+	// development half the text drew on up to 50 pages, filling the
+	// budget (README, injection section).
+	textPages := s.cfg.RetrievalQueueCapacity
 	pageNotes := make([]recall.ItemNote, len(hits))
 	for i, h := range hits {
 		pageNotes[i] = recall.TurnNote(&st.Pages, h.ID, qterms)
-		pageNotes[i].Hidden = !floor[i]
+		pageNotes[i].Hidden = !floor[i] || i >= textPages
 		pageNotes[i].Seq = h.ID
 	}
 	// A correction about what a shown page speaks of is shown too, even
@@ -130,6 +136,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 		Budget:             maxTokens,
 		Query:              qterms,
 		Match:              recall.MatchTerms(&st.Pages, qterms),
+		Keywords:           recall.MatchTerms(&st.Pages, kterms),
 		PageNotes:          pageNotes,
 		RecentNotes:        recentNotes,
 		FactNotes:          factNotes,

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +112,39 @@ func TestRelevanceFloor(t *testing.T) {
 	res, _ := s.Retrieve(t.Context(), memory.RetrieveRequest{Query: "What's a good sourdough bread recipe?"})
 	if len(res.Pages) == 0 {
 		t.Errorf("Retrieve() pages = none, want the ranked list kept below the floor")
+	}
+}
+
+// TestTextDrawsOnDefaultPages checks that a retrieval asking for more
+// pages than retrieval_queue_capacity lists them all but quotes in the
+// text only pages among the first retrieval_queue_capacity.
+func TestTextDrawsOnDefaultPages(t *testing.T) {
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	cfg := configWith(func(c *memory.Config) { c.RetrievalQueueCapacity = 3 })
+	s := newTestService(t, newMemStore(), cfg, WithClock(func() time.Time { return now }))
+	at := now.AddDate(0, -1, 0)
+	for i := range 8 {
+		req := memory.AddRequest{ThreadID: fmt.Sprintf("t%d", i), UserInput: fmt.Sprintf("My sourdough starter note number %d", i),
+			AgentResponse: "Keep it warm.", Timestamp: at.Format(time.RFC3339)}
+		if _, err := s.Add(t.Context(), req); err != nil {
+			t.Fatal(err)
+		}
+		at = at.Add(24 * time.Hour)
+	}
+	res, err := s.Retrieve(t.Context(), memory.RetrieveRequest{Query: "sourdough starter note", MaxResults: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pages) != 8 {
+		t.Fatalf("Retrieve() pages = %d, want 8", len(res.Pages))
+	}
+	quoted := strings.Count(res.Injection, "sourdough starter note number")
+	if quoted == 0 || quoted > 3 {
+		t.Errorf("Retrieve() text quotes %d pages, want 1 to 3:\n%s", quoted, res.Injection)
+	}
+	for _, p := range res.Pages[3:] {
+		if strings.Contains(res.Injection, p.User) {
+			t.Errorf("Retrieve() text quotes %q, ranked past the first 3", p.User)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/memory/recall"
 	"github.com/mnemo-mcp/mnemo/memory/update"
 )
 
@@ -264,3 +265,8 @@ func (s *Service) Preload(ctx context.Context, userID, agentName string) error {
 	s.ensureMidTerm(ctx, st)
 	return nil
 }
+
+// Prepare builds the word tables retrieval reads (recall.Prepare), which
+// the first retrieval would otherwise build: a server calls it in the
+// background at start.
+func Prepare() { recall.Prepare() }

@@ -344,3 +344,66 @@ func (ix *Index) DocWords(id int, fn func(term string)) {
 		}
 	}
 }
+
+// TermMemo holds a value for each word term of one Index, computed by of
+// from the term's text the first time a document holding it is read
+// (EachDocValue): a caller that asks the same question of the words of
+// many documents (which query terms does this word match?) asks it once
+// per distinct word, and reads the words of a document as term ids
+// rather than as text. The values stay valid while the index frees no
+// term (a freed term's id is given to another); after that the memo
+// starts again. It is not safe for concurrent use.
+type TermMemo[T any] struct {
+	of    func(term string) T
+	ix    *Index
+	freed uint64
+	vals  []T
+	state []termState
+}
+
+type termState uint8
+
+const (
+	termUnknown termState = iota
+	termWord
+	termPrefix
+)
+
+// NewTermMemo returns an empty memo of of's values.
+func NewTermMemo[T any](of func(term string) T) *TermMemo[T] {
+	return &TermMemo[T]{of: of}
+}
+
+// EachDocValue calls fn with the memo's value of each distinct word term
+// of document id (the terms DocWords gives, in the same order). It does
+// nothing if id is not indexed. fn must not call back into the index.
+func EachDocValue[T any](ix *Index, m *TermMemo[T], id int, fn func(T)) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if id < 0 || id >= len(ix.docs) || ix.docs[id].state != live {
+		return
+	}
+	if m.ix != ix || m.freed != ix.freed {
+		m.ix, m.freed = ix, ix.freed
+		clear(m.state)
+	}
+	if n := len(ix.lists); len(m.state) < n {
+		m.state = append(m.state, make([]termState, n-len(m.state))...)
+		m.vals = append(m.vals, make([]T, n-len(m.vals))...)
+	}
+	for _, tid := range ix.docs[id].terms {
+		switch m.state[tid] {
+		case termUnknown:
+			term := ix.lists[tid].term
+			if isPrefixTerm(term) {
+				m.state[tid] = termPrefix
+				continue
+			}
+			m.vals[tid] = m.of(term)
+			m.state[tid] = termWord
+		case termPrefix:
+			continue
+		}
+		fn(m.vals[tid])
+	}
+}

@@ -35,8 +35,16 @@ func Tokenize(text string) []string {
 	return out
 }
 
-// tokenizers holds pull tokenizers for AnyTerm, whose buffers are reused.
-var tokenizers = sync.Pool{New: func() any { return new(tokenizer) }}
+// tokenizers holds pull tokenizers for AnyTerm, whose buffers and stems
+// are reused.
+var tokenizers = sync.Pool{New: func() any { return &tokenizer{stems: make(map[string]string)} }}
+
+// maxStems bounds the words a pooled tokenizer remembers the stems of.
+// AnyTerm reads the same texts' words again and again (the injection
+// reads every sentence of each reply it quotes); stemming was three
+// quarters of its time on LongMemEval's long replies, and a few thousand
+// distinct words cover one history's replies.
+const maxStems = 1 << 12
 
 // AnyTerm reports whether fn holds for a term of text, taking the terms in
 // Tokenize's order and stopping at the first that does. The term is valid
@@ -81,6 +89,9 @@ type tokenizer struct {
 	word []byte // the current word or bigram, folded
 	cjk  []rune // the current CJK run
 	ci   int    // index in cjk of the next bigram's first rune
+	// stems, when not nil, remembers the stems of the words seen
+	// (stemmed).
+	stems map[string]string
 }
 
 func (t *tokenizer) reset(text string) {
@@ -247,9 +258,26 @@ func (t *tokenizer) finish(w []byte, plain bool) ([]byte, bool) {
 		return w, true
 	}
 	if plain {
-		t.word = stem(w)
+		t.word = t.stemmed(w)
 	}
 	return t.word, true
+}
+
+// stemmed returns stem(w), from t.stems when t has them.
+func (t *tokenizer) stemmed(w []byte) []byte {
+	if t.stems == nil {
+		return stem(w)
+	}
+	if s, ok := t.stems[string(w)]; ok {
+		return append(w[:0], s...)
+	}
+	word := string(w)
+	s := stem(w)
+	if len(t.stems) >= maxStems {
+		clear(t.stems)
+	}
+	t.stems[word] = string(s)
+	return s
 }
 
 // langSuffix returns "++" or "#" when they follow a one-letter word and end

@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -169,5 +170,35 @@ func TestAnyTerm(t *testing.T) {
 				t.Errorf("AnyTerm(%q) saw %q, want Tokenize's first %d terms %q", tc.text, seen, n, all[:n])
 			}
 		})
+	}
+}
+
+// TestAnyTermStemsAgain checks that the stems a pooled tokenizer
+// remembers give AnyTerm Tokenize's terms when it reads the same words
+// again, including stems that are exceptions or shorter than their word,
+// and after the memo filled and was emptied.
+func TestAnyTermStemsAgain(t *testing.T) {
+	texts := []string{
+		"Running stories of the deployment",
+		"The skies were dying, lying and tying; news of innings",
+		"Happily, the happiest generously generalised organizations",
+		"running RUNNING Running runs",
+	}
+	var many []string
+	for i := range maxStems + 10 {
+		many = append(many, fmt.Sprintf("walking%dx talks", i))
+	}
+	texts = append(texts, strings.Join(many, " "))
+	for round := range 3 {
+		for _, text := range texts {
+			var seen []string
+			AnyTerm(text, func(term []byte) bool {
+				seen = append(seen, string(term))
+				return false
+			})
+			if want := Tokenize(text); !slices.Equal(seen, want) {
+				t.Errorf("round %d: AnyTerm(%.40q) saw %q, want %q", round, text, seen, want)
+			}
+		}
 	}
 }

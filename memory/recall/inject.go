@@ -53,6 +53,10 @@ type InjectionInput struct {
 	// matched on when the query names no speaker (MatchTerms); nil means
 	// Query.
 	Match []lexical.Term
+	// Keywords holds the host's keywords' words (MatchTerms of
+	// KeywordTerms): a long assistant reply is cut to the sentences
+	// holding them or Match's (excerpt).
+	Keywords []lexical.Term
 	// PageNotes, RecentNotes and FactNotes, when set, hold what is known
 	// of each page, recent turn and fact beyond its text (same index).
 	PageNotes   []ItemNote
@@ -132,8 +136,9 @@ type injItem struct {
 // pages, recent exchanges) and each is taken if it still fits. Pages below
 // the relevance floor (hidden) are not offered; after the first page
 // (wholePages) a page quotes only the sides likely to hold the answer
-// (quotedSides). Pages are shown grouped by
-// thread and day under one date line (dayGroups), the group of the best
+// (quotedSides), and a long assistant reply only its sentences that hold
+// the query's or the host's keywords' words (excerpt). Pages are shown
+// grouped by thread and day under one date line (dayGroups), the group of the best
 // page first, each group in time order. A fact about the same thing as a
 // later fact, page or recent exchange offered (sharing a query term) is
 // marked "earlier"; a fact or exchange in which the user corrected
@@ -210,6 +215,7 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 		match = in.Query
 	}
 	q.match = newTermSet(match, q.names)
+	q.cut = newTermSet(unionTerms(match, in.Keywords), q.names)
 	kept := shown[:0:0]
 	keptNotes := notes[:0:0]
 	// Each side's words are cut once (trimPhatic reads every sentence)
@@ -217,10 +223,11 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 	var bodies [][2]string
 	for i, p := range shown {
 		u, r := true, true
+		reply, replyHolds := q.replyBody(p.Reply)
 		if i >= wholePages && !notes[i].Correction {
 			// After the first pages, only the sides likely to hold
 			// the answer (quotedSides).
-			u, r = q.quotedSides(p)
+			u, r = q.quotedSides(p, replyHolds)
 		}
 		// An exchange that is only small talk on both sides says nothing.
 		var b [2]string
@@ -228,7 +235,7 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 			b[0] = q.body(p.User)
 		}
 		if r {
-			b[1] = q.body(p.Reply)
+			b[1] = reply
 		}
 		if b[0] != "" || b[1] != "" || notes[i].Correction {
 			kept = append(kept, p)
@@ -472,9 +479,12 @@ type quoter struct {
 	names map[string]bool
 	terms []lexical.Term
 	// named are the names the query names (namedSpeakers), match the
-	// words a side is matched on (quotedSides).
+	// words a side is matched on (quotedSides), cut those a long
+	// assistant reply is cut around (excerpt): match's and the host's
+	// keywords'.
 	named map[string]bool
 	match termSet
+	cut   termSet
 }
 
 // speakerNames returns the names that begin both sides of a page with two
@@ -515,6 +525,23 @@ func (q quoter) label(side, role string) (string, string) {
 func (q quoter) body(side string) string {
 	_, words := q.label(side, "")
 	return trimPhatic(words, q.terms)
+}
+
+// replyBody returns the words of a page's reply to quote, as body does,
+// and whether they hold a word of q.match (quotedSides); the reply is
+// read once for both. When an assistant said it at length (it does not
+// begin with a speaker's name, SpeakerOf) it is cut to the sentences
+// that speak of what is asked (excerpt). A person's words are never cut
+// but for small talk.
+func (q quoter) replyBody(side string) (string, bool) {
+	_, words := q.label(side, "")
+	if SpeakerOf(side) != "" {
+		// A person's turn ("Name: …"), whether or not the name is
+		// shown.
+		return trimPhatic(words, q.terms), q.match.holds(words)
+	}
+	words, holds := excerpt(words, q.cut, q.match, excerptRunes)
+	return trimPhatic(words, q.terms), holds
 }
 
 // pageLine renders a page under its date line: its time of day when its

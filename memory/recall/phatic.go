@@ -96,10 +96,13 @@ func sentenceSpans(text string) [][2]int {
 	var out [][2]int
 	start := 0
 	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
 		next := i + size
 		end := next == len(text)
-		if r == '\n' || end || (strings.ContainsRune(".!?。！？", r) && unicode.IsSpace(firstRune(text[next:]))) {
+		if r == '\n' || end || (sentenceEnd(r) && unicode.IsSpace(firstRune(text[next:]))) {
 			if strings.TrimSpace(text[start:next]) != "" {
 				out = append(out, [2]int{start, next})
 			}
@@ -108,6 +111,17 @@ func sentenceSpans(text string) [][2]int {
 		i = next
 	}
 	return out
+}
+
+// sentenceEnd reports whether r is one of the marks that end a sentence
+// when a space follows: . ! ? 。 ！ ？ (a test per rune of every long
+// reply read: the ASCII ones are compared first).
+func sentenceEnd(r rune) bool {
+	switch r {
+	case '.', '!', '?', '。', '！', '？':
+		return true
+	}
+	return false
 }
 
 func firstRune(s string) rune {

@@ -439,9 +439,9 @@ func isCJKTerm(term string) bool {
 // isMember), the better of the two, or neither (0).
 func termMatch(st *Pages, p int, qterms []lexical.Term, prefixShare, memberShare float64) []float64 {
 	out := make([]float64, len(qterms))
-	st.Index.DocWords(p, func(term string) {
-		for j, q := range qterms {
-			out[j] = max(out[j], wordMatch(term, q.Text, prefixShare, memberShare))
+	st.matches.each(st.Index, p, qterms, prefixShare, memberShare, func(m []float64) {
+		for j, x := range m {
+			out[j] = max(out[j], x)
 		}
 	})
 	return out

@@ -28,14 +28,15 @@ const wholePages = 1
 // MatchTerms) and the answer to a matching question (with an assistant,
 // what it suggested or said it would do), or both when neither holds
 // one: the page was ranked for its neighbours or for words its text does
-// not show.
-func (q quoter) quotedSides(p memory.PageHit) (user, reply bool) {
+// not show. replyHolds says whether the reply holds one of those words,
+// read with its excerpt (replyBody).
+func (q quoter) quotedSides(p memory.PageHit, replyHolds bool) (user, reply bool) {
 	us, uw := q.label(p.User, "")
-	rs, rw := q.label(p.Reply, "")
+	rs, _ := q.label(p.Reply, "")
 	if len(q.named) > 0 {
 		return q.named[us], q.named[rs]
 	}
-	user, reply = q.match.holds(uw), q.match.holds(rw)
+	user, reply = q.match.holds(uw), replyHolds
 	if !user && !reply {
 		return true, true
 	}

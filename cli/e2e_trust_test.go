@@ -221,7 +221,9 @@ func TestE2ERedactionRule(t *testing.T) {
 		}
 	}
 	prose := []string{"sk-learn-compatible-estimator", "xoxo-see-you-tomorrow", "The secret: extra-virgin-olive-oil",
-		"my secret = always-preheat-the-oven", "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", "access_token = will-be-issued-tomorrow-morning"}
+		"my secret = always-preheat-the-oven", "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", "access_token = will-be-issued-tomorrow-morning",
+		// A snake_case name that begins like a mnemo token (issue 41, low 10).
+		"mnemo_redaction_false_positive_measurement"}
 	basic := "YWxpY2U6czNjcjN0LXB3" // alice:s3cr3t-pw
 	var added struct {
 		TurnIDs []string `json:"turn_ids"`

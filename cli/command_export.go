@@ -11,7 +11,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory"
 )
 
-// The mnemo export format: one JSON object (see README "Export format").
+// The mnemo export format: one JSON object (see docs/export.md).
 const (
 	exportFormat  = "mnemo-export"
 	exportVersion = 1

@@ -26,7 +26,7 @@ pending work and the model state, a preview of what retrieve_memory would
 inject, export, import and forgetting a whole memory. Changes made by a
 running server on the same data directory show up without a reload.
 The viewer answers on 127.0.0.1 only; the printed link logs in once, then a
-session cookie does. README "Memory viewer" says more.`
+session cookie does. docs/viewer.md says more.`
 
 // runUI is "mnemo ui": the memory viewer on loopback, behind a one-time
 // token exchanged for a session cookie.

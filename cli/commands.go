@@ -106,7 +106,7 @@ func init() {
 		{
 			name:     "export",
 			synopsis: []string{"export [--out FILE] [--user U [--agent A] | --all]"},
-			summary:  "Write memory as versioned JSON (README \"Export format\"); a user includes the user's agents.",
+			summary:  "Write memory as versioned JSON (docs/export.md); a user includes the user's agents.",
 			flags: []flagSpec{
 				{name: "out", value: "FILE", doc: "write to FILE (0600) instead of stdout"},
 				flagUser, flagAgent,

@@ -15,7 +15,7 @@ import (
 	"github.com/mnemo-mcp/mnemo/internal/testutil"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite the README settings table")
+var updateGolden = flag.Bool("update", false, "rewrite the settings table of docs/configuration.md")
 
 // env is a fake environment for run and loadConfig.
 type env map[string]string

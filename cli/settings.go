@@ -52,7 +52,7 @@ const (
 	groupLLM     = "LLM updater (an OpenAI-compatible endpoint; set llm_base_url or llm_api_key to enable extraction)"
 	groupEmbed   = "Vector retrieval (an OpenAI-compatible embeddings endpoint; set embedding_model to enable; without it ranking is lexical)"
 	groupProcess = "Process"
-	groupHTTP    = "HTTP server (mnemo serve --http; see README \"Run it for a team\")"
+	groupHTTP    = "HTTP server (mnemo serve --http; see docs/team.md)"
 )
 
 // settings is the one table behind flags, environment, config file, help
@@ -484,7 +484,7 @@ func (s *setting) flagText() string {
 	return "--" + s.flagName() + " " + s.kind
 }
 
-// settingsMarkdown is the README's configuration table.
+// settingsMarkdown is the configuration table of docs/configuration.md.
 func settingsMarkdown() string {
 	cell := strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;").Replace
 	var b strings.Builder

@@ -113,7 +113,7 @@ const MaxFlushTimeout = 50 * time.Second
 
 // DefaultEmbeddingFusionWeight is the default share of the vector ranking
 // in the fusion, measured on the LoCoMo development split (see the
-// README's vector retrieval section).
+// docs/retrieval.md, vector retrieval).
 const DefaultEmbeddingFusionWeight = 0.25
 
 // MaxEmbeddingPrefixBytes bounds embedding_query_prefix and

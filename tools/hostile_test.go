@@ -25,7 +25,7 @@ func nested(depth int) string {
 // directory byte for byte as it was, or safely accepted (stored as inert
 // data); either way the server keeps serving. The limits involved are the
 // settings max_message_bytes, max_messages, max_meta_data_bytes and
-// max_query_bytes (README settings table).
+// max_query_bytes (settings table of docs/configuration.md).
 func TestHostileInput(t *testing.T) {
 	e := newEnv(t)
 	var seeded memory.AddResult

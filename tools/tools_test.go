@@ -374,17 +374,17 @@ func TestAddMemoryDescriptionModes(t *testing.T) {
 	}
 }
 
-// TestREADMEAddMemoryArguments checks that the README's add_memory table
+// TestDocsAddMemoryArguments checks that docs/tools.md's add_memory table
 // documents every argument the tool takes (facts and idempotency_key
 // included): a host's developer reads it to know what to send.
-func TestREADMEAddMemoryArguments(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+func TestDocsAddMemoryArguments(t *testing.T) {
+	readme, err := os.ReadFile("../docs/tools.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, section, ok := strings.Cut(string(readme), "### `add_memory`")
 	if !ok {
-		t.Fatal("README.md has no add_memory section")
+		t.Fatal("docs/tools.md has no add_memory section")
 	}
 	section, _, _ = strings.Cut(section, "\n### ")
 	var rows []string
@@ -416,7 +416,7 @@ func TestREADMEAddMemoryArguments(t *testing.T) {
 			found = found || strings.Contains(cell, "`"+name+"`")
 		}
 		if !found {
-			t.Errorf("README's add_memory table lacks the argument %s", name)
+			t.Errorf("docs/tools.md's add_memory table lacks the argument %s", name)
 		}
 	}
 }

@@ -91,7 +91,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	// (retrieval_queue_capacity): a host asking for more pages lengthens
 	// its list, not the text. LongMemEval's harness asks for 50; on its
 	// development half the text drew on up to 50 pages, filling the
-	// budget (README, injection section).
+	// budget (docs/tools.md, the <memory> text).
 	textPages := s.cfg.RetrievalQueueCapacity
 	pageNotes := make([]recall.ItemNote, len(hits))
 	for i, h := range hits {

@@ -12,7 +12,7 @@ import (
 // word of a category the query names: "what outdoor activities…" also
 // searches hiking, surfing, camping… Members are one-way: a query about
 // surfing does not search "activity". Measured through the binary on
-// LoCoMo dev and REALTALK (README, retrieval section), at 0.15, 0.25, 0.3,
+// LoCoMo dev and REALTALK (docs/retrieval.md), at 0.15, 0.25, 0.3,
 // 0.4 and 0.6: every weight raised LoCoMo multi-hop R@10 (+0.008 to
 // +0.014) and REALTALK turn R@10 and nDCG@5; at 0.4 and above REALTALK
 // session all@10 fell (0.786 to 0.782), at 0.25 nothing fell on either set.

@@ -14,7 +14,7 @@ import (
 // then evidence from neighbours in the same sitting and from the sitting
 // as a whole. The values were chosen on the
 // LoCoMo development split as round figures from a coarse sweep (see the
-// README's retrieval section), not fitted to questions.
+// docs/retrieval.md), not fitted to questions.
 const (
 	// rankPool is how many BM25 candidates are re-ranked.
 	RankPool = 100

@@ -12,7 +12,7 @@ import (
 )
 
 // The last ranking steps, measured on the LoCoMo development split through
-// the binary (README, retrieval section); round figures, not fitted to
+// the binary (docs/retrieval.md); round figures, not fitted to
 // questions.
 const (
 	// windowBoost multiplies the score of a page whose time falls in a
@@ -323,7 +323,7 @@ func focus(st *Pages, qterms, kterms []lexical.Term, top []lexical.Hit, memberSh
 // ranked list but are not injected. Chosen on the everyday-questions suite
 // (tools/testdata/everyday.json: a gate of 0.2 of the best page's score
 // let unrelated questions through) and checked on LoCoMo dev and REALTALK
-// through the binary (README, injection section).
+// through the binary (docs/tools.md, the <memory> text).
 const (
 	// relevanceShare is the least share of the best page's score that a
 	// page holding minCoverage needs for any page to be shown: the gate.

@@ -13,7 +13,7 @@ import (
 // whole; each page after them quotes only the sides that are likely to
 // hold the answer (quotedSides), so that the tokens go to more pages
 // rather than to the other speaker's words. Measured on LoCoMo dev and
-// REALTALK through the binary (README, injection section): the speaker a
+// REALTALK through the binary (docs/tools.md, the <memory> text): the speaker a
 // question names says 0.95 of LoCoMo's evidence turns (0.86 of
 // REALTALK's); with the default pages and floor, quoting every page whole
 // costs 653 tokens mean on LoCoMo for 0.818 of the evidence, this 448 for

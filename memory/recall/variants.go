@@ -13,7 +13,7 @@ import (
 // with variantWeight of its weight, and its synonyms in a small table of
 // everyday words, with half that. The tables are written for this project
 // (not derived from a thesaurus). Measured through the binary on LoCoMo
-// dev and REALTALK (README, retrieval section): forms and synonyms each
+// dev and REALTALK (docs/retrieval.md): forms and synonyms each
 // raised R@5 and nDCG@5 on both sets; synonyms at the forms' weight cost
 // LoCoMo multi-hop 0.013, at half of it they gained on both. Joining and
 // splitting compounds changed nothing measurable and was left out.

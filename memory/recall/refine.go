@@ -137,18 +137,17 @@ func coverQuery(st *Pages, qterms, kterms []lexical.Term, hits []lexical.Hit, li
 	if len(qterms) < 2 && len(kterms) == 0 {
 		return false
 	}
-	idf := make([]float64, len(qterms))
-	for i, t := range qterms {
-		idf[i] = st.Index.IDF(t.Text)
-	}
-	var said *memberWords
-	if list {
-		named, _ := namedSpeaker(st, qterms, hits)
-		said = &memberWords{speaker: named}
-	}
-	cov := coverage(st, qterms, idf, 0.5, said, hits)
-	if len(qterms) < 2 {
-		cov = nil
+	// A query of one term is covered by every hit (it holds the term or
+	// its prefix): only the keywords' coverage can tell them apart.
+	var cov []float64
+	if len(qterms) >= 2 {
+		idf, _ := termIDF(st, qterms)
+		var said *memberWords
+		if list {
+			named, _ := namedSpeaker(st, qterms, hits)
+			said = &memberWords{speaker: named}
+		}
+		cov = coverage(st, qterms, idf, 0.5, said, hits)
 	}
 	if len(kterms) > 0 {
 		// The host's words are a second rendering of the question: a

@@ -115,13 +115,10 @@ func weighSpeaker(st *Pages, qterms, kterms []lexical.Term, hits []lexical.Hit, 
 	if named == "" || len(rest) == 0 {
 		return false
 	}
-	idf, total := termIDF(st, rest)
-	if total == 0 {
+	w := newSideWords(st, rest, kterms, memberShare)
+	if w.total == 0 {
 		return false
 	}
-	held := make([]float64, len(rest))
-	kidf, ktotal := termIDF(st, kterms)
-	kheld := make([]float64, len(kterms))
 	// For a list question, the terms of rest that name a category whose
 	// members are names (see nameCategories).
 	var byName []int
@@ -133,8 +130,7 @@ func weighSpeaker(st *Pages, qterms, kterms []lexical.Term, hits []lexical.Hit, 
 		}
 	}
 	for i, h := range hits {
-		clear(held)
-		clear(kheld)
+		w.reset()
 		t := st.Turns[h.ID]
 		for _, side := range [2]string{t.User, t.Reply} {
 			if SpeakerOf(side) != named {
@@ -142,33 +138,70 @@ func weighSpeaker(st *Pages, qterms, kterms []lexical.Term, hits []lexical.Hit, 
 			}
 			if len(byName) > 0 && hasName(side, SpeakerOf(t.User), SpeakerOf(t.Reply)) {
 				for _, j := range byName {
-					held[j] = 1
+					w.held[j] = 1
 				}
 			}
-			lexical.Words(side, func(term, _ string) {
-				for j, q := range rest {
-					held[j] = max(held[j], wordMatch(term, q.Text, 0.5, memberShare))
-				}
-				for j, q := range kterms {
-					kheld[j] = max(kheld[j], wordMatch(term, q.Text, 0.5, 0))
-				}
-			})
+			w.read(side)
 		}
-		cov := 0.0
-		for j := range rest {
-			cov += idf[j] * held[j]
-		}
-		cov /= total
-		if ktotal > 0 {
-			kc := 0.0
-			for j := range kterms {
-				kc += kidf[j] * kheld[j]
-			}
-			cov = max(cov, kc/ktotal)
-		}
-		hits[i].Score *= (1 - speakerWeight) + speakerWeight*cov
+		hits[i].Score *= (1 - speakerWeight) + speakerWeight*w.cover()
 	}
 	return true
+}
+
+// sideWords is how much of the query's terms (and of the host's
+// keywords) the words of one speaker's sides hold, for weighSpeaker and
+// weighSide.
+type sideWords struct {
+	terms, kterms []lexical.Term
+	idf, kidf     []float64
+	total, ktotal float64
+	held, kheld   []float64
+	memberShare   float64
+}
+
+func newSideWords(st *Pages, terms, kterms []lexical.Term, memberShare float64) *sideWords {
+	w := &sideWords{terms: terms, kterms: kterms, memberShare: memberShare,
+		held: make([]float64, len(terms)), kheld: make([]float64, len(kterms))}
+	w.idf, w.total = termIDF(st, terms)
+	w.kidf, w.ktotal = termIDF(st, kterms)
+	return w
+}
+
+// reset forgets the words read, for the next page.
+func (w *sideWords) reset() {
+	clear(w.held)
+	clear(w.kheld)
+}
+
+// read counts the words of one side (a prefix match half, a member of a
+// category term memberShare; keywords by word and prefix).
+func (w *sideWords) read(side string) {
+	lexical.Words(side, func(term, _ string) {
+		for j, q := range w.terms {
+			w.held[j] = max(w.held[j], wordMatch(term, q.Text, 0.5, w.memberShare))
+		}
+		for j, q := range w.kterms {
+			w.kheld[j] = max(w.kheld[j], wordMatch(term, q.Text, 0.5, 0))
+		}
+	})
+}
+
+// cover is the IDF-weighted share of the terms the sides read hold, or of
+// the keywords, the better.
+func (w *sideWords) cover() float64 {
+	cov := 0.0
+	for j := range w.terms {
+		cov += w.idf[j] * w.held[j]
+	}
+	cov /= w.total
+	if w.ktotal > 0 {
+		kc := 0.0
+		for j := range w.kterms {
+			kc += w.kidf[j] * w.kheld[j]
+		}
+		cov = max(cov, kc/w.ktotal)
+	}
+	return cov
 }
 
 // nameCategories are the analysed category nouns whose members are mostly
@@ -283,47 +316,24 @@ func weighSide(st *Pages, query string, qterms, kterms []lexical.Term, hits []le
 	if len(qterms) == 0 || side == sideNone {
 		return false
 	}
-	idf, total := termIDF(st, qterms)
-	kidf, ktotal := termIDF(st, kterms)
-	if total == 0 {
+	w := newSideWords(st, qterms, kterms, 0)
+	if w.total == 0 {
 		return false
 	}
 	st.updateLinks()
-	held := make([]float64, len(qterms))
-	kheld := make([]float64, len(kterms))
 	changed := false
 	for i, h := range hits {
 		t := st.Turns[h.ID]
 		if st.links.dialogue[h.ID] || t.User == "" || t.Reply == "" {
 			continue
 		}
-		clear(held)
-		clear(kheld)
-		text := t.User
+		w.reset()
 		if side == sideAssistant {
-			text = t.Reply
+			w.read(t.Reply)
+		} else {
+			w.read(t.User)
 		}
-		lexical.Words(text, func(term, _ string) {
-			for j, q := range qterms {
-				held[j] = max(held[j], wordMatch(term, q.Text, 0.5, 0))
-			}
-			for j, q := range kterms {
-				kheld[j] = max(kheld[j], wordMatch(term, q.Text, 0.5, 0))
-			}
-		})
-		cov := 0.0
-		for j := range qterms {
-			cov += idf[j] * held[j]
-		}
-		cov /= total
-		if ktotal > 0 {
-			kc := 0.0
-			for j := range kterms {
-				kc += kidf[j] * kheld[j]
-			}
-			cov = max(cov, kc/ktotal)
-		}
-		hits[i].Score *= (1 - speakerWeight) + speakerWeight*cov
+		hits[i].Score *= (1 - speakerWeight) + speakerWeight*w.cover()
 		changed = true
 	}
 	return changed

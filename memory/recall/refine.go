@@ -192,6 +192,26 @@ type memberWords struct {
 // category term a member of which p's words say (see memberWords), and
 // returns it (a copy when changed).
 func (w *memberWords) held(st *Pages, p int, qterms []lexical.Term, m []float64) []float64 {
+	if w.speaker == "" {
+		// Both sides are read: their words are the index's words of
+		// the page (Tokenize of its text), and reading the text again
+		// would find the same members.
+		var out []float64
+		st.Index.DocWords(p, func(term string) {
+			for j, q := range qterms {
+				if m[j] < 1 && (out == nil || out[j] < 1) && isMember(q.Text, term) {
+					if out == nil {
+						out = slices.Clone(m)
+					}
+					out[j] = 1
+				}
+			}
+		})
+		if out == nil {
+			return m
+		}
+		return out
+	}
 	// Reading the text costs more than the index's words: only a page
 	// whose words hold a member of a term it lacks is read.
 	some := false

@@ -2,7 +2,7 @@
 // assemble.mjs builds the MCP Bundles of a release from GoReleaser's dist
 // directory: one mnemo-OS-ARCH.mcpb per platform, the binary server type
 // with mcpb/manifest.json at the release's version, validated and packed
-// with the pinned @anthropic-ai/mcpb CLI.
+// with the @anthropic-ai/mcpb CLI pinned in mcpb/package.json.
 //
 //   node mcpb/assemble.mjs DIST OUT [host|all]
 //
@@ -16,10 +16,10 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, w
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-// The mcpb CLI, pinned: 2.1.2 writes and validates manifest_version 0.4.
-export const MCPB = "@anthropic-ai/mcpb@2.1.2";
-
 const here = dirname(fileURLToPath(import.meta.url));
+// The mcpb CLI pinned in mcpb/package.json (2.1.2 writes and validates
+// manifest_version 0.4), installed with npm install --prefix mcpb.
+const mcpbCLI = join(here, "node_modules", "@anthropic-ai", "mcpb", "dist", "cli", "cli.js");
 const root = resolve(here, "..");
 // Node's platform names, which the manifest's compatibility uses.
 const hostOS = { linux: "linux", darwin: "darwin", windows: "win32" };
@@ -48,7 +48,11 @@ if (!/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version || "")) {
 const binaries = readJSON(join(dist, "artifacts.json")).filter((a) => a.type === "Binary");
 const template = readJSON(join(here, "manifest.json"));
 
-const mcpb = (...args) => execFileSync("npx", ["-y", MCPB, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+if (!existsSync(mcpbCLI)) {
+  die(`the mcpb CLI is not installed (${mcpbCLI}); run: npm install --prefix mcpb`);
+}
+const mcpb = (...args) =>
+  execFileSync(process.execPath, [mcpbCLI, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
 
 const bundlesDir = join(out, "bundles");
 rmSync(bundlesDir, { recursive: true, force: true });

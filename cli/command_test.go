@@ -212,3 +212,25 @@ func TestInvokedName(t *testing.T) {
 		}
 	}
 }
+
+// TestProgWriter: the quoted commands of a message are rewritten for the
+// way mnemo was run, and nothing else is.
+func TestProgWriter(t *testing.T) {
+	const npx = "npx -y @mnemo-mcp/mnemo"
+	for _, tt := range []struct {
+		prog, in, want string
+	}{
+		{npx, "run 'mnemo help' for usage\n", "run '" + npx + " help' for usage\n"},
+		{npx, "'mnemo show --user a' and 'mnemo search --user a Q'\n", "'" + npx + " show --user a' and '" + npx + " search --user a Q'\n"},
+		{npx, "mnemo setup: the memory of mnemo is kept\n", "mnemo setup: the memory of mnemo is kept\n"},
+		{npx, "'mnemo' alone, 'mnemonic '\n", "'mnemo' alone, 'mnemonic '\n"},
+		{"mnemo", "run 'mnemo help'\n", "run 'mnemo help'\n"},
+	} {
+		var b strings.Builder
+		w := withProg(withProg(&b, tt.prog), tt.prog)
+		n, err := w.Write([]byte(tt.in))
+		if err != nil || n != len(tt.in) || b.String() != tt.want {
+			t.Errorf("Write(%q) = %d, %v, wrote %q; want %d and %q", tt.in, n, err, b.String(), len(tt.in), tt.want)
+		}
+	}
+}

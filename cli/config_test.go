@@ -144,7 +144,7 @@ func TestSecretNeverPrinted(t *testing.T) {
 
 func TestHelpListsEverySetting(t *testing.T) {
 	// demo's own help lists the settings too: they are what it takes.
-	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"serve", "--help"}, {"help", "serve"}, {"demo", "-help"}} {
+	for _, args := range [][]string{{"help", "all"}, {"serve", "--help"}, {"help", "serve"}, {"demo", "-help"}} {
 		var stdout, stderr bytes.Buffer
 		if code := Run(t.Context(), args, baseEnv(nil).get, strings.NewReader(""), &stdout, &stderr); code != exitOK {
 			t.Fatalf("run(%q) = %d, want 0; stderr %q", args, code, stderr.String())

@@ -284,6 +284,12 @@ func askedSide(query string) int {
 	return sideNone
 }
 
+// AsksUser reports whether query asks about what the user said or did
+// (askedSide: the user's side), as "What did I buy?" does.
+func AsksUser(query string) bool {
+	return askedSide(query) == sideUser
+}
+
 // assistantVerbs are the verbs of what an assistant said or made, as a
 // query asks about them after "you": true for a past form ("you said"),
 // false for a base form, which counts after "did", "have" or "had" ("did

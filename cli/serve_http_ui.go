@@ -224,7 +224,7 @@ func mountUI(mux *http.ServeMux, svc *engine.Service, store memory.Store, cfg *C
 		Models:       uiModels(cfg),
 		Version:      version(),
 		Export:       uiExport(store),
-		Import:       uiImport(store, cfg.Memory),
+		Import:       uiImport(svc, cfg.Memory),
 		Log:          log,
 		CSRFKey:      key,
 		LogoutPath:   logoutPath(login),

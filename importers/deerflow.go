@@ -1,4 +1,4 @@
-package cli
+package importers
 
 import (
 	"encoding/json"
@@ -39,24 +39,37 @@ type deerFlowMemory struct {
 	Facts       []deerFlowFact             `json:"facts"`
 }
 
-// readDeerFlow converts a DeerFlow memory.json into one scope's document:
+// deerFlow is the format of a DeerFlow memory.json.
+type deerFlow struct{}
+
+func (deerFlow) Name() string  { return "deerflow" }
+func (deerFlow) Title() string { return "DeerFlow memory" }
+
+// Detect takes a JSON object with facts, or with user and history
+// sections, for a DeerFlow memory.
+func (deerFlow) Detect(src Source) bool {
+	top := jsonObject(src)
+	return top["format"] == nil && (top["facts"] != nil || top["user"] != nil && top["history"] != nil)
+}
+
+// Parse converts a DeerFlow memory.json into one scope's document:
 // --user (default the configured user) and --agent.
-func readDeerFlow(path string, opt *importOptions) ([]importedScope, error) {
-	data, err := readImportFile(path)
-	if err != nil {
+func (f deerFlow) Parse(src Source, opt *Options) (*Parsed, error) {
+	if err := fileOnly(src, f); err != nil {
 		return nil, err
 	}
-	return parseDeerFlow(data, opt)
+	return parseDeerFlow(src.Data, opt)
 }
 
 // parseDeerFlow converts the content of a DeerFlow memory.json.
-func parseDeerFlow(data []byte, opt *importOptions) ([]importedScope, error) {
+func parseDeerFlow(data []byte, opt *Options) (*Parsed, error) {
+	p := &Parsed{}
 	var m deerFlowMemory
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("not a DeerFlow memory.json: %w", err)
 	}
 	if m.Version != "" && !strings.HasPrefix(m.Version, "1.") {
-		opt.note("DeerFlow memory version %q is not 1.x; read as 1.0", m.Version)
+		p.note("DeerFlow memory version %q is not 1.x; read as 1.0", m.Version)
 	}
 	scope, err := opt.targetScope("")
 	if err != nil {
@@ -68,7 +81,7 @@ func parseDeerFlow(data []byte, opt *importOptions) ([]importedScope, error) {
 		return nil, fmt.Errorf("lastUpdated: %w", err)
 	}
 	if doc.LastUpdated.IsZero() {
-		doc.LastUpdated = opt.now
+		doc.LastUpdated = opt.Now
 	}
 	targets := map[string]*memory.Section{
 		"user.workContext":           &doc.User.WorkContext,
@@ -87,7 +100,7 @@ func parseDeerFlow(data []byte, opt *importOptions) ([]importedScope, error) {
 			s := sections[name]
 			dst := targets[part+"."+name]
 			if dst == nil {
-				opt.note("skipped unknown section %s.%s", part, name)
+				p.note("skipped unknown section %s.%s", part, name)
 				continue
 			}
 			dst.Summary = strings.TrimSpace(s.Summary)
@@ -116,7 +129,7 @@ func parseDeerFlow(data []byte, opt *importOptions) ([]importedScope, error) {
 			fact.Confidence = min(max(*f.Confidence, 0), 1)
 		}
 		if !memory.ValidCategory(fact.Category) {
-			opt.note("fact %d (%s): category %q is not one of %s; imported as context", i+1, f.ID, f.Category, strings.Join(memory.Categories, ", "))
+			p.note("fact %d (%s): category %q is not one of %s; imported as context", i+1, f.ID, f.Category, strings.Join(memory.Categories, ", "))
 			fact.Category = memory.CategoryContext
 		}
 		if fact.CreatedAt, err = parseLooseTime(f.CreatedAt); err != nil {
@@ -129,24 +142,25 @@ func parseDeerFlow(data []byte, opt *importOptions) ([]importedScope, error) {
 			if fact.Category == memory.CategoryCorrection {
 				fact.SourceError = se
 			} else {
-				opt.note("fact %s: sourceError dropped; mnemo keeps it on correction facts only", f.ID)
+				p.note("fact %s: sourceError dropped; mnemo keeps it on correction facts only", f.ID)
 			}
 		}
 		if !validFactID(fact.ID) || ids[fact.ID] {
-			fact.ID = newUniqueFactID(opt.newFactID, ids)
+			fact.ID = newUniqueFactID(opt.NewFactID, ids)
 			renamed++
 		}
 		ids[fact.ID] = true
 		doc.Facts = append(doc.Facts, fact)
 	}
 	if skipped > 0 {
-		opt.note("skipped %s without text content", plural(skipped, "fact"))
+		p.note("skipped %s without text content", plural(skipped, "fact"))
 	}
 	if renamed > 0 {
-		opt.note("gave %s a new id (missing, malformed or repeated)", plural(renamed, "fact"))
+		p.note("gave %s a new id (missing, malformed or repeated)", plural(renamed, "fact"))
 	}
-	creditImport(doc, opt.now)
-	return []importedScope{{scope: scope, doc: doc}}, nil
+	creditImport(doc, opt.Now)
+	p.Scopes = []memory.ImportedScope{{Scope: scope, Doc: doc}}
+	return p, nil
 }
 
 // validFactID reports whether id is "fact_" + 8 lowercase hex digits, the

@@ -69,8 +69,8 @@ func FuzzDetect(f *testing.F) {
 	f.Add(mustRead(f, "chatgpt", "conversations.json"))
 	f.Add([]byte(`{"type":"entity"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		switch Detect(data) {
-		case "", FormatChatGPT, FormatClaude, FormatGraph:
+		switch detectHistory(data) {
+		case "", nameChatGPT, nameClaude, nameGraph:
 		default:
 			t.Fatal("unknown format")
 		}

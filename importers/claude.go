@@ -149,3 +149,24 @@ func (m *claudeMessage) convert() ([]Message, error) {
 	}
 	return out, nil
 }
+
+// claude is the format of a Claude data export's conversations.json.
+type claude struct{}
+
+// nameClaude is the --format name of a Claude export.
+const nameClaude = "claude"
+
+func (claude) Name() string           { return nameClaude }
+func (claude) Title() string          { return "Claude export" }
+func (claude) Detect(src Source) bool { return detectHistory(src.Data) == nameClaude }
+
+func (claude) Parse(src Source, _ *Options) (*Parsed, error) {
+	if err := historyOnly(src); err != nil {
+		return nil, err
+	}
+	convs, err := ParseClaude(src.Data)
+	if err != nil {
+		return nil, err
+	}
+	return &Parsed{Conversations: convs}, nil
+}

@@ -178,3 +178,32 @@ func (m *chatGPTMessage) convert(nodeID string) (Message, error) {
 	}
 	return msg, nil
 }
+
+// chatGPT is the format of a ChatGPT data export's conversations.json.
+type chatGPT struct{}
+
+// nameChatGPT is the --format name of a ChatGPT export.
+const nameChatGPT = "chatgpt"
+
+func (chatGPT) Name() string           { return nameChatGPT }
+func (chatGPT) Title() string          { return "ChatGPT export" }
+func (chatGPT) Detect(src Source) bool { return detectHistory(src.Data) == nameChatGPT }
+
+func (f chatGPT) Parse(src Source, _ *Options) (*Parsed, error) {
+	if err := historyOnly(src); err != nil {
+		return nil, err
+	}
+	convs, err := ParseChatGPT(src.Data)
+	if err != nil {
+		return nil, err
+	}
+	return &Parsed{Conversations: convs}, nil
+}
+
+// historyOnly refuses a directory that holds no export file.
+func historyOnly(src Source) error {
+	if src.Dir {
+		return fmt.Errorf("%s holds no conversations.json or memory.jsonl; name the file of the export", src.Path)
+	}
+	return nil
+}

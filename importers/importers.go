@@ -1,21 +1,3 @@
-// Package importers reads the chat histories and memories of other
-// assistants, so that mnemo import can bring them in: a ChatGPT data
-// export, a Claude data export (both conversations.json) and the
-// knowledge graph of the official MCP memory server (memory.jsonl).
-//
-// The parsers read untrusted files. They neither filter nor store: they
-// return conversations as lists of messages with their roles, times and
-// source ids, and mark what is not conversation (system prompts, hidden
-// context, tool calls and results, uploaded files) so that the caller's
-// filter can drop it. A file that does not follow its format is refused
-// with the record (and line) that is wrong.
-//
-// Map of the package:
-//
-//	importers.go   Conversation, Message, RecordError, Detect, the JSON array walker
-//	chatgpt.go     ParseChatGPT: the mapping tree, the branch ending at current_node
-//	claude.go      ParseClaude: chat_messages with human/assistant senders and content blocks
-//	graph.go       ParseGraph: entity and relation lines of memory.jsonl
 package importers
 
 import (
@@ -29,43 +11,12 @@ import (
 	"github.com/mnemo-mcp/mnemo/memory"
 )
 
-// Formats Detect tells apart.
-const (
-	FormatChatGPT = "chatgpt"
-	FormatClaude  = "claude"
-	FormatGraph   = "memory-graph"
-)
-
-// Conversation is one chat of an export, its messages in the order they
-// were exchanged.
-type Conversation struct {
-	// ID is the export's id of the conversation; never empty.
-	ID    string
-	Title string
-	// Created is when the conversation started; zero when the export
-	// does not say.
-	Created  time.Time
-	Messages []Message
-}
+// Conversation is one chat of an export (the engine's
+// memory.ImportedConversation).
+type Conversation = memory.ImportedConversation
 
 // Message is one message of a conversation.
-type Message struct {
-	// ID is the export's id of the message; never empty.
-	ID   string
-	Role memory.Role
-	// Text is what the message says; empty for a message that holds
-	// only files or tool traffic.
-	Text string
-	// Time is when the message was sent; zero when the export does not
-	// say.
-	Time time.Time
-	// ToolCall marks an assistant message that is an intermediate step
-	// (a call to a tool, or the model's reasoning), not an answer.
-	ToolCall string
-	// Uploads names the files the user attached to the message. Their
-	// content is never returned.
-	Uploads []string
-}
+type Message = memory.ImportedMessage
 
 // RecordError names the record of a file that does not follow its
 // format: which one (1-based), its id when it has one, and its line.
@@ -93,11 +44,11 @@ func (e *RecordError) Unwrap() error { return e.Err }
 // ErrTruncated marks a file that ends in the middle of a record.
 var ErrTruncated = errors.New("the file ends in the middle of it (cut short? export or copy it again)")
 
-// Detect tells the format of data: a JSON list of conversations with a
-// mapping (ChatGPT) or with chat_messages (Claude), or JSON lines of
-// entities and relations (the memory server's knowledge graph). It
+// detectHistory tells the format of data: a JSON list of conversations
+// with a mapping (ChatGPT) or with chat_messages (Claude), or JSON lines
+// of entities and relations (the memory server's knowledge graph). It
 // returns "" when data is none of them.
-func Detect(data []byte) string {
+func detectHistory(data []byte) string {
 	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	if len(trimmed) == 0 {
 		return ""
@@ -108,7 +59,7 @@ func Detect(data []byte) string {
 			Type string `json:"type"`
 		}
 		if json.Unmarshal(line, &rec) == nil && (rec.Type == "entity" || rec.Type == "relation") {
-			return FormatGraph
+			return nameGraph
 		}
 		return ""
 	}
@@ -125,9 +76,9 @@ func Detect(data []byte) string {
 	}
 	switch {
 	case first["mapping"] != nil:
-		return FormatChatGPT
+		return nameChatGPT
 	case first["chat_messages"] != nil:
-		return FormatClaude
+		return nameClaude
 	}
 	return ""
 }
@@ -189,13 +140,18 @@ func epochTime(sec *float64) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	s := *sec
-	// Year 1970 to 9999: what a time stamp of a chat can be.
-	if !(s >= 0 && s < 253402300800) {
+	// Any time a clock can hold is read; whether memory keeps it is the
+	// engine's rule (the years of the tools), not the reader's.
+	if !(s >= 0 && s < maxEpochSeconds) {
 		return time.Time{}, fmt.Errorf("%v is not a time in seconds since 1970", s)
 	}
 	whole := int64(s)
 	return time.Unix(whole, int64((s-float64(whole))*1e9)).UTC().Truncate(time.Millisecond), nil
 }
+
+// maxEpochSeconds bounds the seconds a time stamp can be (some 30
+// million years after 1970), far inside what a time holds.
+const maxEpochSeconds = 1e15
 
 // isoTime parses the RFC 3339 times of a Claude export; "" is the zero
 // time.
@@ -206,9 +162,6 @@ func isoTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time", s)
-	}
-	if t.Year() < 1970 || t.Year() > 9999 {
-		return time.Time{}, fmt.Errorf("%q is not a time of a chat", s)
 	}
 	return t.UTC(), nil
 }

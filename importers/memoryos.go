@@ -1,4 +1,4 @@
-package cli
+package importers
 
 import (
 	"cmp"
@@ -64,19 +64,34 @@ type memoryOSLongTerm struct {
 	AssistantKnowledge []memoryOSKnowledge `json:"assistant_knowledge"`
 }
 
-// readMemoryOS converts one MemoryOS user (path is the data directory or
-// its users/<id> directory) into one scope: --user (default the MemoryOS
+// memoryOS is the format of a MemoryOS data directory.
+type memoryOS struct{}
+
+func (memoryOS) Name() string  { return "memoryos" }
+func (memoryOS) Title() string { return "MemoryOS data directory" }
+
+// Detect takes any directory for a MemoryOS data directory (Parse says
+// when it is not one).
+func (memoryOS) Detect(src Source) bool { return src.Dir }
+
+// Parse converts one MemoryOS user (src is the data directory or its
+// users/<id> directory) into one scope: --user (default the MemoryOS
 // user id) and --agent. Exchanges become turns of one thread (--thread,
 // default "memoryos") in time order, marked as already reflected in memory
 // unless --pending; the profile becomes personalContext; user knowledge
 // becomes Knowledge and the assistants' knowledge AssistantKnowledge.
-func readMemoryOS(path string, opt *importOptions) ([]importedScope, error) {
+func (memoryOS) Parse(src Source, opt *Options) (*Parsed, error) {
+	if !src.Dir {
+		return nil, fmt.Errorf("%s is a file; a MemoryOS memory is its data directory (the one with users/ and assistants/) or its users/<id> directory", src.Path)
+	}
+	path := src.Path
+	p := &Parsed{}
 	userDir, root, err := findMemoryOSUser(path)
 	if err != nil {
 		return nil, err
 	}
 	userID := filepath.Base(userDir)
-	if err := memory.ValidateID("user_id", userID); err != nil && opt.user == "" {
+	if err := memory.ValidateID("user_id", userID); err != nil && opt.User == "" {
 		return nil, fmt.Errorf("MemoryOS user %q cannot be a mnemo user id (%v); name the target user with --user", userID, err)
 	}
 	scope, err := opt.targetScope(userID)
@@ -100,15 +115,15 @@ func readMemoryOS(path string, opt *importOptions) ([]importedScope, error) {
 	}
 	pages = append(pages, short...)
 
-	thread := cmp.Or(opt.thread, memoryOSThread)
-	turns, err := memoryOSTurns(pages, thread, opt)
+	thread := cmp.Or(opt.Thread, memoryOSThread)
+	turns, err := memoryOSTurns(pages, thread, opt, p)
 	if err != nil {
 		return nil, err
 	}
 
 	doc := memory.NewDocument()
 	doc.Revision = 1
-	doc.LastUpdated = opt.now
+	doc.LastUpdated = opt.Now
 	var lt memoryOSLongTerm
 	if err := readJSONIfExists(filepath.Join(userDir, "long_term_user.json"), &lt); err != nil {
 		return nil, err
@@ -141,20 +156,21 @@ func readMemoryOS(path string, opt *importOptions) ([]importedScope, error) {
 			assistant = append(assistant, a.AssistantKnowledge...)
 		}
 		if len(files) > 1 {
-			opt.note("merged the knowledge of %d MemoryOS assistants", len(files))
+			p.note("merged the knowledge of %d MemoryOS assistants", len(files))
 		}
 	}
 	if doc.AssistantKnowledge, err = memoryOSFacts(assistant, ids, opt); err != nil {
 		return nil, fmt.Errorf("assistant knowledge: %w", err)
 	}
-	if len(turns) > 0 && !opt.pending {
+	if len(turns) > 0 && !opt.Pending {
 		doc.Watermarks = map[string]int64{thread: turns[len(turns)-1].Seq}
 	}
-	if len(turns) > 0 && opt.pending {
-		opt.note("the %d imported turns are pending: a server with an LLM sends them to the memory updater when it starts", len(turns))
+	if len(turns) > 0 && opt.Pending {
+		p.note("the %d imported turns are pending: a server with an LLM sends them to the memory updater when it starts", len(turns))
 	}
-	creditImport(doc, opt.now)
-	return []importedScope{{scope: scope, doc: doc, turns: turns}}, nil
+	creditImport(doc, opt.Now)
+	p.Scopes = []memory.ImportedScope{{Scope: scope, Doc: doc, Turns: turns}}
+	return p, nil
 }
 
 // findMemoryOSUser returns the user directory of path and the data
@@ -202,34 +218,34 @@ func isMemoryOSUserDir(dir string) bool {
 // memoryOSTurns turns MemoryOS pages into turns of thread in time order
 // (stable, so pages with the same time keep their order), dropping pages
 // repeated between short- and mid-term.
-func memoryOSTurns(pages []memoryOSPage, thread string, opt *importOptions) ([]memory.Turn, error) {
+func memoryOSTurns(pages []memoryOSPage, thread string, opt *Options, p *Parsed) ([]memory.Turn, error) {
 	type key struct{ user, reply, ts string }
 	seen := map[key]bool{}
 	var turns []memory.Turn
 	undated := 0
-	for i, p := range pages {
-		k := key{p.UserInput, p.AgentResponse, p.Timestamp}
-		if seen[k] || strings.TrimSpace(p.UserInput) == "" && strings.TrimSpace(p.AgentResponse) == "" {
+	for i, pg := range pages {
+		k := key{pg.UserInput, pg.AgentResponse, pg.Timestamp}
+		if seen[k] || strings.TrimSpace(pg.UserInput) == "" && strings.TrimSpace(pg.AgentResponse) == "" {
 			continue
 		}
 		seen[k] = true
-		at, err := parseLooseTime(p.Timestamp)
+		at, err := parseLooseTime(pg.Timestamp)
 		if err != nil {
-			return nil, fmt.Errorf("page %d (%s): timestamp %w", i+1, p.PageID, err)
+			return nil, fmt.Errorf("page %d (%s): timestamp %w", i+1, pg.PageID, err)
 		}
 		if at.IsZero() {
-			at = opt.now
+			at = opt.Now
 			undated++
 		}
 		t := memory.Turn{
-			ID:       opt.newTurnID(),
+			ID:       opt.NewTurnID(),
 			ThreadID: thread,
 			Time:     at,
-			Stored:   opt.now,
-			User:     p.UserInput,
-			Reply:    p.AgentResponse,
+			Stored:   opt.Now,
+			User:     pg.UserInput,
+			Reply:    pg.AgentResponse,
 		}
-		if m := strings.TrimSpace(string(p.MetaData)); strings.HasPrefix(m, "{") {
+		if m := strings.TrimSpace(string(pg.MetaData)); strings.HasPrefix(m, "{") {
 			t.MetaData = json.RawMessage(m)
 		}
 		turns = append(turns, t)
@@ -239,14 +255,14 @@ func memoryOSTurns(pages []memoryOSPage, thread string, opt *importOptions) ([]m
 		turns[i].Seq = int64(i + 1)
 	}
 	if undated > 0 {
-		opt.note("%d MemoryOS pages had no timestamp; they are dated at the import", undated)
+		p.note("%d MemoryOS pages had no timestamp; they are dated at the import", undated)
 	}
 	return turns, nil
 }
 
 // memoryOSFacts turns MemoryOS knowledge entries into facts of the
 // knowledge category, skipping empty and "none" entries.
-func memoryOSFacts(entries []memoryOSKnowledge, ids map[string]bool, opt *importOptions) ([]memory.Fact, error) {
+func memoryOSFacts(entries []memoryOSKnowledge, ids map[string]bool, opt *Options) ([]memory.Fact, error) {
 	var out []memory.Fact
 	for i, k := range entries {
 		text := strings.TrimSpace(k.Knowledge)
@@ -257,7 +273,7 @@ func memoryOSFacts(entries []memoryOSKnowledge, ids map[string]bool, opt *import
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: timestamp %w", i+1, err)
 		}
-		id := newUniqueFactID(opt.newFactID, ids)
+		id := newUniqueFactID(opt.NewFactID, ids)
 		ids[id] = true
 		out = append(out, memory.Fact{
 			ID:         id,
@@ -283,7 +299,7 @@ func isNone(s string) bool {
 // readJSONIfExists decodes the JSON file at path into v; a missing file
 // leaves v as it is.
 func readJSONIfExists(path string, v any) error {
-	data, err := readImportFile(path)
+	data, err := ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

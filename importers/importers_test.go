@@ -13,7 +13,7 @@ import (
 
 func mustRead(tb testing.TB, parts ...string) []byte {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join(append([]string{"..", "testdata", "import"}, parts...)...))
+	b, err := os.ReadFile(filepath.Join(append([]string{"testdata"}, parts...)...))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -26,17 +26,17 @@ func TestDetect(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"chatgpt", mustRead(t, "chatgpt", "conversations.json"), FormatChatGPT},
-		{"claude", mustRead(t, "claude", "conversations.json"), FormatClaude},
-		{"graph", mustRead(t, "memory-graph", "memory.jsonl"), FormatGraph},
-		{"relation first", []byte(`{"type":"relation","from":"a","to":"b","relationType":"knows"}`), FormatGraph},
+		{"chatgpt", mustRead(t, "chatgpt", "conversations.json"), nameChatGPT},
+		{"claude", mustRead(t, "claude", "conversations.json"), nameClaude},
+		{"graph", mustRead(t, "memory-graph", "memory.jsonl"), nameGraph},
+		{"relation first", []byte(`{"type":"relation","from":"a","to":"b","relationType":"knows"}`), nameGraph},
 		{"mnemo export", []byte(`{"format":"mnemo-export","version":1}`), ""},
 		{"empty list", []byte(`[]`), ""},
 		{"list of other things", []byte(`[{"id":1}]`), ""},
 		{"nothing", nil, ""},
 	} {
-		if got := Detect(tc.data); got != tc.want {
-			t.Errorf("Detect(%s) = %q, want %q", tc.name, got, tc.want)
+		if got := detectHistory(tc.data); got != tc.want {
+			t.Errorf("detectHistory(%s) = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mnemo-mcp/mnemo/cli/httpauth"
+	"github.com/mnemo-mcp/mnemo/server/httpauth"
 	"github.com/mnemo-mcp/mnemo/memory"
 )
 

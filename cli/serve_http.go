@@ -22,7 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mnemo-mcp/mnemo/cli/httpauth"
+	"github.com/mnemo-mcp/mnemo/server/httpauth"
 	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/postgres"
 	"github.com/mnemo-mcp/mnemo/tools"

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mnemo-mcp/mnemo/cli/httpauth"
+	"github.com/mnemo-mcp/mnemo/server/httpauth"
 	"github.com/mnemo-mcp/mnemo/cli/ui"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/engine"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mnemo-mcp/mnemo/cli/httpauth"
+	"github.com/mnemo-mcp/mnemo/server/httpauth"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/postgres"
 	"github.com/mnemo-mcp/mnemo/memory/redact"

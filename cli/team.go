@@ -12,7 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/mnemo-mcp/mnemo/cli/httpauth"
+	"github.com/mnemo-mcp/mnemo/server/httpauth"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/postgres"
 )

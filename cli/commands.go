@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/server"
 )
 
 // Flags several commands share.
@@ -25,9 +26,9 @@ func init() {
 			name:     "serve",
 			brief:    "serve MCP over stdio (what hosts run) or Streamable HTTP (--http)",
 			synopsis: []string{"[serve] [flags]", "serve --http [ADDR] [--insecure-no-auth] [flags]"},
-			summary:  "Serve MCP over stdin/stdout: what MCP hosts run. Logs go to stderr; stdout carries only JSON-RPC messages. With --http, serve Streamable HTTP at http://ADDR/mcp (default " + defaultHTTPAddr + ") for a team: every request needs a token ('mnemo token add') or an OAuth access token (oauth_issuer); --insecure-no-auth serves a loopback address without authentication.",
+			summary:  "Serve MCP over stdin/stdout: what MCP hosts run. Logs go to stderr; stdout carries only JSON-RPC messages. With --http, serve Streamable HTTP at http://ADDR/mcp (default " + server.DefaultHTTPAddr + ") for a team: every request needs a token ('mnemo token add') or an OAuth access token (oauth_issuer); --insecure-no-auth serves a loopback address without authentication.",
 			flags: []flagSpec{
-				{name: "http", doc: "serve MCP over HTTP at ADDR (--http ADDR or --http=ADDR; default " + defaultHTTPAddr + ")", optional: true},
+				{name: "http", doc: "serve MCP over HTTP at ADDR (--http ADDR or --http=ADDR; default " + server.DefaultHTTPAddr + ")", optional: true},
 				{name: "insecure-no-auth", doc: "with --http on a loopback address: no authentication"}},
 			maxArgs: 1, settings: true, dataDir: true, verbose: true, helpSettings: true,
 			run: runServe,

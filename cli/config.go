@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/server"
 )
 
 // Config is everything mnemo reads at startup: the memory pipeline's
@@ -42,8 +43,8 @@ type Config struct {
 	LLM           LLMConfig
 	// Embedding is the optional embeddings endpoint of vector retrieval.
 	Embedding EmbeddingConfig
-	// HTTP is what serve --http reads (serve_http.go).
-	HTTP HTTPConfig
+	// HTTP is what serve --http reads (package server).
+	HTTP server.HTTPConfig
 
 	// dataDirGiven is data_dir as it was given, before ~ and a relative
 	// path were resolved; empty for the default. doctor checks it.
@@ -88,7 +89,7 @@ func defaultConfig() *Config {
 		MemoryVersions: 5,
 		ShutdownGrace:  10 * time.Second,
 		LLM:            LLMConfig{Model: "gpt-4o-mini", Timeout: 60 * time.Second},
-		HTTP:           defaultHTTPConfig(),
+		HTTP:           server.DefaultHTTPConfig(),
 		origin:         map[string]string{},
 	}
 }

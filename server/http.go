@@ -1,4 +1,4 @@
-package cli
+package server
 
 import (
 	"context"
@@ -7,11 +7,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -22,9 +22,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mnemo-mcp/mnemo/server/httpauth"
 	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/postgres"
+	"github.com/mnemo-mcp/mnemo/server/httpauth"
 	"github.com/mnemo-mcp/mnemo/tools"
 )
 
@@ -37,11 +37,12 @@ import (
 // session. The guards around it are package httpauth's, composed as its
 // example shows.
 
+// DefaultHTTPAddr is where serve --http listens without an address.
+const DefaultHTTPAddr = "127.0.0.1:8787"
+
 const (
-	// defaultHTTPAddr is where serve --http listens without an address.
-	defaultHTTPAddr = "127.0.0.1:8787"
-	// mcpPath is the MCP endpoint's path.
-	mcpPath = "/mcp"
+	// MCPPath is the MCP endpoint's path.
+	MCPPath = "/mcp"
 	// headerReadTimeout is how long a request's header may take to
 	// arrive, at most (http_read_timeout when shorter).
 	headerReadTimeout = 10 * time.Second
@@ -77,79 +78,32 @@ type HTTPConfig struct {
 	Burst       int
 }
 
+// DefaultHTTPConfig is the HTTP settings' defaults.
+func DefaultHTTPConfig() HTTPConfig {
+	return HTTPConfig{OAuthUserClaim: "sub", MaxBodyBytes: 4 << 20, ReadTimeout: time.Minute, Rate: 20, Burst: 40}
+}
+
 // readTimeout is ReadTimeout, or its default when unset.
 func (hc HTTPConfig) readTimeout() time.Duration {
 	if hc.ReadTimeout <= 0 {
-		return defaultHTTPConfig().ReadTimeout
+		return DefaultHTTPConfig().ReadTimeout
 	}
 	return hc.ReadTimeout
 }
 
-func defaultHTTPConfig() HTTPConfig {
-	return HTTPConfig{OAuthUserClaim: "sub", MaxBodyBytes: 4 << 20, ReadTimeout: time.Minute, Rate: 20, Burst: 40}
-}
+// NoAuth is the refusal to serve HTTP without a way to authenticate, where
+// names the (empty) token store.
+func NoAuth(where string) string { return fmt.Sprintf(errNoAuth, where) }
 
-// errNoAuth is the refusal to serve HTTP without a way to authenticate.
+// errNoAuth is NoAuth's text.
 const errNoAuth = `refusing to serve HTTP without authentication: no tokens in %s and no oauth_issuer.
 Configure one of:
   mnemo token add --user NAME             a bearer token for one user (printed once)
   MNEMO_OAUTH_ISSUER=https://issuer.example.com   accept that issuer's OAuth access tokens
 or, on a loopback address only, pass --insecure-no-auth to serve without authentication`
 
-// runServeHTTP is "mnemo serve --http [ADDR]".
-func runServeHTTP(ctx context.Context, c *call) int {
-	addr := c.args.str("http")
-	switch {
-	case !c.args.has("http"):
-		if len(c.args.positional) > 0 {
-			return c.fail(exitUsage, "unexpected argument %q; an address is given only with --http", c.args.positional[0])
-		}
-		return c.fail(exitUsage, "--insecure-no-auth is only for --http")
-	case addr != "" && len(c.args.positional) > 0:
-		return c.fail(exitUsage, "unexpected argument %q: the address is already %s", c.args.positional[0], addr)
-	case addr == "" && len(c.args.positional) > 0:
-		addr = c.args.positional[0]
-	case addr == "":
-		addr = defaultHTTPAddr
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return c.fail(exitUsage, "--http %q: want HOST:PORT, like %s or 0.0.0.0:8787", addr, defaultHTTPAddr)
-	}
-	insecure := c.args.flag("insecure-no-auth")
-	if insecure && !loopbackHost(host) {
-		return c.fail(exitUsage, "--insecure-no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not %q: anyone who can reach it could read and change every user's memory; create a token with 'mnemo token add --user NAME' instead", addr)
-	}
-	hc := c.cfg.HTTP
-	if (hc.TLSCertFile == "") != (hc.TLSKeyFile == "") {
-		return c.fail(exitUsage, "TLS needs both tls_cert_file and tls_key_file; only one is set")
-	}
-	if !insecure && hc.OAuthIssuer == "" && c.cfg.Storage == "" {
-		// The database's tokens are counted once it is open (serveHTTP).
-		tokensPath := filepath.Join(c.cfg.DataDir, httpauth.TokensFileName)
-		toks, err := httpauth.NewTokenFile(tokensPath).List()
-		if err != nil {
-			return c.fail(exitUsage, "%v", err)
-		}
-		if len(toks) == 0 {
-			return c.fail(exitUsage, errNoAuth, tokensPath)
-		}
-	}
-	lowGC := c.getenv("GOGC") == ""
-	err = serveHTTP(ctx, c.cfg, httpOptions{addr: addr, insecure: insecure, lowGC: lowGC}, c.stderr, c.log)
-	var refused startRefusal
-	if errors.As(err, &refused) {
-		return c.fail(exitUsage, "%s", refused.msg)
-	}
-	if err != nil {
-		c.log.Error("mnemo serve --http failed", "err", err)
-		return exitError
-	}
-	return exitOK
-}
-
-// loopbackHost reports whether host names this machine only.
-func loopbackHost(host string) bool {
+// LoopbackHost reports whether host names this machine only.
+func LoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
@@ -157,31 +111,37 @@ func loopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// httpOptions are serve --http's per-invocation choices.
+// HTTPOptions are serve --http's per-invocation choices.
+type HTTPOptions struct {
+	// Addr is the HOST:PORT to listen on.
+	Addr string
+	// Insecure serves without authentication (--insecure-no-auth, on a
+	// loopback address only).
+	Insecure bool
+}
+
+// httpOptions are HTTPOptions and what HTTP finds once the store is open.
 type httpOptions struct {
 	addr     string
 	insecure bool
-	lowGC    bool
-	// tokens checks the static tokens (where names them); set by
-	// serveHTTP once the store is open.
+	// tokens checks the static tokens (where names them).
 	tokens httpauth.Verifier
 	where  string
 }
 
-// startRefusal is a reason not to start that the person can fix.
-type startRefusal struct{ msg string }
+// Refusal is a reason not to start that the person can fix; HTTP returns
+// it, and the command prints it as a usage error.
+type Refusal struct{ Msg string }
 
-func (r startRefusal) Error() string { return r.msg }
+func (r Refusal) Error() string { return r.Msg }
 
-// announcer writes the line that tells people and scripts where the
-// server listens.
-type announcer interface{ Write([]byte) (int, error) }
-
-// serveHTTP serves MCP over HTTP on opts.addr until ctx is cancelled
+// HTTP serves MCP over HTTP on opts.Addr until ctx is cancelled
 // (SIGINT/SIGTERM), then shuts down: it stops accepting, ends the
 // notification streams, lets in-flight calls finish and runs pending
-// memory updates, each within shutdown_grace.
-func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announcer, log *slog.Logger) (err error) {
+// memory updates, each within shutdown_grace. stderr is told where it
+// listens (scripts wait for that line).
+func HTTP(ctx context.Context, cfg Config, o HTTPOptions, stderr io.Writer, log *slog.Logger) (err error) {
+	opts := httpOptions{addr: o.Addr, insecure: o.Insecure}
 	hc := cfg.HTTP
 	var tlsConfig *tls.Config
 	if hc.TLSCertFile != "" {
@@ -202,7 +162,7 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 		scheme = "https"
 		ln = tls.NewListener(ln, tlsConfig)
 	}
-	endpoint := scheme + "://" + bound + mcpPath
+	endpoint := scheme + "://" + bound + MCPPath
 	resource := endpoint
 	if hc.PublicURL != "" {
 		resource = hc.PublicURL
@@ -213,29 +173,29 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 	// store's (they name the database: its host, role and name) only to
 	// stderr.
 	clientLog := tools.NewClientLog(log.Handler())
-	store, err := openStore(ctx, cfg, log)
+	store, err := cfg.OpenStore(ctx, log)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
 	var watchTokens func(context.Context)
-	opts.tokens, opts.where, watchTokens = tokenVerifier(cfg, store)
+	opts.tokens, opts.where, watchTokens = tokenVerifier(cfg.DataDir, store)
 	if _, shared := store.(*postgres.Store); shared && !opts.insecure && hc.OAuthIssuer == "" {
-		ts, _ := tokenStore(cfg, store)
+		ts, _ := TokenStore(cfg.DataDir, store)
 		toks, err := ts.Tokens(ctx)
 		if err != nil {
 			return err
 		}
 		if len(toks) == 0 {
-			return startRefusal{fmt.Sprintf(errNoAuth, opts.where)}
+			return Refusal{NoAuth(opts.where)}
 		}
 	}
-	key, err := uiKey(ctx, cfg, store)
+	key, err := uiKey(ctx, cfg.DataDir, store)
 	if err != nil {
 		return err
 	}
 	built := make(chan struct{})
-	svc, err := openService(cfg, store, slog.New(clientLog), withModels, built)
+	svc, err := cfg.OpenService(store, slog.New(clientLog), built)
 	if err != nil {
 		close(built)
 		return err
@@ -244,14 +204,14 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 	// shares (derived from the viewer's), so any instance takes them.
 	confirmKey := hmac.New(sha256.New, key)
 	confirmKey.Write([]byte("mnemo forget_memory confirm key"))
-	opt := []tools.Option{tools.WithLLMConfigured(cfg.LLM.Configured()), tools.WithClientLog(clientLog), tools.WithStatelessHTTP(),
+	opt := []tools.Option{tools.WithLLMConfigured(cfg.LLMConfigured), tools.WithClientLog(clientLog), tools.WithStatelessHTTP(),
 		tools.WithConfirmKey(confirmKey.Sum(nil))}
 	if opts.insecure {
 		opt = append(opt, tools.WithDefaultUser(cfg.Memory.UserID))
 	} else {
 		opt = append(opt, tools.WithAuthenticatedCallers())
 	}
-	mcpServer := tools.NewServer(svc, version(), opt...)
+	mcpServer := tools.NewServer(svc, cfg.Version, opt...)
 	close(built)
 
 	secure := tlsConfig != nil || strings.HasPrefix(hc.PublicURL, "https://")
@@ -277,7 +237,7 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
-	stopStart := startService(ctx, svc, log, opts.lowGC, nil)
+	stopStart := startService(ctx, svc, log, cfg.LowGC, nil)
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	watched := make(chan struct{})
 	go func() { defer close(watched); watchTokens(watchCtx) }()
@@ -292,12 +252,12 @@ func serveHTTP(ctx context.Context, cfg *Config, opts httpOptions, stderr announ
 		log.Warn(msg, "addr", bound)
 	}
 	if !opts.insecure {
-		fmt.Fprintf(stderr, "mnemo: memory viewer: log in at %s with a token (mnemo token add --user NAME)\n", loginURL(resource))
+		fmt.Fprintf(stderr, "mnemo: memory viewer: log in at %s with a token (mnemo token add --user NAME)\n", LoginURL(resource))
 	}
 	fmt.Fprintf(stderr, "mnemo: listening on %s\n", endpoint)
 	log.Info("serving MCP over HTTP",
-		"version", version(), "url", endpoint, "resource", resource, "data_dir", cfg.DataDir,
-		"auth", handler.authText, "llm", llmState(cfg))
+		"version", cfg.Version, "url", endpoint, "resource", resource, "data_dir", cfg.DataDir,
+		"auth", handler.authText, "llm", cfg.LLM)
 
 	select {
 	case err = <-served:
@@ -370,21 +330,24 @@ type httpStack struct {
 	authText   string // how requests are authenticated, for the log
 }
 
-// httpHandler composes the guards around the MCP endpoint:
+// httpHandler composes the routes of serve --http behind the one chain
+// every route passes (chain.go):
 //
-//	AccessLog → BodyDeadline → /healthz, /readyz (unguarded: load balancers probe by address)
-//	                         → CheckHostOrigin → Protected Resource Metadata
-//	                                           → /mcp: Authenticate → caller → RateLimit → LimitBody → MCP
-//	                                           → /ui (mount)
+//	chain → /healthz, /readyz (load balancers probe by address: no Host check)
+//	      → Protected Resource Metadata
+//	      → /mcp: dropSessionID → Authenticate → caller → RateLimit → MCP
+//	      → /ui (mount: the viewer checks its login on every page)
+//	      → anything else: 404
 //
-// Every request's body has http_read_timeout to arrive, whatever its
-// route; past it the connection is closed. Nothing of a body on /mcp is
-// read before its sender is authenticated and within their rate; then it
-// is counted against http_max_body_bytes as it is read.
+// Every request's body has http_read_timeout to arrive and is counted
+// against http_max_body_bytes as it is read, whatever its route. Nothing
+// of a body on /mcp is read before its sender is authenticated and within
+// their rate.
 //
-// mount, when not nil, adds more pages to the guarded mux (the viewer
-// under /ui), given the verifiers of /mcp (none with --insecure-no-auth).
-func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bound, resource string, log *slog.Logger,
+// mount, when not nil, adds more pages to the mux (the viewer under /ui),
+// given the verifiers of /mcp (none with --insecure-no-auth); they pass
+// the same chain.
+func httpHandler(mcpServer *server.MCPServer, cfg Config, opts httpOptions, bound, resource string, log *slog.Logger,
 	mount func(mux *http.ServeMux, verifiers []httpauth.Verifier) error) (*httpStack, error) {
 	hc := cfg.HTTP
 	streamable := server.NewStreamableHTTPServer(mcpServer,
@@ -437,44 +400,32 @@ func httpHandler(mcpServer *server.MCPServer, cfg *Config, opts httpOptions, bou
 		}
 		guardedMCP = append(guardedMCP, authenticate, withCaller)
 	}
-	guardedMCP = append(guardedMCP, httpauth.RateLimit(httpauth.RateOptions{Rate: hc.Rate, Burst: hc.Burst}),
-		httpauth.LimitBody(hc.MaxBodyBytes))
+	guardedMCP = append(guardedMCP, httpauth.RateLimit(httpauth.RateOptions{Rate: hc.Rate, Burst: hc.Burst}))
 
-	var publicURLs []string
-	if hc.PublicURL != "" {
-		publicURLs = []string{hc.PublicURL}
-	}
-	origins, err := httpauth.AllowedOrigins(bound, publicURLs, hc.AllowedHosts)
+	common, err := chain(hc, bound, log)
 	if err != nil {
 		return nil, err
 	}
-	origins.Setting = "the http_allowed_hosts setting (or make it http_public_url)"
-	proxies, err := httpauth.ParseTrustedProxies(hc.TrustedProxies)
-	if err != nil {
-		return nil, fmt.Errorf("setting trusted_proxies: %w", err)
-	}
-	guarded := http.NewServeMux()
+	mux := http.NewServeMux()
 	if !opts.insecure {
 		md := httpauth.MetadataHandler(httpauth.ResourceMetadata{
 			Resource: resource, AuthorizationServers: authServers,
 			ScopesSupported: strings.Fields(hc.OAuthScope), ResourceName: "mnemo memory"})
-		guarded.Handle(httpauth.MetadataPath, md)
+		mux.Handle(httpauth.MetadataPath, md)
 		if p := resourcePath(resource); p != "" && p != "/" {
-			guarded.Handle(httpauth.MetadataPath+p, md)
+			mux.Handle(httpauth.MetadataPath+p, md)
 		}
 	}
-	guarded.Handle(mcpPath, httpauth.Chain(streamable, guardedMCP...))
+	mux.Handle(MCPPath, httpauth.Chain(streamable, guardedMCP...))
 	if mount != nil {
-		if err := mount(guarded, verifiers); err != nil {
+		if err := mount(mux, verifiers); err != nil {
 			return nil, err
 		}
 	}
 	st.handler = func(ready func(context.Context) error) http.Handler {
-		root := http.NewServeMux()
-		root.Handle("/healthz", httpauth.Healthz())
-		root.Handle("/readyz", httpauth.Readyz(ready, log))
-		root.Handle("/", httpauth.CheckHostOrigin(origins)(guarded))
-		return httpauth.Chain(root, httpauth.ClientAddresses(proxies), httpauth.AccessLog(log), httpauth.BodyDeadline(hc.readTimeout()))
+		mux.Handle(healthzPath, httpauth.Healthz())
+		mux.Handle(readyzPath, httpauth.Readyz(ready, log))
+		return httpauth.Chain(mux, common...)
 	}
 	return st, nil
 }
@@ -590,16 +541,16 @@ func plainHTTPWarning(bound string, tls bool, publicURL string) string {
 	if h, _, err := net.SplitHostPort(bound); err == nil {
 		host = h
 	}
-	if tls || strings.HasPrefix(publicURL, "https://") || loopbackHost(host) {
+	if tls || strings.HasPrefix(publicURL, "https://") || LoopbackHost(host) {
 		return ""
 	}
 	return "serving plain HTTP on " + bound + ", which is not a loopback address: tokens, login cookies and memory travel in clear " +
 		"over the network; set tls_cert_file and tls_key_file, or put a TLS-terminating proxy in front and set http_public_url to its https:// URL"
 }
 
-// loginURL is the viewer's login page at the origin of resource (the MCP
+// LoginURL is the viewer's login page at the origin of resource (the MCP
 // endpoint's URL as clients reach it).
-func loginURL(resource string) string {
+func LoginURL(resource string) string {
 	u, err := url.Parse(resource)
 	if err != nil || u.Host == "" {
 		return uiPath + "/login"

@@ -1,4 +1,4 @@
-package cli
+package server
 
 import (
 	"bytes"
@@ -8,13 +8,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 
-	"github.com/mnemo-mcp/mnemo/server/httpauth"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/postgres"
+	"github.com/mnemo-mcp/mnemo/server/httpauth"
 )
 
 // What instances of serve --http share, so that any of them behind a
@@ -23,8 +22,8 @@ import (
 // mnemo_keys); with the file store, in the data directory (tokens.json,
 // ui.key), which only instances on one machine can share.
 
-// uiKeyFileName is the viewer's key file in the data directory.
-const uiKeyFileName = "ui.key"
+// UIKeyFileName is the viewer's key file in the data directory.
+const UIKeyFileName = "ui.key"
 
 // uiKeySize is the length of the viewer's key in bytes.
 const uiKeySize = 32
@@ -63,30 +62,15 @@ func fromRecord(r postgres.TokenRecord) httpauth.Token {
 	return httpauth.Token{ID: r.ID, Hash: r.Hash, User: r.User, Agent: r.Agent, Created: r.Created}
 }
 
-// tokenStore is where the tokens of store live, and its name for
+// TokenStore is where the tokens of store live, and its name for
 // messages: the database of a PostgreSQL store, else the tokens file of
-// the data directory.
-func tokenStore(cfg *Config, store memory.Store) (httpauth.TokenStore, string) {
+// dataDir (store may be nil).
+func TokenStore(dataDir string, store memory.Store) (httpauth.TokenStore, string) {
 	if ps, ok := store.(*postgres.Store); ok {
 		return pgTokens{ps}, "the mnemo_tokens table of " + ps.String()
 	}
-	path := filepath.Join(cfg.DataDir, httpauth.TokensFileName)
+	path := filepath.Join(dataDir, httpauth.TokensFileName)
 	return httpauth.NewTokenFile(path), path
-}
-
-// openTokenStore opens the token store of the configured storage for
-// the token commands; close releases it.
-func openTokenStore(ctx context.Context, cfg *Config, log *slog.Logger) (ts httpauth.TokenStore, where string, close func() error, err error) {
-	if cfg.Storage == "" {
-		ts, where = tokenStore(cfg, nil)
-		return ts, where, func() error { return nil }, nil
-	}
-	store, err := openPostgres(ctx, cfg, log)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	ts, where = tokenStore(cfg, store)
-	return ts, where, store.Close, nil
 }
 
 // tokenVerifier checks the static tokens of store for serve --http. The
@@ -94,8 +78,8 @@ func openTokenStore(ctx context.Context, cfg *Config, log *slog.Logger) (ts http
 // cached and loaded again when a change is announced (LISTEN/NOTIFY),
 // after three seconds at most otherwise, and at once for an unknown
 // token after a second. The returned func runs the watch until ctx ends.
-func tokenVerifier(cfg *Config, store memory.Store) (httpauth.Verifier, string, func(ctx context.Context)) {
-	ts, where := tokenStore(cfg, store)
+func tokenVerifier(dataDir string, store memory.Store) (httpauth.Verifier, string, func(ctx context.Context)) {
+	ts, where := TokenStore(dataDir, store)
 	ps, ok := store.(*postgres.Store)
 	if !ok {
 		return httpauth.NewTokenVerifier(where), where, func(context.Context) {}
@@ -107,11 +91,11 @@ func tokenVerifier(cfg *Config, store memory.Store) (httpauth.Verifier, string, 
 // uiKey is the viewer's key, the same for every instance on the storage:
 // a row of mnemo_keys with PostgreSQL, else the ui.key file of the data
 // directory (0600), made by the first instance that needs it.
-func uiKey(ctx context.Context, cfg *Config, store memory.Store) ([]byte, error) {
+func uiKey(ctx context.Context, dataDir string, store memory.Store) ([]byte, error) {
 	if ps, ok := store.(*postgres.Store); ok {
 		return ps.Key(ctx, "ui", uiKeySize)
 	}
-	return fileKey(filepath.Join(cfg.DataDir, uiKeyFileName), uiKeySize)
+	return fileKey(filepath.Join(dataDir, UIKeyFileName), uiKeySize)
 }
 
 // fileKey reads the key file at path, or makes it: written whole to a

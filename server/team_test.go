@@ -1,4 +1,4 @@
-package cli
+package server
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // same key; a key file others may read, or a damaged one, is refused.
 func TestFileKey(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	path := filepath.Join(dir, uiKeyFileName)
+	path := filepath.Join(dir, UIKeyFileName)
 	keys := make([][]byte, 8)
 	var wg sync.WaitGroup
 	for i := range keys {

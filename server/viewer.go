@@ -1,4 +1,4 @@
-package cli
+package server
 
 import (
 	"crypto/hmac"
@@ -14,30 +14,30 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mnemo-mcp/mnemo/server/httpauth"
 	"github.com/mnemo-mcp/mnemo/cli/ui"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/engine"
+	"github.com/mnemo-mcp/mnemo/server/httpauth"
 )
 
 // uiPath is where serve --http mounts the memory viewer.
 const uiPath = "/ui"
 
-// uiLoginRate and uiLoginBurst bound the logins one client address may
-// try: 10 at once, then one every 6 seconds; uiLoginConcurrent bounds the
+// uiLoginRate and UILoginBurst bound the logins one client address may
+// try: 10 at once, then one every 6 seconds; UILoginConcurrent bounds the
 // login forms of one address being read at once (a body that trickles in
 // holds its connection until http_read_timeout).
 const (
 	uiLoginRate       = 1.0 / 6
-	uiLoginBurst      = 10
-	uiLoginConcurrent = 4
+	UILoginBurst      = 10
+	UILoginConcurrent = 4
 )
 
-// uiCookie holds the bearer token of a browser logged in to the viewer.
+// UICookie holds the bearer token of a browser logged in to the viewer.
 // The token itself, not a session of this process, so that any instance
 // behind a load balancer answers and a revoked token stops working at
 // once: every request is verified again, as on /mcp.
-const uiCookie = "mnemo_ui_token"
+const UICookie = "mnemo_ui_token"
 
 // uiLogin is the viewer's authentication under serve --http: a browser
 // sends no Authorization header on page loads, so a person logs in once
@@ -81,7 +81,7 @@ func (l *uiLogin) caller(r *http.Request) (ui.Caller, error) {
 	}
 	token, err := httpauth.ParseBearer(r.Header.Get("Authorization"))
 	if err != nil || token == "" {
-		c, cerr := r.Cookie(uiCookie)
+		c, cerr := r.Cookie(UICookie)
 		if cerr != nil || c.Value == "" {
 			return ui.Caller{}, ui.ErrNoCaller
 		}
@@ -154,7 +154,7 @@ func (l *uiLogin) handleLogin(w http.ResponseWriter, r *http.Request) {
 			uiLoginPage().Execute(w, map[string]any{"Action": uiPath + "/login", "Failed": true})
 			return
 		}
-		http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: token, Path: uiPath, HttpOnly: true,
+		http.SetCookie(w, &http.Cookie{Name: UICookie, Value: token, Path: uiPath, HttpOnly: true,
 			Secure: l.secure, SameSite: http.SameSiteStrictMode, MaxAge: int((12 * time.Hour).Seconds())})
 		http.Redirect(w, r, uiPath+"/", http.StatusSeeOther)
 	default:
@@ -206,7 +206,7 @@ func (l *uiLogin) handleLogout(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: "", Path: uiPath, HttpOnly: true, Secure: l.secure,
+	http.SetCookie(w, &http.Cookie{Name: UICookie, Value: "", Path: uiPath, HttpOnly: true, Secure: l.secure,
 		SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	http.Redirect(w, r, uiPath+"/login", http.StatusSeeOther)
 }
@@ -214,22 +214,22 @@ func (l *uiLogin) handleLogout(w http.ResponseWriter, r *http.Request) {
 // mountUI adds the viewer under /ui to mux, behind the same tokens or
 // OAuth issuer as /mcp. The Host and Origin checks are the server's
 // (CheckHostOrigin wraps mux), so the viewer's own are off.
-func mountUI(mux *http.ServeMux, svc *engine.Service, store memory.Store, cfg *Config, login *uiLogin, key []byte, log *slog.Logger) error {
+func mountUI(mux *http.ServeMux, svc *engine.Service, store memory.Store, cfg Config, login *uiLogin, key []byte, log *slog.Logger) error {
 	hint := "Log in at " + uiPath + "/login with your token (mnemo token add --user NAME prints one) or an OAuth access token."
-	h, err := ui.New(svc, store, ui.Options{
-		Prefix:       uiPath,
-		Access:       login.caller,
-		DefaultUser:  cfg.Memory.UserID,
-		LoginHint:    hint,
-		Models:       uiModels(cfg),
-		Version:      version(),
-		Export:       uiExport(store),
-		Import:       uiImport(svc, cfg.Memory),
-		Log:          log,
-		CSRFKey:      key,
-		LogoutPath:   logoutPath(login),
-		MaxBodyBytes: cfg.HTTP.MaxBodyBytes,
-	})
+	var opt ui.Options
+	if cfg.Viewer != nil {
+		opt = cfg.Viewer(svc, store)
+	}
+	opt.Prefix = uiPath
+	opt.Access = login.caller
+	opt.DefaultUser = cfg.Memory.UserID
+	opt.LoginHint = hint
+	opt.Version = cfg.Version
+	opt.Log = log
+	opt.CSRFKey = key
+	opt.LogoutPath = logoutPath(login)
+	opt.MaxBodyBytes = cfg.HTTP.MaxBodyBytes
+	h, err := ui.New(svc, store, opt)
 	if err != nil {
 		return err
 	}
@@ -237,9 +237,9 @@ func mountUI(mux *http.ServeMux, svc *engine.Service, store memory.Store, cfg *C
 	// one a trusted proxy reports, see trusted_proxies), as /mcp limits
 	// each credential: guessing goes no faster than this.
 	tries := httpauth.Chain(http.HandlerFunc(login.handleLogin),
-		httpauth.LimitConcurrent(httpauth.ConcurrencyOptions{Max: uiLoginConcurrent,
+		httpauth.LimitConcurrent(httpauth.ConcurrencyOptions{Max: UILoginConcurrent,
 			Refuse: refuseLogin("Too many logins from your address are still being sent.")}),
-		httpauth.RateLimit(httpauth.RateOptions{Rate: uiLoginRate, Burst: uiLoginBurst,
+		httpauth.RateLimit(httpauth.RateOptions{Rate: uiLoginRate, Burst: UILoginBurst,
 			Refuse: refuseLogin("Too many tries to log in from your address.")}))
 	mux.HandleFunc(uiPath+"/login", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {

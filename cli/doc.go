@@ -12,6 +12,8 @@
 // short help (mnemo --help), a command's help and the whole reference;
 // invoked.go names mnemo in messages as the user ran it ("npx -y
 // @mnemo-mcp/mnemo" through the npm launcher, which says so in
-// MNEMO_LAUNCHER). In serve mode stdout carries only JSON-RPC messages;
-// logs go to stderr.
+// MNEMO_LAUNCHER). mnemo serve is command_serve.go: it parses the
+// flags and fills server.Config (the settings, and how to open the store,
+// the service and the viewer's options); package server serves. In serve
+// mode stdout carries only JSON-RPC messages; logs go to stderr.
 package cli

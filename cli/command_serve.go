@@ -9,13 +9,13 @@ import (
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/mnemo-mcp/mnemo/cli/ui"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/openai"
 	"github.com/mnemo-mcp/mnemo/memory/redact"
 	"github.com/mnemo-mcp/mnemo/server"
 	"github.com/mnemo-mcp/mnemo/server/httpauth"
+	"github.com/mnemo-mcp/mnemo/server/ui"
 	"github.com/mnemo-mcp/mnemo/tools"
 )
 

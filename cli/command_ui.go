@@ -12,10 +12,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mnemo-mcp/mnemo/cli/ui"
 	"github.com/mnemo-mcp/mnemo/importers"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/engine"
+	"github.com/mnemo-mcp/mnemo/server/ui"
 )
 
 const uiDetails = `Pages: the profile, facts (filter, add, edit, forget), exchanges (search

@@ -13,11 +13,11 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mnemo-mcp/mnemo/cli/ui"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/memory/files"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
+	"github.com/mnemo-mcp/mnemo/server/ui"
 	"github.com/mnemo-mcp/mnemo/tools"
 )
 

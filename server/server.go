@@ -5,9 +5,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/mnemo-mcp/mnemo/cli/ui"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/engine"
+	"github.com/mnemo-mcp/mnemo/server/ui"
 )
 
 // Config is what serving reads of mnemo's settings and what it needs of

@@ -14,10 +14,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mnemo-mcp/mnemo/cli/ui"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/engine"
 	"github.com/mnemo-mcp/mnemo/server/httpauth"
+	"github.com/mnemo-mcp/mnemo/server/ui"
 )
 
 // uiPath is where serve --http mounts the memory viewer.

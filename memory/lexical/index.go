@@ -52,6 +52,7 @@ type Index struct {
 	ids     []int32          // Add's term ids, guarded by mu
 	pre     []byte           // Add's prefix term, guarded by mu
 	freed   uint64           // terms freed so far, to expire AddBatch's caches
+	gen     uint64           // changes so far (Add, AddBatch, Remove), for SearchTermsFeedback
 
 	scratch sync.Pool // *scratch, for Search
 }
@@ -108,6 +109,7 @@ func (ix *Index) Add(id int, text string) {
 	checkID(id)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.gen++
 	ix.clear(id)
 	ids := ix.ids[:0]
 	ix.tok.reset(text)
@@ -182,6 +184,7 @@ func (ix *Index) link(id int, ids []int32) {
 func (ix *Index) Remove(id int) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.gen++
 	if id < 0 || id >= len(ix.docs) || ix.docs[id].state != live {
 		return
 	}

@@ -137,7 +137,7 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (*C
 	for i := range settings {
 		s := &settings[i]
 		for _, env := range append([]string{s.envName()}, s.envFallbacks...) {
-			if v := getenv(env); v != "" {
+			if v := getenv(env); v != "" && !unfilledPlaceholder(v) {
 				if err := cfg.apply(s, v, "environment variable "+env); err != nil {
 					return nil, err
 				}
@@ -372,4 +372,14 @@ func (c *Config) dataDirProblem() (problem, fix string) {
 			fmt.Sprintf("set data_dir to an absolute path, e.g. --data-dir %s", c.DataDir)
 	}
 	return "", ""
+}
+
+// unfilledPlaceholder reports whether an environment variable's value is
+// a host's placeholder left as written ("${user_config.data_dir}"): an
+// MCP Bundle's entry names each setting the person may leave empty that
+// way, and a host that does not fill an empty one passes it through.
+// Such a value means the setting was not given, not a folder or a URL
+// by that name.
+func unfilledPlaceholder(v string) bool {
+	return strings.HasPrefix(v, "${") && strings.HasSuffix(v, "}") && !strings.ContainsAny(v[2:len(v)-1], "${} ")
 }

@@ -77,3 +77,18 @@ func (c *checkpoints) add(fi os.FileInfo, p checkpoint) {
 		c.list = slices.Delete(c.list, lru, lru+1)
 	}
 }
+
+// extend remembers the end of lines appended to the file fi at from, when
+// a read ended at from: the next read after them then starts at their
+// end instead of reading back what this Store just wrote.
+func (c *checkpoints) extend(fi os.FileInfo, from, to, seq int64, lines int) {
+	if c.fi == nil || !os.SameFile(c.fi, fi) {
+		return
+	}
+	for _, p := range c.list {
+		if p.off == from && p.line > 0 {
+			c.add(fi, checkpoint{seq: seq, off: to, line: p.line + lines})
+			return
+		}
+	}
+}

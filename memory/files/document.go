@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -125,9 +124,8 @@ func (s *Store) updateLocked(ctx context.Context, st *scopeFiles, fn func(*memor
 // stat is enough to reuse the cache; otherwise the file is read, and only
 // parsed when its bytes differ from the cached ones.
 func (s *Store) loadDocument(st *scopeFiles, trustStat bool) (*memory.Document, error) {
-	rel := filepath.Join(st.rel, docName)
 	if trustStat {
-		fi, err := s.d.lstat(rel)
+		fi, err := s.lstatIn(st, docName)
 		if errors.Is(err, fs.ErrNotExist) {
 			st.setDoc(nil)
 			return memory.NewDocument(), nil
@@ -141,7 +139,7 @@ func (s *Store) loadDocument(st *scopeFiles, trustStat bool) (*memory.Document, 
 	}
 
 	now := time.Now() // file times are wall-clock times, whatever s.now says
-	f, err := s.d.open(rel, os.O_RDONLY, 0)
+	f, err := s.openIn(st, docName, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		st.setDoc(nil)
 		return memory.NewDocument(), nil

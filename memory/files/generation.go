@@ -59,27 +59,30 @@ func readGeneration(f io.ReaderAt) (string, error) {
 
 // ensureGeneration writes a token into the lock file f, which the caller
 // has locked, when it holds none (a new scope, or one written by an older
-// mnemo).
+// mnemo), and returns the token.
 func ensureGeneration(f interface {
 	io.ReaderAt
 	io.WriterAt
-}) error {
+}) (string, error) {
 	g, err := readGeneration(f)
 	if err != nil || g != "" {
-		return err
+		return g, err
 	}
-	if _, err := f.WriteAt(newGeneration(), 0); err != nil {
-		return fmt.Errorf("write scope generation: %w", err)
+	b := newGeneration()
+	if _, err := f.WriteAt(b, 0); err != nil {
+		return "", fmt.Errorf("write scope generation: %w", err)
 	}
-	return nil
+	return string(b), nil
 }
 
 // newGenerationLocked gives the scope a new generation. The caller holds
 // the scope lock.
 func newGenerationLocked(st *scopeFiles) error {
-	if _, err := st.lockFile.WriteAt(newGeneration(), 0); err != nil {
+	b := newGeneration()
+	if _, err := st.lockFile.WriteAt(b, 0); err != nil {
 		return fmt.Errorf("write scope generation: %w", err)
 	}
+	st.gen = string(b)
 	return nil
 }
 
@@ -96,7 +99,7 @@ func (s *Store) observe(st *scopeFiles, reload bool) error {
 		return nil
 	}
 	g := ""
-	f, err := s.d.open(filepath.Join(st.rel, lockName), os.O_RDONLY, 0)
+	f, err := s.openIn(st, lockName, os.O_RDONLY, 0)
 	switch {
 	case err == nil:
 		g, err = readGeneration(f)
@@ -119,10 +122,7 @@ func (s *Store) observe(st *scopeFiles, reload bool) error {
 // adoptLocked records the current generation when none is recorded; the
 // caller holds the scope lock.
 func (s *Store) adoptLocked(st *scopeFiles) error {
-	g, err := readGeneration(st.lockFile)
-	if err != nil {
-		return err
-	}
+	g := st.gen
 	st.mu.Lock()
 	st.observed = true
 	if st.loaded == "" {
@@ -148,17 +148,15 @@ func (s *Store) lockCache(ctx context.Context, st *scopeFiles) error {
 	if err := lock(ctx, st); err != nil {
 		return err
 	}
-	g, err := readGeneration(st.lockFile)
-	if err == nil {
-		st.mu.Lock()
-		st.observed = true
-		if st.loaded == "" {
-			st.loaded = g
-		} else if st.loaded != g {
-			err = fmt.Errorf("%s: %w", filepath.ToSlash(st.rel), ErrStale)
-		}
-		st.mu.Unlock()
+	var err error
+	st.mu.Lock()
+	st.observed = true
+	if st.loaded == "" {
+		st.loaded = st.gen
+	} else if st.loaded != st.gen {
+		err = fmt.Errorf("%s: %w", filepath.ToSlash(st.rel), ErrStale)
 	}
+	st.mu.Unlock()
 	if err != nil {
 		s.unlock(st)
 		return err

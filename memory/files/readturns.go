@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -47,8 +46,7 @@ func (s *Store) ReadTurns(ctx context.Context, scope memory.Scope, after int64) 
 }
 
 func (s *Store) readTurns(ctx context.Context, st *scopeFiles, path string, after int64) ([]memory.Turn, error) {
-	rel := filepath.Join(st.rel, turnsName)
-	fi, err := s.d.lstat(rel)
+	fi, err := s.lstatIn(st, turnsName)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -62,7 +60,7 @@ func (s *Store) readTurns(ctx context.Context, st *scopeFiles, path string, afte
 		return nil, nil
 	}
 
-	f, err := s.d.open(rel, os.O_RDONLY, 0)
+	f, err := s.openIn(st, turnsName, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -74,8 +74,8 @@ type Store struct {
 	versions   int    // earlier documents kept per scope
 }
 
-// defaultMaxOpen is how many scopes keep their lock and log files open
-// (two descriptors each) before the least recently used are closed.
+// defaultMaxOpen is how many scopes keep their directory, lock and log
+// files open (three descriptors each) before the least recently used are closed.
 const defaultMaxOpen = 64
 
 // scopeFiles is what a Store keeps in memory about one scope: its paths,
@@ -93,7 +93,11 @@ type scopeFiles struct {
 	sem      chan struct{}
 	closed   bool
 	lockFile *os.File
+	lockFI   os.FileInfo // identity of lockFile
+	gen      string      // the scope's generation, read when the lock was taken
 	w        logWriter
+	// sd is the scope's directory, kept open (scopedir.go).
+	sd scopeDir
 
 	// used and open belong to Store.mu.
 	used uint64
@@ -226,7 +230,7 @@ func (s *Store) Close() error {
 	for _, st := range states {
 		st.sem <- struct{}{}
 		st.closed = true
-		errs = append(errs, st.w.close())
+		errs = append(errs, st.w.close(), st.sd.close())
 		st.w = logWriter{}
 		if st.lockFile != nil {
 			errs = append(errs, st.lockFile.Close())
@@ -346,11 +350,16 @@ func (s *Store) lockFileOf(ctx context.Context, st *scopeFiles, create bool) err
 			} else if !ok {
 				return fmt.Errorf("%s: %w", filepath.ToSlash(st.rel), errNoScope)
 			}
-			f, err := s.d.open(filepath.Join(st.rel, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+			f, err := s.openIn(st, lockName, os.O_RDWR|os.O_CREATE, 0o600)
 			if err != nil {
 				return err
 			}
-			st.lockFile = f
+			fi, err := f.Stat()
+			if err != nil {
+				f.Close()
+				return err
+			}
+			st.lockFile, st.lockFI = f, fi
 			s.mu.Lock()
 			st.open = true
 			s.openScopes++
@@ -365,10 +374,12 @@ func (s *Store) lockFileOf(ctx context.Context, st *scopeFiles, create bool) err
 		// path, and start over on the new one if not.
 		same, err := s.lockIsCurrent(st)
 		if err == nil && same {
-			if err := ensureGeneration(st.lockFile); err != nil {
+			g, err := ensureGeneration(st.lockFile)
+			if err != nil {
 				unlockFile(st.lockFile)
 				return err
 			}
+			st.gen = g
 			return nil
 		}
 		unlockFile(st.lockFile)
@@ -382,11 +393,8 @@ func (s *Store) lockFileOf(ctx context.Context, st *scopeFiles, create bool) err
 // lockIsCurrent reports whether st.lockFile is the scope's .lock file on
 // disk.
 func (s *Store) lockIsCurrent(st *scopeFiles) (bool, error) {
-	held, err := st.lockFile.Stat()
-	if err != nil {
-		return false, err
-	}
-	fi, err := s.d.lstat(filepath.Join(st.rel, lockName))
+	held := st.lockFI
+	fi, err := s.lstatIn(st, lockName)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -403,7 +411,8 @@ func (s *Store) dropFiles(st *scopeFiles) {
 		st.lockFile.Close()
 	}
 	st.w.close()
-	st.lockFile, st.w = nil, logWriter{}
+	st.sd.close()
+	st.lockFile, st.lockFI, st.w = nil, nil, logWriter{}
 	s.mu.Lock()
 	if st.open {
 		st.open = false
@@ -453,10 +462,10 @@ func (s *Store) closeIdle() {
 	if lru.closed || lru.lockFile == nil {
 		return
 	}
-	if err := errors.Join(lru.lockFile.Close(), lru.w.close()); err != nil {
+	if err := errors.Join(lru.lockFile.Close(), lru.w.close(), lru.sd.close()); err != nil {
 		s.log.Warn("close idle scope files", "scope", lru.scope.Key(), "err", err)
 	}
-	lru.lockFile, lru.w = nil, logWriter{}
+	lru.lockFile, lru.lockFI, lru.w = nil, nil, logWriter{}
 	s.mu.Lock()
 	lru.open = false
 	s.openScopes--

@@ -177,55 +177,81 @@ func TestPlantedSymlinks(t *testing.T) {
 		}, []string{"AppendTurns", "ReadTurns", "LoadDocument", "UpdateDocument", "ListVersions", "RestoreVersion",
 			"OpenPageIndex", "SavePageIndex", "LoadMidTerm", "SaveMidTerm"}},
 	}
-	for _, tc := range tests {
-		for _, op := range opsOn(tc.scope) {
-			t.Run(tc.name+"/"+op.name, func(t *testing.T) {
-				data := filepath.Join(t.TempDir(), "data")
-				out := t.TempDir()
-				seed := mustOpen(t, data)
-				// A scope with turns, a document and kept versions, so that
-				// every operation has something to work on.
-				storetest.MustAppendTurns(t, seed, tc.scope, storetest.NewTurn("t", 1))
-				for range 3 {
-					storetest.MustUpdateDocument(t, seed, tc.scope, func(d *memory.Document) error {
-						d.Facts = append(d.Facts, memory.Fact{ID: fmt.Sprint("f", len(d.Facts)), Content: "inside"})
-						return nil
-					})
+	for _, warm := range []bool{false, true} {
+		for _, tc := range tests {
+			for _, op := range opsOn(tc.scope) {
+				name := tc.name + "/" + op.name
+				if warm {
+					name = "after open/" + name
 				}
-				seed.Close()
-
-				target := tc.outside(t, out)
-				link := filepath.Join(data, filepath.FromSlash(tc.link))
-				if err := os.RemoveAll(link); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Symlink(target, link); err != nil {
-					t.Fatal(err)
-				}
-				before := testutil.SnapshotTree(t, out)
-
-				s, err := files.Open(data, files.WithLogger(testLogger(t)), files.WithVersions(2))
-				if err == nil {
-					err = op.run(t.Context(), s)
-					s.Close()
-				}
-				if d := testutil.DiffTrees(before, testutil.SnapshotTree(t, out)); len(d) > 0 {
-					t.Errorf("%s through link %s changed the outside directory: %v", op.name, tc.link, d)
-				}
-				// Listing scopes reads only the scope directories and the
-				// turn log, document and agents entries.
-				fileLink := !slices.Contains([]string{"users", "users/bob", "users/bob/agents", "users/bob/turns.jsonl"}, tc.link)
-				if slices.Contains(tc.notErr, op.name) || op.name == "Scopes" && fileLink {
-					return
-				}
-				if !errors.Is(err, files.ErrSymlink) || !strings.Contains(err.Error(), tc.link) {
-					t.Errorf("%s error = %v, want files.ErrSymlink naming %s", op.name, err, tc.link)
-				}
-				if err != nil && strings.Contains(err.Error(), out) {
-					t.Errorf("%s error = %v, names the link's target", op.name, err)
-				}
-			})
+				t.Run(name, func(t *testing.T) {
+					plantAndRun(t, warm, tc.link, tc.scope, tc.outside, tc.notErr, op)
+				})
+			}
 		}
+	}
+}
+
+// plantAndRun is one case of TestPlantedSymlinks. When warm, the link is
+// planted after the store has used the scope (its directory, lock and
+// log are open and kept), and the same store then runs op.
+func plantAndRun(t *testing.T, warm bool, linkRel string, scope memory.Scope, outside func(*testing.T, string) string, notErr []string, op storeOp) {
+	data := filepath.Join(t.TempDir(), "data")
+	out := t.TempDir()
+	seed := mustOpen(t, data)
+	// A scope with turns, a document and kept versions, so that
+	// every operation has something to work on.
+	storetest.MustAppendTurns(t, seed, scope, storetest.NewTurn("t", 1))
+	for range 3 {
+		storetest.MustUpdateDocument(t, seed, scope, func(d *memory.Document) error {
+			d.Facts = append(d.Facts, memory.Fact{ID: fmt.Sprint("f", len(d.Facts)), Content: "inside"})
+			return nil
+		})
+	}
+	seed.Close()
+
+	var s *files.Store
+	if warm {
+		var err error
+		if s, err = files.Open(data, files.WithLogger(testLogger(t)), files.WithVersions(2)); err != nil {
+			t.Fatal(err)
+		}
+		storetest.MustReadTurns(t, s, scope, 0)
+		storetest.MustAppendTurns(t, s, scope, storetest.NewTurn("t", 2))
+		storetest.MustLoadDocument(t, s, scope)
+	}
+	target := outside(t, out)
+	link := filepath.Join(data, filepath.FromSlash(linkRel))
+	if err := os.RemoveAll(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	before := testutil.SnapshotTree(t, out)
+
+	var err error
+	if !warm {
+		s, err = files.Open(data, files.WithLogger(testLogger(t)), files.WithVersions(2))
+	}
+	if err == nil {
+		err = op.run(t.Context(), s)
+		s.Close()
+	}
+	if d := testutil.DiffTrees(before, testutil.SnapshotTree(t, out)); len(d) > 0 {
+		t.Errorf("%s through link %s changed the outside directory: %v", op.name, linkRel, d)
+	}
+	// Listing scopes reads only the scope directories and the
+	// turn log, document and agents entries.
+	fileLink := !slices.Contains([]string{"users", "users/bob", "users/bob/agents", "users/bob/turns.jsonl"}, linkRel)
+	if slices.Contains(notErr, op.name) || op.name == "Scopes" && fileLink {
+		return
+	}
+	if !errors.Is(err, files.ErrSymlink) || !strings.Contains(err.Error(), linkRel) {
+		t.Errorf("%s error = %v, want files.ErrSymlink naming %s", op.name, err, linkRel)
+	}
+	if err != nil && strings.Contains(err.Error(), out) {
+		t.Errorf("%s error = %v, names the link's target", op.name, err)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 )
@@ -97,6 +96,9 @@ func (s *Store) appendLocked(st *scopeFiles, path string, turns []memory.Turn) (
 		s.rollback(st, path)
 		return nil, err
 	}
+	st.mu.Lock()
+	st.marks.extend(w.fi, w.off, w.off+int64(buf.Len()), w.seq+int64(len(turns)), len(turns))
+	st.mu.Unlock()
 	w.off += int64(buf.Len())
 	w.seq += int64(len(turns))
 	return out, nil
@@ -117,7 +119,7 @@ func (s *Store) rollback(st *scopeFiles, path string) {
 // whole cost.
 func (s *Store) syncWriter(st *scopeFiles, path string) error {
 	w := &st.w
-	fi, err := s.d.lstat(filepath.Join(st.rel, turnsName))
+	fi, err := s.lstatIn(st, turnsName)
 	switch {
 	case err == nil && w.f != nil && os.SameFile(fi, w.fi):
 		if w.valid && fi.Size() == w.off {
@@ -151,11 +153,10 @@ func (s *Store) syncWriter(st *scopeFiles, path string) error {
 // directory entry durable when it is new. The file is opened read-write so
 // the last line is read through the very descriptor that appends.
 func (s *Store) openLog(st *scopeFiles, path string) (os.FileInfo, error) {
-	rel := filepath.Join(st.rel, turnsName)
-	f, err := s.d.open(rel, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := s.openIn(st, turnsName, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	created := err == nil
 	if errors.Is(err, fs.ErrExist) {
-		f, err = s.d.open(rel, os.O_RDWR|os.O_APPEND, 0)
+		f, err = s.openIn(st, turnsName, os.O_RDWR|os.O_APPEND, 0)
 	}
 	if err != nil {
 		return nil, err

@@ -252,3 +252,20 @@ type ScopeLocker interface {
 	// of UpdateDocument keeps a second updater from applying turns twice.
 	TryLockScope(ctx context.Context, scope Scope) (unlock func(), ok bool, err error)
 }
+
+// GroupCommitter is implemented by stores that can make one flush to
+// stable storage cover the turns of several concurrent appends (group
+// commit). The engine writes a call's turns with WriteTurns under its
+// scope lock, releases the lock, and acknowledges the call only after
+// SyncTurns returns: adds that arrive during one flush share the next.
+type GroupCommitter interface {
+	// WriteTurns is AppendTurns without waiting for the turns to be
+	// durable: they are numbered and written (readable by this and other
+	// processes) but may be lost in a crash until SyncTurns returns.
+	WriteTurns(ctx context.Context, scope Scope, turns []Turn) ([]Turn, error)
+	// SyncTurns returns once every turn written to scope before the call
+	// is durable; one flush covers every caller waiting meanwhile. If the
+	// flush fails, the turns it should have covered are cut from the log
+	// again and it returns the error: they were not stored.
+	SyncTurns(ctx context.Context, scope Scope) error
+}

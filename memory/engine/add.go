@@ -95,6 +95,11 @@ func (s *Service) Add(ctx context.Context, req memory.AddRequest) (*memory.AddRe
 			res.Note = "already stored: the same exchange reached this thread moments ago (a client retry?); answered with the stored turn, nothing stored again"
 			res.Pending = s.pendingInfo(st, thread)
 			st.mu.Unlock()
+			// The stored turn may still wait for the flush that makes it
+			// durable: it is acknowledged only after it.
+			if err := s.syncTurns(ctx, scope, st); err != nil {
+				return nil, err
+			}
 			return s.addFacts(ctx, res, req.Facts, stated, red)
 		}
 	} else {
@@ -102,7 +107,7 @@ func (s *Service) Add(ctx context.Context, req memory.AddRequest) (*memory.AddRe
 	}
 	var stored []memory.Turn
 	if len(turns) > 0 {
-		stored, err = s.store.AppendTurns(ctx, scope, turns)
+		stored, err = s.writeTurns(ctx, scope, turns)
 		if err != nil {
 			st.mu.Unlock()
 			return nil, fmt.Errorf("store turns: %w", err)
@@ -119,8 +124,6 @@ func (s *Service) Add(ctx context.Context, req memory.AddRequest) (*memory.AddRe
 			res.Duplicate = true
 			res.Note = "already stored: an earlier call with this idempotency_key stored the exchange (its answer was lost?); answered with the stored turn, nothing stored again"
 			stored = nil
-		} else if s.llm != nil {
-			s.queue.enqueue(scope, thread, signals)
 		}
 	} else {
 		res.Note = "nothing to remember: the filter dropped every message (tool traffic, system prompts, upload-only input or empty text)"
@@ -135,6 +138,14 @@ func (s *Service) Add(ctx context.Context, req memory.AddRequest) (*memory.AddRe
 	}
 	res.Pending = s.pendingInfo(st, thread)
 	st.mu.Unlock()
+	if len(turns) > 0 {
+		if err := s.syncTurns(ctx, scope, st); err != nil {
+			return nil, err
+		}
+		if len(stored) > 0 && s.llm != nil {
+			s.queue.enqueue(scope, thread, signals)
+		}
+	}
 	if len(res.TurnIDs) == 0 {
 		for _, f := range req.Facts {
 			res.Facts = append(res.Facts, memory.HostFactResult{Content: f.Content, Status: memory.HostFactRefused,
@@ -277,4 +288,30 @@ func sameExchange(st *scopeState, pos []int, turns []memory.Turn, timed bool, no
 		ids[i] = t.ID
 	}
 	return ids, nil
+}
+
+// writeTurns appends turns to the scope's log; with a store that commits
+// in groups (memory.GroupCommitter) it returns before they are durable,
+// and the caller, once it has released the scope's lock, waits for them
+// with syncTurns. Adds that arrive meanwhile share one flush.
+func (s *Service) writeTurns(ctx context.Context, scope memory.Scope, turns []memory.Turn) ([]memory.Turn, error) {
+	if gc, ok := s.store.(memory.GroupCommitter); ok {
+		return gc.WriteTurns(ctx, scope, turns)
+	}
+	return s.store.AppendTurns(ctx, scope, turns)
+}
+
+// syncTurns waits until the turns written to scope are durable. A failed
+// flush cut them from the log again, so st, which holds them, is dropped:
+// the scope is read again at its next use.
+func (s *Service) syncTurns(ctx context.Context, scope memory.Scope, st *scopeState) error {
+	gc, ok := s.store.(memory.GroupCommitter)
+	if !ok {
+		return nil
+	}
+	if err := gc.SyncTurns(ctx, scope); err != nil {
+		s.dropState(st)
+		return fmt.Errorf("store turns: %w", err)
+	}
+	return nil
 }

@@ -96,6 +96,8 @@ type scopeFiles struct {
 	lockFI   os.FileInfo // identity of lockFile
 	gen      string      // the scope's generation, read when the lock was taken
 	w        logWriter
+	// gc is the log's writes waiting for a fsync (groupcommit.go).
+	gc groupCommit
 	// sd is the scope's directory, kept open (scopedir.go).
 	sd scopeDir
 
@@ -230,8 +232,7 @@ func (s *Store) Close() error {
 	for _, st := range states {
 		st.sem <- struct{}{}
 		st.closed = true
-		errs = append(errs, st.w.close(), st.sd.close())
-		st.w = logWriter{}
+		errs = append(errs, s.closeWriter(st), st.sd.close())
 		if st.lockFile != nil {
 			errs = append(errs, st.lockFile.Close())
 			st.lockFile = nil
@@ -410,9 +411,9 @@ func (s *Store) dropFiles(st *scopeFiles) {
 	if st.lockFile != nil {
 		st.lockFile.Close()
 	}
-	st.w.close()
+	s.closeWriter(st)
 	st.sd.close()
-	st.lockFile, st.lockFI, st.w = nil, nil, logWriter{}
+	st.lockFile, st.lockFI = nil, nil
 	s.mu.Lock()
 	if st.open {
 		st.open = false
@@ -462,10 +463,10 @@ func (s *Store) closeIdle() {
 	if lru.closed || lru.lockFile == nil {
 		return
 	}
-	if err := errors.Join(lru.lockFile.Close(), lru.w.close(), lru.sd.close()); err != nil {
+	if err := errors.Join(lru.lockFile.Close(), s.closeWriter(lru), lru.sd.close()); err != nil {
 		s.log.Warn("close idle scope files", "scope", lru.scope.Key(), "err", err)
 	}
-	lru.lockFile, lru.lockFI, lru.w = nil, nil, logWriter{}
+	lru.lockFile, lru.lockFI = nil, nil
 	s.mu.Lock()
 	lru.open = false
 	s.openScopes--

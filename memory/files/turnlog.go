@@ -41,6 +41,11 @@ func (w *logWriter) close() error {
 // whose MetaData is not valid JSON fails the whole call with an error
 // wrapping memory.ErrInvalidInput; no turns is a no-op.
 func (s *Store) AppendTurns(ctx context.Context, scope memory.Scope, turns []memory.Turn) ([]memory.Turn, error) {
+	return s.appendTurns(ctx, scope, turns, true)
+}
+
+// appendTurns is AppendTurns, and WriteTurns without sync.
+func (s *Store) appendTurns(ctx context.Context, scope memory.Scope, turns []memory.Turn, sync bool) ([]memory.Turn, error) {
 	st, err := s.state(scope)
 	if err != nil {
 		return nil, fmt.Errorf("append turns: %w", err)
@@ -65,14 +70,14 @@ func (s *Store) AppendTurns(ctx context.Context, scope memory.Scope, turns []mem
 	if err := s.adoptLocked(st); err != nil {
 		return nil, fmt.Errorf("append turns to %s: %w", path, err)
 	}
-	out, err := s.appendLocked(st, path, turns)
+	out, err := s.appendLocked(st, path, turns, sync)
 	if err != nil {
 		return nil, fmt.Errorf("append turns to %s: %w", path, err)
 	}
 	return out, nil
 }
 
-func (s *Store) appendLocked(st *scopeFiles, path string, turns []memory.Turn) ([]memory.Turn, error) {
+func (s *Store) appendLocked(st *scopeFiles, path string, turns []memory.Turn, sync bool) ([]memory.Turn, error) {
 	if err := s.syncWriter(st, path); err != nil {
 		return nil, err
 	}
@@ -92,10 +97,14 @@ func (s *Store) appendLocked(st *scopeFiles, path string, turns []memory.Turn) (
 		s.rollback(st, path)
 		return nil, err
 	}
-	if err := w.f.Sync(); err != nil {
-		s.rollback(st, path)
-		return nil, err
+	end := w.off + int64(buf.Len())
+	if sync {
+		if err := w.f.Sync(); err != nil {
+			s.rollback(st, path)
+			return nil, err
+		}
 	}
+	s.noteWrite(st, w.off, end, sync)
 	st.mu.Lock()
 	st.marks.extend(w.fi, w.off, w.off+int64(buf.Len()), w.seq+int64(len(turns)), len(turns))
 	st.mu.Unlock()
@@ -126,7 +135,7 @@ func (s *Store) syncWriter(st *scopeFiles, path string) error {
 			return nil
 		}
 	case err == nil || errors.Is(err, fs.ErrNotExist):
-		w.close()
+		s.closeWriter(st)
 		*w = logWriter{}
 		if fi, err = s.openLog(st, path); err != nil {
 			return err

@@ -77,8 +77,7 @@ func (s *Store) deleteTurnsLocked(ctx context.Context, st *scopeFiles, match fun
 	}
 	_, werr := s.d.writeAtomic(st.rel, turnsName, raw)
 	// Whatever happened, forget what this Store knew of the old file.
-	st.w.close()
-	st.w = logWriter{}
+	s.closeWriter(st)
 	st.mu.Lock()
 	st.marks.reset()
 	st.tornLogged = false
@@ -172,8 +171,7 @@ func (s *Store) ImportScope(ctx context.Context, scope memory.Scope, doc *memory
 			return fmt.Errorf("import scope %s: %w", scope.Key(), err)
 		}
 		_, err = s.d.writeAtomic(st.rel, turnsName, raw)
-		st.w.close()
-		st.w = logWriter{}
+		s.closeWriter(st)
 		st.mu.Lock()
 		st.marks.reset()
 		st.mu.Unlock()

@@ -104,7 +104,16 @@ func Refine(st *Pages, query string, kterms []lexical.Term, now time.Time, hits 
 	}
 	// An exchange a host stores is weighed by the side the query asks
 	// about (weighSide), as a dialogue's page by its named speaker.
-	if weighSide(st, query, qterms, kterms, hits) {
+	bound := 0.0
+	if !list {
+		// A page scoring less than the least weight's share of the
+		// score of the last page kept (k, or focusTop for focus) stays
+		// below it whatever its side holds: its side is not read.
+		if n := max(k, focusTop); n <= len(hits) {
+			bound = (1 - speakerWeight) * hits[n-1].Score
+		}
+	}
+	if weighSide(st, query, qterms, kterms, hits, bound) {
 		SortHits(hits)
 	}
 	// A question that asks for several items gets them from several

@@ -317,7 +317,7 @@ var assistantVerbs = sync.OnceValue(func() map[string]bool {
 // word; "which game did you say…" where the assistant said it. Slices of
 // a dialogue between named people are left to weighSpeaker. It reports
 // whether it changed any score.
-func weighSide(st *Pages, query string, qterms, kterms []lexical.Term, hits []lexical.Hit) bool {
+func weighSide(st *Pages, query string, qterms, kterms []lexical.Term, hits []lexical.Hit, bound float64) bool {
 	side := askedSide(query)
 	if len(qterms) == 0 || side == sideNone {
 		return false
@@ -331,6 +331,13 @@ func weighSide(st *Pages, query string, qterms, kterms []lexical.Term, hits []le
 	for i, h := range hits {
 		t := st.Turns[h.ID]
 		if st.links.dialogue[h.ID] || t.User == "" || t.Reply == "" {
+			continue
+		}
+		if h.Score < bound {
+			// Below bound the page stays below every page kept (see
+			// Refine): it takes the least weight without a read.
+			hits[i].Score *= 1 - speakerWeight
+			changed = true
 			continue
 		}
 		w.reset()

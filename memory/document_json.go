@@ -45,6 +45,8 @@ type diskFact struct {
 	ValidTo       time.Time `json:"validTo,omitzero"`
 	LastConfirmed time.Time `json:"lastConfirmed,omitzero"`
 	Pinned        bool      `json:"pinned,omitempty"`
+	CorrectedAt   time.Time `json:"correctedAt,omitzero"`
+	Replaced      string    `json:"replaced,omitempty"`
 }
 
 // diskSection is Section as memory.json spells it.

@@ -148,7 +148,19 @@ type Fact struct {
 	// in every conversation: it enters every retrieval as a standing
 	// fact (recall.Standing), whatever is asked.
 	Pinned bool `json:"pinned,omitempty"`
+	// CorrectedAt is when the person or the host last changed the fact's
+	// wording (the viewer, update_memory, "mnemo facts edit"): the
+	// correction is what memory knows now, so ValidFrom moves to it too.
+	// The fact history keeps the original time and wording.
+	CorrectedAt time.Time `json:"corrected_at,omitzero"`
+	// Replaced is the wording the last correction replaced, so that an
+	// exchange still saying it can be shown as superseded.
+	Replaced string `json:"replaced,omitempty"`
 }
+
+// Corrected reports whether a person or the host corrected the fact's
+// wording.
+func (f *Fact) Corrected() bool { return !f.CorrectedAt.IsZero() }
 
 // Since is when the fact became true: ValidFrom, else CreatedAt.
 func (f *Fact) Since() time.Time {

@@ -41,6 +41,7 @@
 //	                            Retrieve: ranking with sessions, facts, knowledge
 //	profile.go, profile_edit.go Profile, UpdateProfile
 //	facts_edit.go, history.go   SaveFact, UpdateFact, FactHistory
+//	corrected.go                corrected facts: found by their old words, superseding exchanges
 //	forget.go, list.go          Forget, ForgetScope, List
 //	maintain.go, consolidate_llm.go, longterm.go
 //	                            maintenance, consolidation, tier work

@@ -201,7 +201,7 @@ func dropFacts(d *memory.Document, match func(memory.Fact) bool, ev memory.FactE
 			}
 			removed = append(removed, f)
 			gone[f.ID] = true
-			texts = append(texts, f.Content, f.SourceError)
+			texts = append(texts, f.Content, f.SourceError, f.Replaced)
 			return true
 		})
 	}

@@ -325,6 +325,9 @@ type ForgetResult struct {
 	// was found.
 	MentionWords []string  `json:"mention_words"`
 	MayMention   []Mention `json:"may_mention"`
+	// Preview is what mentions a topic, when forget_memory was given a
+	// topic to preview: nothing was deleted.
+	Preview *TopicResult `json:"preview,omitempty"`
 }
 
 // HistoryRequest is one memory_history call.
@@ -334,6 +337,9 @@ type HistoryRequest struct {
 	// FactID selects one fact's events; empty means the latest events of
 	// every fact.
 	FactID string
+	// Section selects one profile section's events (ProfileSections
+	// name) instead of the facts'; not used with FactID.
+	Section string
 	// Limit bounds the events returned: DefaultListLimit when 0, at most
 	// MaxListLimit.
 	Limit int
@@ -348,6 +354,13 @@ type HistoryResult struct {
 	Scope  Scope       `json:"scope"`
 	FactID string      `json:"fact_id,omitempty"`
 	Events []FactEvent `json:"events"`
+	// Section is the profile section asked about; SectionEvents its
+	// events oldest first, or without FactID and Section the latest
+	// events of every section, newest first. Who wrote a section (Actor)
+	// and what it said before and after are kept until a forget clears
+	// the section.
+	Section       string         `json:"section,omitempty"`
+	SectionEvents []SectionEvent `json:"section_events"`
 	// Current is the fact as it is now; absent when it was removed.
 	Current *Fact `json:"current,omitempty"`
 	// Total is how many events there are for the request.

@@ -48,10 +48,10 @@ var funcs = template.FuncMap{
 	"factView":    func(v *view, f memory.Fact) factData { return factData{V: v, F: f} },
 	"actor":       actorWords,
 	"sectionView": func(v *view, s sectionView) sectionData { return sectionData{V: v, S: s} },
-	"join":      func(words []string) string { return strings.Join(words, ", ") },
-	"pickName":  pickName,
-	"pickValue": pickValue,
-	"kindName":  kindName,
+	"join":        func(words []string) string { return strings.Join(words, ", ") },
+	"pickName":    pickName,
+	"pickValue":   pickValue,
+	"kindName":    kindName,
 	"plural": func(n int, noun string) string {
 		if n == 1 {
 			return "1 " + noun

@@ -153,6 +153,25 @@ func trustTasks(t *testing.T, env []string, axe string) {
 		t.Errorf("retrieve_memory for \"Am I vegetarian?\" shows the correction as %q, want it shown and not earlier:\n%s", correction, inj)
 	}
 
+	// The history tells who changed what the assistant reads, with a way
+	// back: the correction can be undone, the section shows its writer.
+	p.do("fact history", chromedp.Navigate(base+"/history?fact="+veg))
+	p.waitText("fact history", "by you, in the memory viewer")
+	if got := eval(`document.getElementById("undo-` + veg + `") ? "yes" : "no"`); got != "yes" {
+		t.Errorf("the corrected fact's history has no Undo button:\n%s", p.text())
+	}
+	check("fact-history")
+	p.do("section history", chromedp.Navigate(base+"/history?section=personal_context"))
+	p.waitText("section history", "by the assistant, through a tool call")
+	if !strings.Contains(p.text(), "Sister Marguerite lives in Alfama, Lisbon.") {
+		t.Errorf("the section's history does not show what was written:\n%s", p.text())
+	}
+	var sh memory.HistoryResult
+	httpTool(t, mc, "memory_history", map[string]any{"section": "personal_context"}, &sh)
+	if len(sh.SectionEvents) != 1 || sh.SectionEvents[0].Actor != memory.ActorAssistant {
+		t.Errorf("memory_history for the section = %+v, want the assistant's edit", sh.SectionEvents)
+	}
+
 	// Forgetting the Lisbon thread names the section the host wrote.
 	p.do("lisbon thread", chromedp.Navigate(base+"/exchanges?thread=trip-lisbon"))
 	p.waitText("thread listed", "Which neighbourhood")

@@ -83,6 +83,17 @@ type forgetData struct {
 	Back string
 }
 
+// restoreFact brings back a retired, merged or replaced fact, as
+// restore_memory does.
+func (h *handler) restoreFact(r *http.Request, v *view) (string, string, error) {
+	_, err := h.svc.RestoreFact(r.Context(), memory.RestoreFactRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName,
+		ID: r.PostFormValue("id"), Source: memory.SourceManual})
+	if err != nil {
+		return "", "", err
+	}
+	return "", "fact-restored", nil
+}
+
 // forget runs req and fills the result page.
 func (h *handler) forget(r *http.Request, v *view, what string, req memory.ForgetRequest) error {
 	req.UserID, req.AgentName, req.Source = v.Scope.UserID, v.Scope.AgentName, memory.SourceManual

@@ -49,9 +49,12 @@ var funcs = template.FuncMap{
 	"actor":       actorWords,
 	"sectionView": func(v *view, s sectionView) sectionData { return sectionData{V: v, S: s} },
 	"join":        func(words []string) string { return strings.Join(words, ", ") },
-	"pickName":    pickName,
-	"pickValue":   pickValue,
-	"kindName":    kindName,
+	"fromThread": func(source string) bool {
+		return source != "" && source != memory.SourceManual && source != memory.SourceCLI && source != memory.SourceRollback && memory.ValidateID("thread", source) == nil
+	},
+	"pickName":  pickName,
+	"pickValue": pickValue,
+	"kindName":  kindName,
 	"plural": func(n int, noun string) string {
 		if n == 1 {
 			return "1 " + noun
@@ -167,6 +170,7 @@ var doneMessages = map[string]string{
 	"fact-saved":        "The fact is saved.",
 	"fact-duplicate":    "A fact saying the same thing was already stored; nothing changed.",
 	"fact-updated":      "The fact is updated.",
+	"fact-restored":     "The fact is back in memory.",
 	"fact-unchanged":    "Nothing changed: the fact already said that.",
 	"fact-deleted":      "The fact is forgotten.",
 	"turn-deleted":      "The exchange is forgotten.",

@@ -197,6 +197,7 @@ func (h *handler) routes() {
 	m.HandleFunc("POST /facts/add", h.action(h.addFact))
 	m.HandleFunc("POST /facts/edit", h.action(h.editFact))
 	m.HandleFunc("POST /facts/delete", h.result(h.deleteFact))
+	m.HandleFunc("POST /facts/restore", h.action(h.restoreFact))
 	m.HandleFunc("POST /exchanges/delete", h.result(h.deleteTurn))
 	m.HandleFunc("POST /threads/delete", h.result(h.deleteThread))
 	m.HandleFunc("POST /topic/forget", h.result(h.forgetTopic))

@@ -156,6 +156,11 @@ func (s *Service) Forget(ctx context.Context, req memory.ForgetRequest) (*memory
 		}
 		return nil, memory.NotFound("nothing to forget in the memory of %s: no %s; list_memories shows what is stored", scope.Key(), what)
 	}
+	if req.Topic != "" {
+		if err := s.scrubTopicEvents(ctx, scope, req.Topic, res); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.stillMentioned(ctx, scope, turns, res); err != nil {
 		return nil, err
 	}

@@ -135,3 +135,33 @@ func scrubSectionEvents(d *memory.Document, name string, texts *[]string) {
 		e.Old, e.New = "", ""
 	}
 }
+
+// scrubTopicEvents strips from the profile sections' history every
+// earlier text that mentions the forgotten topic: a section rewritten
+// since would otherwise keep the topic in what it said before.
+func (s *Service) scrubTopicEvents(ctx context.Context, scope memory.Scope, topic string, res *memory.ForgetResult) error {
+	_, key, err := checkTopic(topic)
+	if err != nil {
+		return err
+	}
+	err = s.updateForgetting(ctx, scope, func(d *memory.Document) ([]string, error) {
+		var texts []string
+		for i := range d.SectionEvents {
+			e := &d.SectionEvents[i]
+			for _, t := range []*string{&e.Old, &e.New} {
+				if *t != "" && matchKeys([]mentionKey{key}, *t) != nil {
+					texts = append(texts, *t)
+					*t = ""
+				}
+			}
+		}
+		if len(texts) == 0 {
+			return nil, errNoChange
+		}
+		return texts, nil
+	}, res)
+	if err != nil && !errors.Is(err, errNoChange) {
+		return fmt.Errorf("forget %q in the profile history of %s: %w", topic, scope.Key(), err)
+	}
+	return nil
+}

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -60,6 +61,13 @@ func TestForgetTopic(t *testing.T) {
 	if _, err := s.UpdateProfile(ctx, memory.UpdateProfileRequest{Section: "personal_context", Text: "Sister Marguerite lives in Alfama, Lisbon."}); err != nil {
 		t.Fatal(err)
 	}
+	// A section that said it once and was rewritten since: its history
+	// must not keep the topic.
+	for _, text := range []string{"Flat in Lisbon until June.", "Works from home."} {
+		if _, err := s.UpdateProfile(ctx, memory.UpdateProfileRequest{Section: "work_context", Text: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	lis := mustSave(t, s, memory.SaveFactRequest{Content: "Visits Lisbon every spring"}).Fact
 	other := mustSave(t, s, memory.SaveFactRequest{Content: "Prefers window seats"}).Fact
 	pre, err := s.FindTopic(ctx, memory.TopicRequest{Topic: " Lisbon "})
@@ -114,6 +122,15 @@ func TestForgetTopic(t *testing.T) {
 	facts, _ := s.List(ctx, memory.ListRequest{})
 	if facts.Total != 1 || facts.Facts[0].ID != other.ID {
 		t.Errorf("after the topic forget the facts are %+v, want only %s", facts.Facts, other.ID)
+	}
+	h, err := s.FactHistory(ctx, memory.HistoryRequest{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range h.SectionEvents {
+		if strings.Contains(e.Old+e.New, "Lisbon") {
+			t.Errorf("after the topic forget the section history keeps %+v", e)
+		}
 	}
 	p, _ := s.Profile(ctx, memory.ProfileRequest{})
 	if p.User.PersonalContext.Summary != "" {

@@ -82,15 +82,10 @@ func runShow(ctx context.Context, e *call) int {
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}
-	if !e.cfg.LLM.Configured() {
-		// With no model nothing waits for one: every exchange is stored
-		// and searchable, as the tools, doctor and the viewer say.
-		out.keyless = true
-		out.PendingTurns = 0
-		for i := range out.Threads {
-			out.Threads[i].Pending = 0
-		}
-	}
+	// With no model nothing waits for one: every exchange is stored and
+	// searchable, as the tools, doctor and the viewer say; the text says
+	// so. The JSON keeps its counts of turns above the watermarks.
+	out.keyless = !e.cfg.LLM.Configured()
 	out = trimShow(e, out)
 	if e.args.flag("usage") {
 		u := memory.UsageOf(out.usage, e.cfg.Memory.DailyTokenBudget, time.Now())

@@ -64,8 +64,8 @@ func TestShowCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); code != exitOK || err != nil {
 		t.Fatalf("show --threads --json = %d, %v\n%s", code, err, out)
 	}
-	if got.Scope.UserID != "ana" || len(got.Threads) != 2 || got.Facts != nil || got.PendingTurns != 0 {
-		t.Errorf("show --threads --json = %+v, want ana's 2 threads, no pending turn (no model: none waits) and no facts", got)
+	if got.Scope.UserID != "ana" || len(got.Threads) != 2 || got.Facts != nil || got.PendingTurns != 2 {
+		t.Errorf("show --threads --json = %+v, want ana's 2 threads, 2 turns above the watermarks and no facts", got)
 	}
 	// With no model, show speaks as the tools do: nothing waits; with one,
 	// it counts what waits for it.
@@ -75,7 +75,7 @@ func TestShowCommand(t *testing.T) {
 		says    []string
 		never   []string
 	}{
-		{env{"MNEMO_DATA_DIR": dir, "MNEMO_USER_ID": "ana"}, 0, []string{"every one searchable", "no language model is configured"}, []string{"not yet reflected", "PENDING"}},
+		{env{"MNEMO_DATA_DIR": dir, "MNEMO_USER_ID": "ana"}, 2, []string{"every one searchable", "no language model is configured"}, []string{"not yet reflected", "PENDING"}},
 		{env{"MNEMO_DATA_DIR": dir, "MNEMO_USER_ID": "ana", "MNEMO_LLM_BASE_URL": "http://127.0.0.1:9/v1"}, 2, []string{"2 not yet reflected in memory", "PENDING"}, nil},
 	} {
 		code, out, errOut := runEnv(t, tc.env, "show", "--threads")

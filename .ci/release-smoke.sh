@@ -9,7 +9,14 @@
 #      OUTDIR/*.tgz (npm/assemble.mjs), installed into an empty npm prefix;
 #      its bin answers an MCP initialize and tools/list, keeps exit statuses
 #      and passes signals on (.ci/mcp-stdio.py launcher).
-#   3. The container image, built from scratch with buildah and exported as
+#      Setup from the launcher writes npx by its absolute path and the
+#      pinned version; that entry starts mnemo in a bare environment; through
+#      npx, messages name npx -y @mnemo-mcp/mnemo (issue 44).
+#   3. The MCP Bundle OUTDIR/mnemo-OS-ARCH.mcpb of this platform
+#      (mcpb/assemble.mjs, validated and packed by the mcpb CLI pinned in
+#      mcpb/package.json), unpacked; its entry, as the mcpb package resolves
+#      it for a host, answers initialize and tools/list.
+#   4. The container image, built from scratch with buildah and exported as
 #      OUTDIR/mnemo_VERSION_linux_ARCH_image.tar (OCI archive), checked with
 #      skopeo; where this machine can run containers, podman runs it and it
 #      answers initialize on stdio and mnemo doctor passes in it; /data's
@@ -124,17 +131,89 @@ LAUNCHER=$PREFIX/node_modules/.bin/mnemo
 "$LAUNCHER" version
 python3 .ci/mcp-stdio.py initialize --tools -- "$LAUNCHER" serve --data-dir "$WORK/npm-data"
 python3 .ci/mcp-stdio.py launcher "$LAUNCHER" "$BIN" "$WORK/npm-data"
-# Run from the launcher, setup writes the npx form by itself.
+# Run from the launcher, setup writes an npx entry by itself (issue 44):
+# npx by its absolute path, node's directory first on its PATH, the
+# package pinned to this version, and it says why.
 HOME=$WORK/home "$LAUNCHER" setup claude-desktop --print --data-dir "$WORK/npm-data" >"$WORK/setup.json" 2>"$WORK/setup.err"
-python3 - "$WORK/setup.json" "$WORK/npm-data" <<'PY'
-import json, sys
+python3 - "$WORK/setup.json" "$WORK/npm-data" "$VERSION" "$WORK/setup.err" <<'PY'
+import json, os, sys
 entry = json.load(open(sys.argv[1]))["mcpServers"]["mnemo"]
-want = {"command": "npx", "args": ["-y", "@mnemo-mcp/mnemo", "serve", "--data-dir", sys.argv[2]]}
-assert entry == want, (entry, want)
+data, version, notes = sys.argv[2], sys.argv[3], open(sys.argv[4]).read()
+assert entry["args"] == ["-y", f"@mnemo-mcp/mnemo@{version}", "serve", "--data-dir", data], entry
+npx = entry["command"]
+assert os.path.isabs(npx) and os.access(npx, os.X_OK), f"command {npx!r} is not an absolute, executable npx"
+first = entry["env"]["PATH"].split(os.pathsep)[0]
+assert os.access(os.path.join(first, "node"), os.X_OK), f"PATH {entry['env']['PATH']!r} does not start with node's directory"
+for why in (f"pinned to @mnemo-mcp/mnemo@{version}", "minimal PATH"):
+    assert why in notes, (why, notes)
 print("setup from the launcher:", json.dumps(entry))
 PY
 # And npx itself, from the packed tarballs, with a cache of its own.
 npm_config_cache=$WORK/npm-cache npx --offline -y "${TGZ[@]/#/--package=}" -- mnemo version
+# The entry's command and PATH start mnemo in an environment as bare as a
+# host's (the package given as the tarballs: it is not published here).
+python3 - "$WORK/setup.json" "$WORK/npm-cache" "$WORK/entry-data" "${TGZ[@]}" <<'PY'
+import json, os, sys
+entry = json.load(open(sys.argv[1]))["mcpServers"]["mnemo"]
+cache, data, tgz = sys.argv[2], sys.argv[3], sys.argv[4:]
+env = {"PATH": entry["env"]["PATH"], "HOME": os.path.dirname(data), "npm_config_cache": cache}
+cmd = [entry["command"], "--offline", "-y", *[f"--package={t}" for t in tgz], "--", "mnemo", "serve", "--data-dir", data]
+os.execve(sys.executable, [sys.executable, ".ci/mcp-stdio.py", "initialize", "--", *cmd], env)
+PY
+# Messages name the command as typed through npx (issue 44).
+code=0
+npm_config_cache=$WORK/npm-cache npx --offline -y "${TGZ[@]/#/--package=}" -- mnemo servee 2>"$WORK/servee.err" || code=$?
+if [[ $code -ne 2 ]] || ! grep -q "did you mean 'npx -y @mnemo-mcp/mnemo serve'" "$WORK/servee.err"; then
+	echo "npx ... mnemo servee: exit $code, want 2 and a suggestion naming npx:" >&2
+	cat "$WORK/servee.err" >&2
+	exit 1
+fi
+head -n 1 "$WORK/servee.err"
+
+say "MCP Bundle: mcpb validate and pack, unpack, initialize"
+# The mcpb CLI pinned in mcpb/package.json, from the npm registry.
+npm install --prefix mcpb --no-save --no-package-lock >"$WORK/mcpb-npm.log" 2>&1 || {
+	cat "$WORK/mcpb-npm.log" >&2
+	exit 1
+}
+MCPB=(node mcpb/node_modules/@anthropic-ai/mcpb/dist/cli/cli.js)
+rm -f "$OUT"/*.mcpb
+node mcpb/assemble.mjs "$OUT/dist" "$WORK/mcpb" host
+cp "$WORK"/mcpb/*.mcpb "$OUT/"
+BUNDLE=$OUT/mnemo-${GOOS}-${GOARCH}.mcpb
+ls -l "$BUNDLE" | awk '{printf "%10d  %s\n", $5, $NF}'
+"${MCPB[@]}" info "$BUNDLE" | grep -v '^$' | head -n 8
+"${MCPB[@]}" unpack "$BUNDLE" "$WORK/bundle" >/dev/null
+python3 - "$WORK/bundle" "$VERSION" <<'PY'
+import json, os, sys
+d, version = sys.argv[1:3]
+m = json.load(open(os.path.join(d, "manifest.json")))
+assert m["manifest_version"] == "0.4" and m["version"] == version, (m["manifest_version"], m["version"])
+assert m["server"]["type"] == "binary", m["server"]
+entry = os.path.join(d, m["server"]["entry_point"])
+assert os.path.isfile(entry), entry
+uc = m["user_config"]
+assert uc["data_dir"]["type"] == "directory" and uc["llm_api_key"]["sensitive"] is True, uc
+print(f"bundle: manifest {m['manifest_version']}, {m['name']} {m['version']}, entry {m['server']['entry_point']}, user_config {sorted(uc)}")
+PY
+if [[ ! -x $WORK/bundle/server/mnemo ]]; then
+	echo "the bundle's entry is not executable once unpacked" >&2
+	exit 1
+fi
+# Its entry answers initialize as a host starts it: the configuration
+# resolved by the mcpb package's own getMcpConfigForManifest, in a bare
+# environment; once with the data directory answered, once with nothing.
+for answers in "data_dir=$WORK/bundle-data" ""; do
+	# shellcheck disable=SC2086 # an empty $answers is no argument
+	node mcpb/resolve.mjs "$WORK/bundle" $answers >"$WORK/bundle-config.json"
+	python3 - "$WORK/bundle-config.json" "$WORK/bundle-home" <<'PY'
+import json, os, sys
+c = json.load(open(sys.argv[1]))
+print("bundle runs:", c["command"], *c["args"], json.dumps(c["env"]))
+env = {"PATH": "/usr/bin:/bin", "HOME": sys.argv[2], **c["env"]}
+os.execve(sys.executable, [sys.executable, ".ci/mcp-stdio.py", "initialize", "--tools", "--", c["command"], *c["args"]], env)
+PY
+done
 
 say "container image: buildah from scratch, OCI archive"
 IMAGE_ARCHIVE=$OUT/mnemo_${VERSION}_linux_${GOARCH}_image.tar
@@ -166,6 +245,8 @@ assert cfg["User"] == "65532:65532", cfg
 assert cfg["Entrypoint"] == ["/mnemo"] and cfg["Cmd"] == ["serve"], cfg
 assert "MNEMO_DATA_DIR=/data" in cfg["Env"], cfg
 assert "/data" in cfg["Volumes"], cfg
+# The MCP Registry checks that server.json's image is this server's.
+assert cfg["Labels"]["io.modelcontextprotocol.server.name"] == "io.github.mnemo-mcp/mnemo", cfg["Labels"]
 print("image config: user", cfg["User"], "entrypoint", cfg["Entrypoint"], "cmd", cfg["Cmd"], "volumes", list(cfg["Volumes"]))
 PY
 # The layers as shipped: /data is a directory of mode 0700 owned by the

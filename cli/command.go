@@ -25,6 +25,7 @@ type command struct {
 	name     string
 	synopsis []string // usage lines, each after "mnemo "
 	summary  string   // what it does, for help
+	brief    string   // what it does in a few words, for the short help
 	details  string   // more for its own help, printed as written
 	flags    []flagSpec
 	// maxArgs is the most positional arguments it takes; -1: any number.
@@ -43,7 +44,11 @@ type command struct {
 	// configErrors: it runs even when the configuration is invalid, with
 	// the error in call.cfgErr (doctor reports it).
 	configErrors bool
-	run          func(ctx context.Context, c *call) int
+	// plainOutput: its stdout is messages for a person, never memory or
+	// JSON, so the commands they name are named as the user ran mnemo
+	// (withProg).
+	plainOutput bool
+	run         func(ctx context.Context, c *call) int
 }
 
 // flagSpec is one flag of a command's own.
@@ -62,6 +67,7 @@ type flagSpec struct {
 // configuration and where it writes.
 type call struct {
 	cmd    *command
+	prog   string // how the user runs mnemo: "mnemo" or npxCommand (invokedAs)
 	cfg    *Config
 	cfgErr error // the configuration error, for a configErrors command
 	log    *slog.Logger
@@ -133,10 +139,16 @@ func (c *call) scope() (memory.Scope, error) {
 // flags and the configuration (read only through getenv), and runs it. It
 // returns the exit code.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	cmd, rest, err := findCommand(args)
+	prog := invokedAs(getenv)
+	stderr = withProg(stderr, prog)
+	cmd, rest, named, err := findCommand(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "mnemo: %v\nRun 'mnemo help' for usage.\n", err)
 		return exitUsage
+	}
+	if _, _, help, _ := parseArgs(cmd, rest); help && !named {
+		writeShortHelp(withProg(stdout, prog), prog)
+		return exitOK
 	}
 	c, code, ok := prepare(cmd, rest, getenv, stdin, stdout, stderr)
 	if !ok {
@@ -161,8 +173,8 @@ func commandActor(name string) memory.Actor {
 // findCommand is the command args name, and args without its name. The
 // command is the first argument that is neither a flag nor the value of
 // a settings flag, so settings may come before it (mnemo --data-dir D
-// show); without one it is serve.
-func findCommand(args []string) (*command, []string, error) {
+// show); without one it is serve, and named is false.
+func findCommand(args []string) (cmd *command, rest []string, named bool, err error) {
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		if arg == "--" {
@@ -173,15 +185,25 @@ func findCommand(args []string) (*command, []string, error) {
 				// A group (mnemo facts add): the subcommand is the next
 				// argument.
 				if i+1 >= len(args) || lookupCommand(arg+" "+args[i+1]) == nil {
-					return nil, nil, fmt.Errorf("mnemo %s needs one of: %s", arg, strings.Join(subs, ", "))
+					hint := ""
+					if i+1 < len(args) {
+						if sub := suggestWord(args[i+1], subs); sub != "" {
+							hint = fmt.Sprintf("; did you mean 'mnemo %s %s'?", arg, sub)
+						}
+					}
+					return nil, nil, false, fmt.Errorf("%s needs one of: %s%s", arg, strings.Join(subs, ", "), hint)
 				}
-				return lookupCommand(arg + " " + args[i+1]), append(args[:i:i], args[i+2:]...), nil
+				return lookupCommand(arg + " " + args[i+1]), append(args[:i:i], args[i+2:]...), true, nil
 			}
 			cmd := lookupCommand(arg)
 			if cmd == nil {
-				return nil, nil, fmt.Errorf("unknown command %q", arg)
+				hint := ""
+				if name := suggestWord(arg, commandWords()); name != "" {
+					hint = fmt.Sprintf("; did you mean 'mnemo %s'?", name)
+				}
+				return nil, nil, false, fmt.Errorf("unknown command %q%s", arg, hint)
 			}
-			return cmd, append(args[:i:i], args[i+1:]...), nil
+			return cmd, append(args[:i:i], args[i+1:]...), true, nil
 		}
 		name, _, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
 		switch {
@@ -194,7 +216,7 @@ func findCommand(args []string) (*command, []string, error) {
 			i++
 		}
 	}
-	return lookupCommand("serve"), args, nil
+	return lookupCommand("serve"), args, false, nil
 }
 
 // takesSettingValue reports whether --name is a settings flag, all of
@@ -307,44 +329,52 @@ func (c *command) flag(name string) *flagSpec {
 
 // suggestFlag proposes the flag a mistyped one probably meant.
 func (c *command) suggestFlag(name string) string {
-	best, bestDist := "", 3
-	consider := func(n string) {
-		if d := editDistance(name, n); d < bestDist {
-			best, bestDist = n, d
-		}
-	}
+	var names []string
 	for _, f := range c.flags {
-		consider(f.name)
+		names = append(names, f.name)
 	}
 	if c.settings {
 		for i := range settings {
 			if !settings[i].secret {
-				consider(settings[i].flagName())
+				names = append(names, settings[i].flagName())
 			}
 		}
 	}
-	if best == "" {
-		return ""
+	if best := suggestWord(name, names); best != "" {
+		return fmt.Sprintf("; did you mean --%s?", best)
 	}
-	return fmt.Sprintf("; did you mean --%s?", best)
+	return ""
+}
+
+// suggestWord is the word of words that a mistyped one probably meant:
+// the nearest within two edits (and fewer edits than its length, so that
+// "ui" is not taken for "up"), or "" when none is.
+func suggestWord(typed string, words []string) string {
+	best, bestDist := "", 3
+	for _, w := range words {
+		if d := editDistance(typed, w); d < bestDist && d < len(w) {
+			best, bestDist = w, d
+		}
+	}
+	return best
 }
 
 // prepare parses a command's arguments and loads the configuration, with
 // one error policy and one log-level policy for every command. When it
 // returns ok false the command is over with exit code code.
 func prepare(cmd *command, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) (c *call, code int, ok bool) {
-	c = &call{cmd: cmd, getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	prog := invokedAs(getenv)
+	if cmd.plainOutput {
+		stdout = withProg(stdout, prog)
+	}
+	c = &call{cmd: cmd, prog: prog, getenv: getenv, stdin: stdin, stdout: stdout, stderr: withProg(stderr, prog)}
 	a, settingArgs, help, err := parseArgs(cmd, args)
 	if help {
-		writeCommandHelp(stdout, cmd)
+		writeCommandHelp(withProg(stdout, prog), cmd, prog)
 		return nil, exitOK, false
 	}
 	if err != nil {
-		helpCmd := "mnemo help " + cmd.name
-		if cmd.name == "serve" {
-			helpCmd = "mnemo help"
-		}
-		fmt.Fprintf(stderr, "%s: %v\nRun '%s' for usage.\n", cmd.prefix(), err, helpCmd)
+		fmt.Fprintf(c.stderr, "%s: %v\nRun 'mnemo help %s' for usage.\n", cmd.prefix(), err, cmd.name)
 		return nil, exitUsage, false
 	}
 	c.args = a
@@ -357,7 +387,7 @@ func prepare(cmd *command, args []string, getenv func(string) string, stdin io.R
 	if !cmd.settings {
 		return c, exitOK, true
 	}
-	cfg, err := loadConfig(settingArgs, getenv, stderr)
+	cfg, err := loadConfig(settingArgs, getenv, c.stderr)
 	switch {
 	case errors.Is(err, errUsage):
 		return nil, exitUsage, false

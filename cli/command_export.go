@@ -8,31 +8,16 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mnemo-mcp/mnemo/importers"
 	"github.com/mnemo-mcp/mnemo/memory"
 )
 
-// The mnemo export format: one JSON object (see docs/export.md).
-const (
-	exportFormat  = "mnemo-export"
-	exportVersion = 1
-)
+// exportFile is a whole export (importers.ExportFile: the format is
+// written here and read by the importers).
+type exportFile = importers.ExportFile
 
-// exportFile is a whole export: the memory of one or more scopes.
-type exportFile struct {
-	Format     string        `json:"format"`
-	Version    int           `json:"version"`
-	ExportedAt time.Time     `json:"exported_at"`
-	Generator  string        `json:"generator,omitempty"`
-	Scopes     []exportScope `json:"scopes"`
-}
-
-// exportScope is one scope's memory: its document exactly as stored and
-// its whole turn log in Seq order.
-type exportScope struct {
-	Scope    memory.Scope     `json:"scope"`
-	Document *memory.Document `json:"document"`
-	Turns    []memory.Turn    `json:"turns"`
-}
+// exportScope is one scope's memory in an export.
+type exportScope = importers.ExportScope
 
 // runExport is "mnemo export [--out FILE] [--user U [--agent A] | --all]".
 func runExport(ctx context.Context, e *call) int {
@@ -94,8 +79,8 @@ func runExport(ctx context.Context, e *call) int {
 // moment apart; export while no server runs for an exact copy.
 func exportScopes(ctx context.Context, store memory.Store, scopes []memory.Scope, now time.Time) (*exportFile, error) {
 	file := &exportFile{
-		Format:     exportFormat,
-		Version:    exportVersion,
+		Format:     importers.ExportFormat,
+		Version:    importers.ExportVersion,
 		ExportedAt: now.UTC(),
 		Generator:  "mnemo " + version(),
 		Scopes:     []exportScope{},

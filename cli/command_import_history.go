@@ -3,148 +3,113 @@ package cli
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
-	"github.com/mnemo-mcp/mnemo/cli/importers"
+	"github.com/mnemo-mcp/mnemo/importers"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/tiktoken"
-	"github.com/mnemo-mcp/mnemo/memory/update"
 	"github.com/mnemo-mcp/mnemo/prompts"
 )
-
-// isHistoryFormat reports whether format is imported into an existing
-// scope (a chat history or a knowledge graph) rather than into an empty
-// one.
-func isHistoryFormat(format string) bool {
-	return format == importers.FormatChatGPT || format == importers.FormatClaude || format == importers.FormatGraph
-}
-
-// historyFile is the file of a history export at path: path itself, or
-// the conversations.json or memory.jsonl in the directory path (an
-// unpacked export); "" when path is a directory without one.
-func historyFile(path string) string {
-	fi, err := os.Stat(path)
-	if err != nil || !fi.IsDir() {
-		return path
-	}
-	for _, name := range []string{"conversations.json", "memory.jsonl"} {
-		if _, err := os.Stat(filepath.Join(path, name)); err == nil {
-			return filepath.Join(path, name)
-		}
-	}
-	return ""
-}
 
 // runImportHistory is mnemo import for a ChatGPT or Claude export or a
 // knowledge graph: read and check everything, then write it in one
 // append (turns) or one document update (facts), adding to what the
 // scope holds. --dry-run stops before writing.
-func runImportHistory(ctx context.Context, e *call, path, format string) int {
+func runImportHistory(ctx context.Context, e *call, src importers.Source, format importers.Format, opt *importers.Options) int {
 	for _, f := range []string{"from-user", "from-agent", "thread", "pending"} {
 		if e.args.str(f) != "" || e.args.flag(f) {
-			return e.fail(exitUsage, "--%s does not apply to a %s: conversations keep their own threads and wait for extraction", f, formatTitle(format))
+			return e.fail(exitUsage, "--%s does not apply to a %s: conversations keep their own threads and wait for extraction", f, format.Title())
 		}
 	}
-	if e.args.str("graph-user") != "" && format != importers.FormatGraph {
-		return e.fail(exitUsage, "--graph-user names the user's entity of a knowledge graph (memory.jsonl), not of a %s", formatTitle(format))
+	if opt.GraphUser != "" && format.Name() != "memory-graph" {
+		return e.fail(exitUsage, "--graph-user names the user's entity of a knowledge graph (memory.jsonl), not of a %s", format.Title())
 	}
-	scope := memory.Scope{UserID: cmp.Or(e.args.str("user"), e.cfg.Memory.UserID), AgentName: e.args.str("agent")}
+	scope := scopeOf(e)
 	if err := scope.Validate(); err != nil {
 		return e.fail(exitUsage, "%v", err)
 	}
-	file := historyFile(path)
-	if file == "" {
-		return e.fail(exitUsage, "%s holds no conversations.json or memory.jsonl; name the file of the export", path)
+	if src.Dir {
+		return e.fail(exitUsage, "%s holds no conversations.json or memory.jsonl; name the file of the export", src.Path)
 	}
-	data, err := readImportFile(file)
+	parsed, err := format.Parse(src, opt)
 	if err != nil {
-		return e.fail(exitError, "%v", err)
+		return e.fail(exitError, "%s (%s): nothing imported: %v", src.Path, format.Title(), err)
 	}
-	if format == importers.FormatGraph {
-		return importGraph(ctx, e, file, data, scope)
-	}
-	var convs []importers.Conversation
-	if format == importers.FormatChatGPT {
-		convs, err = importers.ParseChatGPT(data)
-	} else {
-		convs, err = importers.ParseClaude(data)
-	}
-	if err != nil {
-		return e.fail(exitError, "%s (%s): nothing imported: %v", file, formatTitle(format), err)
-	}
-	return importChats(ctx, e, file, format, convs, scope)
-}
-
-// importChats writes the turns of convs into scope and, with a model
-// configured, extracts facts from them.
-func importChats(ctx context.Context, e *call, file, format string, convs []importers.Conversation, scope memory.Scope) int {
 	store, err := openStore(ctx, e.cfg, e.log)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}
 	defer store.Close()
-	stored, err := store.ReadTurns(ctx, scope, 0)
+	if parsed.Graph != nil {
+		return importGraph(ctx, e, store, src.Path, format, parsed, scope)
+	}
+	return importChats(ctx, e, store, src.Path, format, parsed, scope)
+}
+
+// importWith runs the engine's Import of req over store, on a service
+// closed before it returns (the extraction that may follow opens its
+// own, with the models).
+func importWith(ctx context.Context, e *call, store memory.Store, req memory.ImportRequest) (*memory.ImportResult, error) {
+	svc, err := openService(e.cfg, store, e.log, withoutModels, nil)
 	if err != nil {
-		return e.fail(exitError, "%v", err)
+		return nil, err
 	}
-	seen := make(map[string]bool, len(stored))
-	for _, t := range stored {
-		if t.IdempotencyKey != "" {
-			seen[t.ThreadID+"\x00"+t.IdempotencyKey] = true
-		}
-	}
-	prog := newProgress(e.stderr, "reading conversations", len(convs))
-	plan := planChat(e.cfg.Memory, scope, format, convs, seen, time.Now().UTC(),
-		func() string { return "turn_" + uuid.Must(uuid.NewV7()).String() }, prog.set)
+	defer svc.Close(context.WithoutCancel(ctx))
+	return svc.Import(ctx, req)
+}
+
+// importChats writes the turns of the parsed conversations into scope
+// and, with a model configured, extracts facts from them.
+func importChats(ctx context.Context, e *call, store memory.Store, file string, format importers.Format, parsed *importers.Parsed, scope memory.Scope) int {
+	dryRun := e.args.flag("dry-run")
+	prog := newProgress(e.stderr, "reading conversations", len(parsed.Conversations))
+	res, err := importWith(ctx, e, store, memory.ImportRequest{Format: format.Name(), Scope: scope, Conversations: parsed.Conversations,
+		DryRun: dryRun, Progress: func(done, _ int) { prog.set(done) }})
 	prog.done()
+	if err != nil {
+		return e.fail(exitError, "%s: nothing imported: %v", file, err)
+	}
 
 	w := e.stdout
 	verb := "imported"
-	if e.args.flag("dry-run") {
+	if dryRun {
 		verb = "would import"
 	}
-	fmt.Fprintf(w, "%s from %s (%s) into %s: %s in %s", verb, file, formatTitle(format), scope.Key(),
-		plural(len(plan.turns), "turn"), plural(len(plan.threads), "thread"))
-	if len(plan.turns) > 0 {
-		from, to := span(plan.turns)
+	threads := map[string]bool{}
+	for _, t := range res.Turns {
+		threads[t.ThreadID] = true
+	}
+	fmt.Fprintf(w, "%s from %s (%s) into %s: %s in %s", verb, file, format.Title(), scope.Key(),
+		plural(len(res.Turns), "turn"), plural(len(threads), "thread"))
+	if len(res.Turns) > 0 {
+		from, to := span(res.Turns)
 		fmt.Fprintf(w, ", %s to %s", from.Format(time.DateOnly), to.Format(time.DateOnly))
 	}
-	fmt.Fprintf(w, "\nread: %s, %s\n", plural(plan.conversations, "conversation"), plural(plan.messages, "message"))
-	for _, s := range plan.skippedLines() {
+	fmt.Fprintf(w, "\nread: %s, %s\n", plural(len(parsed.Conversations), "conversation"), plural(res.Messages, "message"))
+	for _, s := range skippedLines(res, e.cfg.Memory.MaxMessageBytes) {
 		fmt.Fprintf(w, "skipped: %s\n", s)
 	}
-	if n := plan.filter.StrippedUploads - plan.filter.DroppedUploadOnly; n > 0 {
+	if n := res.Filter.StrippedUploads - res.Filter.DroppedUploadOnly; n > 0 {
 		fmt.Fprintf(w, "note: the files uploaded with %s are left out; their text is kept\n", plural(n, "message"))
 	}
-	if plan.undated > 0 {
-		fmt.Fprintf(w, "note: %s had no time in the export and are dated now\n", plural(plan.undated, "exchange"))
+	if res.Undated > 0 {
+		fmt.Fprintf(w, "note: %s had no time in the export and are dated now\n", plural(res.Undated, "exchange"))
 	}
-	if len(plan.redacted) > 0 {
-		fmt.Fprintf(w, "note: %s\n", redactedNote(plan.redacted))
-	}
-
-	if !e.args.flag("dry-run") && len(plan.turns) > 0 {
-		if _, err := store.AppendTurns(ctx, scope, plan.turns); err != nil {
-			return e.fail(exitError, "%s: nothing imported: %v", file, err)
-		}
+	for _, n := range importNotes(parsed, res) {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 
 	// The threads of this export that wait for extraction, oldest first:
 	// the new turns, and those of an earlier import still pending.
-	threads := map[string]bool{}
-	for _, c := range convs {
-		threads[historyThread(format, c.ID)] = true
+	all := map[string]bool{}
+	for _, th := range res.Threads {
+		all[th] = true
 	}
-	pending, err := pendingThreads(ctx, store, scope, threads, plan.turns, e.args.flag("dry-run"))
+	pending, err := pendingThreads(ctx, store, scope, all, res.Turns, dryRun)
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}
@@ -164,11 +129,45 @@ func importChats(ctx context.Context, e *call, file, format string, convs []impo
 	fmt.Fprintf(w, "extraction: %s of %s, oldest first: about %d tokens in %s (%d prompt, %d reply)%s\n",
 		plural(nPending, "turn"), plural(len(pending), "thread"), est.prompt+est.reply, plural(est.calls, "model call"),
 		est.prompt, est.reply, budgetDays(e.cfg.Memory.DailyTokenBudget, est.prompt+est.reply))
-	if e.args.flag("dry-run") {
+	if dryRun {
 		fmt.Fprintln(w, "dry run: nothing written")
 		return exitOK
 	}
 	return extract(ctx, e, store, scope, pending)
+}
+
+// skippedLines says what a chat import left out and why, one reason a
+// line.
+func skippedLines(res *memory.ImportResult, maxMessageBytes int) []string {
+	f := res.Filter
+	var out []string
+	add := func(n int, noun, why string) {
+		if n > 0 {
+			out = append(out, plural(n, noun)+": "+why)
+		}
+	}
+	add(f.DroppedSystem, "system prompt or hidden context message", "never memory (custom instructions and the model's own memory count as such)")
+	add(f.DroppedTool, "tool result", "tool traffic is never memory")
+	add(f.DroppedToolCalls, "tool call or reasoning step", "not answers")
+	add(f.DroppedUploadOnly, "upload-only message", fmt.Sprintf("uploads are never memory (and %s to them left out)", plural(f.DroppedUploadAnswer, "reply")))
+	add(f.DroppedEmpty, "empty message", "nothing to keep")
+	add(res.Already, "already imported exchange", "the same source message is not stored twice")
+	add(res.TooLong, "over-long exchange", fmt.Sprintf("longer than max_message_bytes (the limit is %d); raise it to keep them", maxMessageBytes))
+	add(res.Refused, "refused exchange", "the tools would refuse it too, e.g. "+res.RefusedWhy)
+	return out
+}
+
+// span is the time range of the turns.
+func span(turns []memory.Turn) (from, to time.Time) {
+	for i, t := range turns {
+		if i == 0 || t.Time.Before(from) {
+			from = t.Time
+		}
+		if i == 0 || t.Time.After(to) {
+			to = t.Time
+		}
+	}
+	return from, to
 }
 
 // threadTurns are the pending turns of one thread.
@@ -310,108 +309,41 @@ func extract(ctx context.Context, e *call, store memory.Store, scope memory.Scop
 }
 
 // importGraph adds the facts of a knowledge graph to scope's document.
-func importGraph(ctx context.Context, e *call, file string, data []byte, scope memory.Scope) int {
-	g, err := importers.ParseGraph(data)
-	if err != nil {
-		return e.fail(exitError, "%s (%s): nothing imported: %v", file, formatTitle(importers.FormatGraph), err)
-	}
-	store, err := openStore(ctx, e.cfg, e.log)
-	if err != nil {
-		return e.fail(exitError, "%v", err)
-	}
-	defer store.Close()
-	doc, err := store.LoadDocument(ctx, scope)
-	if err != nil {
-		return e.fail(exitError, "%v", err)
-	}
-	now := time.Now().UTC()
-	plan, err := planGraph(e.cfg.Memory, scope, g, e.args.str("graph-user"), doc.Facts, now)
+func importGraph(ctx context.Context, e *call, store memory.Store, file string, format importers.Format, parsed *importers.Parsed, scope memory.Scope) int {
+	res, err := importWith(ctx, e, store, memory.ImportRequest{Scope: scope, Facts: parsed.Facts, DryRun: e.args.flag("dry-run")})
 	if err != nil {
 		return e.fail(exitError, "%s: nothing imported: %v", file, err)
 	}
-	added := len(plan.facts)
-	if !e.args.flag("dry-run") && len(plan.facts) > 0 {
-		var ids []string
-		_, err := store.UpdateDocument(ctx, scope, func(d *memory.Document) error {
-			var err error
-			ids, err = plan.apply(d, e.cfg.Memory.MaxFacts, now, update.NewFactID)
-			return err
-		})
-		if err != nil {
-			return e.fail(exitError, "%s: nothing imported: %v", file, err)
-		}
-		added = len(ids)
-	}
-	printGraphSummary(e.stdout, file, scope, plan, added, e.args.flag("dry-run"))
+	printGraphSummary(e.stdout, file, format, scope, parsed, res, e.args.flag("dry-run"))
 	return exitOK
 }
 
-func printGraphSummary(w io.Writer, file string, scope memory.Scope, p *graphPlan, added int, dryRun bool) {
+func printGraphSummary(w io.Writer, file string, format importers.Format, scope memory.Scope, p *importers.Parsed, res *memory.ImportResult, dryRun bool) {
 	verb := "imported"
 	if dryRun {
 		verb = "would import"
 	}
+	g := p.Graph
 	user := "no entity taken for the user"
-	if p.user != "" {
-		user = fmt.Sprintf("entity %q taken for the user", p.user)
+	if g.User != "" {
+		user = fmt.Sprintf("entity %q taken for the user", g.User)
 	}
-	fmt.Fprintf(w, "%s from %s (%s) into %s: %s\n", verb, file, formatTitle(importers.FormatGraph), scope.Key(), plural(added, "fact"))
-	entities := fmt.Sprintf("%d entities", p.entities)
-	if p.entities == 1 {
+	fmt.Fprintf(w, "%s from %s (%s) into %s: %s\n", verb, file, format.Title(), scope.Key(), plural(len(res.Facts), "fact"))
+	entities := fmt.Sprintf("%d entities", g.Entities)
+	if g.Entities == 1 {
 		entities = "1 entity"
 	}
-	fmt.Fprintf(w, "read: %s with %s, %s; %s\n", entities, plural(p.observations, "observation"), plural(p.relations, "relation"), user)
-	if p.already > 0 {
-		fmt.Fprintf(w, "skipped: %s already known or repeated (the same text): not stored twice\n", plural(p.already, "fact"))
+	fmt.Fprintf(w, "read: %s with %s, %s; %s\n", entities, plural(g.Observations, "observation"), plural(g.Relations, "relation"), user)
+	if res.Already > 0 {
+		fmt.Fprintf(w, "skipped: %s already known or repeated (the same text): not stored twice\n", plural(res.Already, "fact"))
 	}
-	if p.empty > 0 {
-		fmt.Fprintf(w, "skipped: %s: nothing to keep\n", plural(p.empty, "empty observation"))
+	if g.Empty > 0 {
+		fmt.Fprintf(w, "skipped: %s: nothing to keep\n", plural(g.Empty, "empty observation"))
 	}
-	if p.refused > 0 {
-		fmt.Fprintf(w, "skipped: %s the tools would refuse, e.g. %s\n", plural(p.refused, "fact"), p.refusedWhy)
+	if res.Refused > 0 {
+		fmt.Fprintf(w, "skipped: %s the tools would refuse, e.g. %s\n", plural(res.Refused, "fact"), res.RefusedWhy)
 	}
-	for _, n := range p.notes {
+	for _, n := range importNotes(p, res) {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	if len(p.redacted) > 0 {
-		fmt.Fprintf(w, "note: %s\n", redactedNote(p.redacted))
-	}
-}
-
-// errNotHistory is returned by detectHistory for content of another
-// format.
-var errNotHistory = errors.New("not a history export")
-
-// detectHistory tells whether path (a file, or a directory holding
-// conversations.json or memory.jsonl) is a ChatGPT or Claude export or a
-// knowledge graph.
-func detectHistory(path string) (string, error) {
-	file := historyFile(path)
-	if file == "" {
-		return "", errNotHistory
-	}
-	f, err := openImportFile(file)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	// The first record decides; 1 MiB holds it in any export seen.
-	head := make([]byte, 1<<20)
-	n, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return "", err
-	}
-	if format := importers.Detect(head[:n]); format != "" {
-		return format, nil
-	}
-	if n == len(head) {
-		data, err := readImportFile(file)
-		if err != nil {
-			return "", err
-		}
-		if format := importers.Detect(data); format != "" {
-			return format, nil
-		}
-	}
-	return "", errNotHistory
 }

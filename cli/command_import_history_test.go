@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mnemo-mcp/mnemo/importers"
 	"github.com/mnemo-mcp/mnemo/internal/testutil"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/files"
@@ -66,14 +67,14 @@ func TestImportChatHistories(t *testing.T) {
 		want         []want // in the order they are stored
 		says         []string
 	}{
-		{"chatgpt", filepath.Join("testdata", "import", "chatgpt", "conversations.json"), []want{
+		{"chatgpt", filepath.Join("..", "importers", "testdata", "chatgpt", "conversations.json"), []want{
 			{"chatgpt-c0ffee00-0000-4000-8000-000000000001", "I keep my boat Marlin, a Contessa 32, in Cascais.", "Noted: Marlin, a Contessa 32, moored in Cascais.", utc("2023-06-05T21:21:40.5Z")},
 			{"chatgpt-c0ffee00-0000-4000-8000-000000000001", "When is high tide in Cascais tomorrow?", "High tide in Cascais is at 09:12 tomorrow.", utc("2023-06-06T21:20:00Z")},
 			{"chatgpt-c0ffee00-0000-4000-8000-000000000002", "I prefer metric units. My key is [redacted: openai api key], ignore it.", "Metric it is.", utc("2024-01-01T10:01:00Z")},
 		}, []string{"3 turns in 2 threads", "2 system prompt or hidden context messages", "1 tool result:", "2 tool call or reasoning steps", "1 upload-only message", "1 openai api key", "add_memory"}},
 		// The Claude export lists its newer conversation first: the older
 		// one is stored first.
-		{"claude", filepath.Join("testdata", "import", "claude"), []want{
+		{"claude", filepath.Join("..", "importers", "testdata", "claude"), []want{
 			{"claude-5a1e0000-0000-4000-8000-00000000000b", "Which Go linter should I use?", "staticcheck catches the most real bugs.", utc("2023-11-20T08:05:00Z")},
 			{"claude-5a1e0000-0000-4000-8000-00000000000a", "I'm planning a trip to Lisbon in May.", "Let me check the weather.\nMay in Lisbon is warm, around 22°C.", utc("2024-03-01T10:00:05Z")},
 			{"claude-5a1e0000-0000-4000-8000-00000000000a", "Thanks! I'm vegetarian, so keep that in mind for restaurants.", "Noted: vegetarian restaurants only.", utc("2024-03-01T10:03:00Z")},
@@ -135,7 +136,7 @@ func TestImportMemoryGraph(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	env := []string{"MNEMO_DATA_DIR=" + dir}
-	path := filepath.Join("testdata", "import", "memory-graph", "memory.jsonl")
+	path := filepath.Join("..", "importers", "testdata", "memory-graph", "memory.jsonl")
 	code, out, errOut := runBinary(t, env, "import", "--user", "ana", path)
 	if code != 0 {
 		t.Fatalf("import = %d\n%s%s", code, out, errOut)
@@ -154,8 +155,8 @@ func TestImportMemoryGraph(t *testing.T) {
 	got := map[string]string{}
 	for _, f := range doc.Facts {
 		got[f.Content] = f.Category
-		if f.Source != "memory-graph" || f.Confidence != graphConfidence {
-			t.Errorf("fact %+v: want source memory-graph, confidence %v", f, graphConfidence)
+		if f.Source != "memory-graph" || f.Confidence != importers.GraphConfidence {
+			t.Errorf("fact %+v: want source memory-graph, confidence %v", f, importers.GraphConfidence)
 		}
 	}
 	want := map[string]string{
@@ -206,7 +207,7 @@ func TestImportBadFiles(t *testing.T) {
 		t.Fatalf("add = %d %s", code, errOut)
 	}
 	read := func(p string) string {
-		b, err := os.ReadFile(filepath.Join("testdata", "import", p))
+		b, err := os.ReadFile(filepath.Join("..", "importers", "testdata", p))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -412,7 +413,7 @@ func BenchmarkImportChatGPT(b *testing.B) {
 // what to do instead.
 func TestImportHistoryUsage(t *testing.T) {
 	t.Parallel()
-	chatgpt := filepath.Join("testdata", "import", "chatgpt", "conversations.json")
+	chatgpt := filepath.Join("..", "importers", "testdata", "chatgpt", "conversations.json")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -421,9 +422,9 @@ func TestImportHistoryUsage(t *testing.T) {
 		{"thread", []string{"--thread", "x", chatgpt}, "--thread does not apply"},
 		{"pending", []string{"--pending", chatgpt}, "--pending does not apply"},
 		{"graph user on chats", []string{"--graph-user", "me", chatgpt}, "--graph-user names the user's entity"},
-		{"dry run on a mnemo export", []string{"--dry-run", filepath.Join("testdata", "import", "deerflow", "memory.json")}, "--dry-run and --graph-user apply"},
+		{"dry run on a mnemo export", []string{"--dry-run", filepath.Join("..", "importers", "testdata", "deerflow", "memory.json")}, "--dry-run and --graph-user apply"},
 		{"directory without an export", []string{"--format", "claude", t.TempDir()}, "holds no conversations.json"},
-		{"unknown graph user", []string{"--graph-user", "Nobody", filepath.Join("testdata", "import", "memory-graph")}, `"Nobody" names no entity`},
+		{"unknown graph user", []string{"--graph-user", "Nobody", filepath.Join("..", "importers", "testdata", "memory-graph")}, `"Nobody" names no entity`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -445,7 +446,7 @@ func TestImportHistoryPostgres(t *testing.T) {
 	t.Parallel()
 	mnemoBinary(t)
 	env := []string{"MNEMO_STORAGE=" + pgtest.NewDatabase(t)}
-	for _, p := range []string{filepath.Join("testdata", "import", "chatgpt"), filepath.Join("testdata", "import", "memory-graph")} {
+	for _, p := range []string{filepath.Join("..", "importers", "testdata", "chatgpt"), filepath.Join("..", "importers", "testdata", "memory-graph")} {
 		code, out, errOut := runBinary(t, env, "import", "--user", "ana", p)
 		if code != 0 || !strings.Contains(out, "3 turns in 2 threads") && !strings.Contains(out, "7 facts") {
 			t.Fatalf("import %s = %d\n%s%s", p, code, out, errOut)

@@ -48,7 +48,7 @@ func TestImportErrors(t *testing.T) {
 func TestImportDeerFlow(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	code, out, errOut := runEnv(t, dataEnv(dir), "import", "--user", "wang", filepath.Join("testdata", "import", "deerflow", "memory.json"))
+	code, out, errOut := runEnv(t, dataEnv(dir), "import", "--user", "wang", filepath.Join("..", "importers", "testdata", "deerflow", "memory.json"))
 	if code != exitOK {
 		t.Fatalf("import = %d\n%s%s", code, out, errOut)
 	}
@@ -101,7 +101,7 @@ func TestImportDeerFlow(t *testing.T) {
 func TestImportMemoryOS(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	code, out, errOut := runEnv(t, dataEnv(dir), "import", filepath.Join("testdata", "import", "memoryos"))
+	code, out, errOut := runEnv(t, dataEnv(dir), "import", filepath.Join("..", "importers", "testdata", "memoryos"))
 	if code != exitOK {
 		t.Fatalf("import = %d\n%s%s", code, out, errOut)
 	}
@@ -140,7 +140,7 @@ func TestImportMemoryOS(t *testing.T) {
 
 	// A user directory works too; --pending leaves the turns for the
 	// updater and --thread names their thread.
-	userDir := filepath.Join("testdata", "import", "memoryos", "users", "alice")
+	userDir := filepath.Join("..", "importers", "testdata", "memoryos", "users", "alice")
 	code, out, errOut = runEnv(t, dataEnv(dir), "import", "--format", "memoryos", "--user", "alice2", "--thread", "old-chats", "--pending", userDir)
 	if code != exitOK {
 		t.Fatalf("import of a user dir = %d\n%s%s", code, out, errOut)
@@ -179,7 +179,7 @@ func TestImportPickScopes(t *testing.T) {
 		{"pick a user", []string{"--from-user", "ana", "--user", "bob", all}, exitOK, []string{"imported into bob:", "imported into bob/coder:"}},
 		{"pick an agent", []string{"--from-user", "ana", "--from-agent", "coder", "--user", "bob", "--agent", "rev", all}, exitOK, []string{"imported into bob/rev:"}},
 		{"pick nothing", []string{"--from-user", "zed", all}, exitError, []string{"no scope matching", "ana, ana/coder, carl"}},
-		{"pick from another format", []string{"--from-user", "ana", filepath.Join("testdata", "import", "deerflow", "memory.json")}, exitUsage, []string{"mnemo export"}},
+		{"pick from another format", []string{"--from-user", "ana", filepath.Join("..", "importers", "testdata", "deerflow", "memory.json")}, exitUsage, []string{"mnemo export"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -25,11 +26,15 @@ trailing commas, a syntax error) is refused and left untouched. Before it
 changes a file it copies it to FILE.bak-TIMESTAMP, then replaces it
 atomically; when the entry is already there it writes nothing.
 
---npx writes "command": "npx", "args": ["-y", "@mnemo-mcp/mnemo", "serve",
-"--data-dir", DIR] instead: the host starts mnemo through the npm launcher,
-which needs Node.js but no installed binary. It is the default when setup
-itself runs from the launcher (npx -y @mnemo-mcp/mnemo setup HOST), whose
-binary lives in npm's cache.
+--npx writes an entry that starts mnemo through the npm launcher, which
+needs Node.js but no installed binary: "command" is npx by its absolute
+path, "args" are ["-y", "@mnemo-mcp/mnemo@VERSION", "serve", "--data-dir",
+DIR] and "env" puts node's directory first on PATH (hosts start servers
+with a minimal PATH, where npx and node from nvm or Homebrew are not
+found). The version is the one running, so the server does not change
+under you; run setup again to move on. On Windows the entry runs plain npx.
+It is the default when setup itself runs from the launcher (npx -y
+@mnemo-mcp/mnemo setup HOST), whose binary lives in npm's cache.
 
 Hosts and files (--project: the project's own file, in the current
 directory or --project-dir):
@@ -183,7 +188,11 @@ func runSetup(_ context.Context, c *call) int {
 	}
 	h := lookupSetupHost(c.args.positional[0])
 	if h == nil {
-		return c.fail(exitUsage, "unknown host %q; use one of %s", c.args.positional[0], setupHostNames())
+		hint := ""
+		if name := suggestWord(c.args.positional[0], strings.Split(setupHostNames(), ", ")); name != "" {
+			hint = fmt.Sprintf("did you mean '%s'? ", name)
+		}
+		return c.fail(exitUsage, "unknown host %q; %suse one of %s", c.args.positional[0], hint, setupHostNames())
 	}
 	project := c.args.flag("project") || c.args.has("project-dir")
 	if project && h.project == "" {
@@ -191,9 +200,10 @@ func runSetup(_ context.Context, c *call) int {
 	}
 	// From the npm launcher this binary lives in npm's cache, which npm may
 	// clear: the host is given the npx command instead of its path.
-	npx := c.args.flag("npx") || c.getenv(launcherEnv) == "npx"
+	fromLauncher := c.getenv(launcherEnv) != ""
+	npx := c.args.flag("npx") || fromLauncher
 	if npx && !c.args.flag("npx") {
-		fmt.Fprintf(c.stderr, "running from the npm launcher (%s=npx): writing the npx form, since this binary lives in npm's cache\n", launcherEnv)
+		fmt.Fprintf(c.stderr, "running from the npm launcher: writing an npx entry, since this binary lives in npm's cache\n")
 	}
 	var exe string
 	var err error
@@ -241,14 +251,23 @@ func runSetup(_ context.Context, c *call) int {
 	}
 	entry := setupEntry(h, exe, dataDir)
 	if npx {
-		entry = npxEntry(h, dataDir)
+		l := launchNpx(runtime.GOOS, c.getenv, isExecutable)
+		entry = npxEntry(h, l, dataDir)
+		for _, note := range l.notes {
+			fmt.Fprintf(c.stderr, "the entry %s\n", note)
+		}
 	}
+	snippet, _ := json.MarshalIndent(map[string]any{h.serversKey: map[string]serverEntry{name: entry}}, "", "  ")
 	if c.args.flag("print") {
-		snippet, _ := json.MarshalIndent(map[string]any{h.serversKey: map[string]serverEntry{name: entry}}, "", "  ")
 		fmt.Fprintf(c.stdout, "%s\n", snippet)
 		return exitOK
 	}
 	res, err := mergeSetup(file, h.serversKey, name, entry)
+	if errors.Is(err, errJSONC) {
+		c.fail(exitError, "%v", err)
+		fmt.Fprintf(c.stderr, "add the entry by hand (it is what 'mnemo setup %s%s --print' prints):\n%s\n", h.name, printFlags(c), snippet)
+		return exitError
+	}
 	if err != nil {
 		return c.fail(exitError, "%v", err)
 	}
@@ -289,9 +308,10 @@ func runSetup(_ context.Context, c *call) int {
 
 // serverEntry is a stdio server in a host's configuration.
 type serverEntry struct {
-	Type    string   `json:"type,omitempty"`
-	Command string   `json:"command"`
-	Args    []string `json:"args"`
+	Type    string            `json:"type,omitempty"`
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env,omitempty"`
 }
 
 // setupEntry is the server entry of h: the binary by its absolute path,
@@ -304,22 +324,77 @@ func setupEntry(h *setupHost, exe, dataDir string) serverEntry {
 	return e
 }
 
-// npmPackage is the npm launcher's package: "npx -y npmPackage" runs
-// this platform's mnemo binary from its optional dependencies.
-const npmPackage = "@mnemo-mcp/mnemo"
-
-// launcherEnv is set by the npm launcher (npm/mnemo/bin/mnemo.js) in the
-// environment of the binary it starts, to "npx".
-const launcherEnv = "MNEMO_LAUNCHER"
-
 // npxEntry is the server entry of h that starts mnemo through the npm
-// launcher, serving with an absolute data directory.
-func npxEntry(h *setupHost, dataDir string) serverEntry {
-	e := serverEntry{Command: "npx", Args: []string{"-y", npmPackage, "serve", "--data-dir", dataDir}}
+// launcher as l says, serving with an absolute data directory.
+func npxEntry(h *setupHost, l npxLaunch, dataDir string) serverEntry {
+	e := serverEntry{Command: l.command, Args: []string{"-y", l.pkg, "serve", "--data-dir", dataDir}}
+	if l.path != "" {
+		e.Env = map[string]string{"PATH": l.path}
+	}
 	if h.stdioType {
 		e.Type = "stdio"
 	}
 	return e
+}
+
+// npxLaunch is how a host's entry starts mnemo through npx.
+type npxLaunch struct {
+	command string   // npx by its absolute path, or "npx"
+	pkg     string   // the package, pinned (@mnemo-mcp/mnemo@1.2.3) when the version is known
+	path    string   // the PATH the entry gives the server, "" for the host's own
+	notes   []string // why, for the person running setup
+}
+
+// releaseVersionRE is a version npm accepts, as the release assembles it.
+var releaseVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
+
+// launchNpx works out the npx entry from what the npm launcher said
+// (launcherEnv and friends) or, without it, from the PATH. Hosts start
+// servers with a minimal PATH (Claude Desktop on macOS: /usr/bin:/bin),
+// where an npx from nvm or Homebrew is not found, and npx's own script
+// needs node on the PATH: the entry names npx by its absolute path and
+// puts node's directory first on its PATH. The package is pinned to the
+// version that runs now, so that the server does not change under the
+// user; setup run again moves it on.
+func launchNpx(goos string, getenv func(string) string, isExec func(string) bool) npxLaunch {
+	l := npxLaunch{command: "npx", pkg: npmPackage}
+	v := getenv(launcherVersionEnv)
+	if v == "" || v == "0.0.0" {
+		v = strings.TrimPrefix(releaseVersion, "v")
+	}
+	if releaseVersionRE.MatchString(v) && v != "0.0.0" {
+		l.pkg += "@" + v
+		l.notes = append(l.notes, fmt.Sprintf("pinned to %s, the version running now, so that it does not change under you: run setup again to move to a newer one", l.pkg))
+	} else {
+		l.notes = append(l.notes, fmt.Sprintf("%s is not pinned to a version (this build has none): npx runs the newest published one", npmPackage))
+	}
+	if goos == "windows" {
+		// A host on Windows starts npx from the user's PATH, and npx.cmd,
+		// a batch file, cannot be started by its path without a shell.
+		return l
+	}
+	npx, node := getenv(launcherNpxEnv), getenv(launcherNodeEnv)
+	if !filepath.IsAbs(npx) {
+		npx = lookPath(getenv("PATH"), "npx", isExec)
+		node = ""
+	}
+	if npx == "" {
+		l.notes = append(l.notes, "npx was not found: the entry runs plain npx, which the host must find on its own PATH")
+		return l
+	}
+	if !filepath.IsAbs(node) {
+		node = filepath.Join(filepath.Dir(npx), "node")
+	}
+	l.command = npx
+	l.path = joinPath(filepath.Dir(node), filepath.Dir(npx), "/usr/local/bin", "/usr/bin", "/bin")
+	l.notes = append(l.notes, fmt.Sprintf("runs %s by its absolute path, with node's directory on its PATH: hosts start servers with a minimal PATH where npx and node are often not found (Node.js from nvm or Homebrew); run setup again after changing Node.js versions", npx))
+	return l
+}
+
+// isExecutable reports whether path is a file someone may execute.
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
 // setupResult is a merged configuration file.
@@ -433,6 +508,38 @@ func hasComments(data []byte) bool {
 	return false
 }
 
+// errJSONC is mergeSetup's refusal of a file with comments or trailing
+// commas.
+var errJSONC = errors.New("has comments or trailing commas (JSONC); setup does not rewrite it, so as not to lose them, and changed nothing")
+
+// printFlags are the flags of c that change the entry setup writes, as a
+// command line to print the same entry with --print.
+func printFlags(c *call) string {
+	var b strings.Builder
+	for _, f := range []string{"npx", "project"} {
+		if c.args.flag(f) {
+			b.WriteString(" --" + f)
+		}
+	}
+	for _, f := range []string{"project-dir", "name"} {
+		if v := c.args.str(f); v != "" {
+			fmt.Fprintf(&b, " --%s %s", f, shellQuote(v))
+		}
+	}
+	if _, given := c.cfg.origin["data_dir"]; given {
+		fmt.Fprintf(&b, " --data-dir %s", shellQuote(c.cfg.DataDir))
+	}
+	return b.String()
+}
+
+// shellQuote is s quoted for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@%+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // mergeSetup reads file (absent: an empty configuration) and puts entry
 // under serversKey.name, leaving every other key as it is. A file that is
 // not a plain JSON object is refused.
@@ -454,7 +561,7 @@ func mergeSetup(file, serversKey, name string, entry serverEntry) (*setupResult,
 	if len(bytes.TrimSpace(data)) > 0 {
 		if top, err = parseObject(data); err != nil {
 			if hasComments(data) {
-				return nil, fmt.Errorf("%s has comments or trailing commas (JSONC); mnemo setup does not rewrite it, so as not to lose them, and changed nothing: add the entry that 'mnemo setup --print' shows by hand", file)
+				return nil, fmt.Errorf("%s %w", file, errJSONC)
 			}
 			return nil, fmt.Errorf("%s is not valid JSON (%v); mnemo setup changed nothing: fix the file or move it aside, then run it again", file, err)
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -410,14 +411,14 @@ func TestSetupNpx(t *testing.T) {
 	}{
 		{"flag", "claude-desktop", "mcpServers", false, []string{"--npx"}, false},
 		{"flag vscode", "vscode", "servers", false, []string{"--npx"}, true},
-		{"from the launcher", "cursor", "mcpServers", true, nil, false},
-		{"from the launcher with the flag", "claude-code", "mcpServers", true, []string{"--npx"}, true},
+		{"from the installed launcher", "cursor", "mcpServers", true, nil, false},
+		{"from the installed launcher with the flag", "claude-code", "mcpServers", true, []string{"--npx"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home, data := t.TempDir(), filepath.Join(t.TempDir(), "data")
 			e := setupEnv(home, data)
 			if tc.launcher {
-				e["MNEMO_LAUNCHER"] = "npx"
+				e["MNEMO_LAUNCHER"] = "npm"
 			}
 			code, out, errOut := runEnv(t, e, append([]string{"setup", tc.host}, tc.args...)...)
 			if code != exitOK || !strings.Contains(out, "npx -y @mnemo-mcp/mnemo serve --data-dir "+data) {
@@ -452,5 +453,124 @@ func TestSetupNpx(t *testing.T) {
 	want := map[string]any{"mcpServers": map[string]any{"mnemo": map[string]any{"command": "npx", "args": []any{"-y", "@mnemo-mcp/mnemo", "serve", "--data-dir", "/srv/mnemo"}}}}
 	if v := decodeJSON(t, []byte(out)); code != exitOK || !reflect.DeepEqual(v, want) {
 		t.Errorf("setup --npx --print = %d %v, want %v", code, v, want)
+	}
+}
+
+// TestSetupNpxPinned: from the launcher, the entry names the npx of the
+// Node.js that runs it by its absolute path, with node's directory on its
+// PATH, and pins the launcher's version; the output says why. Outside
+// the launcher, --npx finds npx on the PATH.
+func TestSetupNpxPinned(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("on Windows the entry runs plain npx (TestLaunchNpx)")
+	}
+	useFakeExecutable(t)
+	bin := t.TempDir()
+	npx := filepath.Join(bin, "npx")
+	if err := os.WriteFile(npx, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		env     env
+		args    []string
+		command string
+		pkg     string
+		path    string
+	}{
+		{"npx", env{"MNEMO_LAUNCHER": "npx", "MNEMO_LAUNCHER_VERSION": "1.4.2", "MNEMO_LAUNCHER_NPX": "/opt/node/bin/npx", "MNEMO_LAUNCHER_NODE": "/opt/node/bin/node"},
+			nil, "/opt/node/bin/npx", "@mnemo-mcp/mnemo@1.4.2", "/opt/node/bin:/usr/local/bin:/usr/bin:/bin"},
+		{"nvm", env{"MNEMO_LAUNCHER": "npx", "MNEMO_LAUNCHER_VERSION": "2.0.0-rc.1", "MNEMO_LAUNCHER_NPX": "/home/u/.nvm/versions/node/v22.1.0/bin/npx", "MNEMO_LAUNCHER_NODE": "/home/u/.nvm/versions/node/v22.1.0/bin/node"},
+			nil, "/home/u/.nvm/versions/node/v22.1.0/bin/npx", "@mnemo-mcp/mnemo@2.0.0-rc.1", "/home/u/.nvm/versions/node/v22.1.0/bin:/usr/local/bin:/usr/bin:/bin"},
+		{"flag, npx on the PATH", env{"PATH": "relative:" + bin}, []string{"--npx"}, npx, "@mnemo-mcp/mnemo", bin + ":/usr/local/bin:/usr/bin:/bin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home, data := t.TempDir(), filepath.Join(t.TempDir(), "data")
+			e := setupEnv(home, data)
+			maps.Copy(e, tc.env)
+			code, out, errOut := runEnv(t, e, append([]string{"setup", "claude-desktop"}, tc.args...)...)
+			if code != exitOK {
+				t.Fatalf("setup = %d\n%s%s", code, out, errOut)
+			}
+			got, err := os.ReadFile(hostFile(t, "claude-desktop", home))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]any{"command": tc.command, "args": []any{"-y", tc.pkg, "serve", "--data-dir", data},
+				"env": map[string]any{"PATH": tc.path}}
+			if entry := decodeJSON(t, got)["mcpServers"].(map[string]any)["mnemo"]; !reflect.DeepEqual(entry, want) {
+				t.Errorf("mnemo entry = %v, want %v", entry, want)
+			}
+			for _, why := range []string{"by its absolute path", "minimal PATH"} {
+				if !strings.Contains(errOut, why) {
+					t.Errorf("stderr does not say why (%q):\n%s", why, errOut)
+				}
+			}
+			if pinned := strings.Contains(errOut, "pinned to "+tc.pkg); pinned != strings.Contains(tc.pkg, "@mnemo-mcp/mnemo@") {
+				t.Errorf("stderr on the pin:\n%s", errOut)
+			}
+		})
+	}
+}
+
+// TestLaunchNpx is the npx entry's decision, platform by platform.
+func TestLaunchNpx(t *testing.T) {
+	launcher := env{"MNEMO_LAUNCHER": "npx", "MNEMO_LAUNCHER_VERSION": "1.4.2", "MNEMO_LAUNCHER_NPX": "/opt/node/bin/npx", "MNEMO_LAUNCHER_NODE": "/opt/node/bin/node"}
+	onPath := func(p string) bool { return p == "/usr/bin/npx" }
+	for _, tt := range []struct {
+		name, goos string
+		env        env
+		want       npxLaunch
+	}{
+		{"launcher", "darwin", launcher, npxLaunch{command: "/opt/node/bin/npx", pkg: "@mnemo-mcp/mnemo@1.4.2", path: "/opt/node/bin:/usr/local/bin:/usr/bin:/bin"}},
+		{"launcher on windows", "windows", launcher, npxLaunch{command: "npx", pkg: "@mnemo-mcp/mnemo@1.4.2"}},
+		{"unassembled launcher", "linux", env{"MNEMO_LAUNCHER": "npm", "MNEMO_LAUNCHER_VERSION": "0.0.0"}, npxLaunch{command: "npx", pkg: "@mnemo-mcp/mnemo"}},
+		{"odd version", "linux", env{"MNEMO_LAUNCHER_VERSION": "1.2; rm -rf"}, npxLaunch{command: "npx", pkg: "@mnemo-mcp/mnemo"}},
+		{"no launcher, npx on the PATH", "linux", env{"PATH": "/nope:/usr/bin"}, npxLaunch{command: "/usr/bin/npx", pkg: "@mnemo-mcp/mnemo", path: "/usr/bin:/usr/local/bin:/bin"}},
+		{"no launcher, no npx", "linux", env{"PATH": "/nope"}, npxLaunch{command: "npx", pkg: "@mnemo-mcp/mnemo"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := launchNpx(tt.goos, tt.env.get, onPath)
+			if got.command != tt.want.command || got.pkg != tt.want.pkg || got.path != tt.want.path {
+				t.Errorf("launchNpx() = %+v, want %+v", got, tt.want)
+			}
+			if len(got.notes) == 0 {
+				t.Errorf("launchNpx() says nothing about its choice")
+			}
+		})
+	}
+}
+
+// TestSetupJSONC: a JSONC file is refused, and the message shows the
+// entry to add by hand and a --print command that works (it names the
+// host) and prints the same entry.
+func TestSetupJSONC(t *testing.T) {
+	useFakeExecutable(t)
+	home, data := t.TempDir(), filepath.Join(t.TempDir(), "data")
+	installFixture(t, "vscode_mcp_jsonc.json", hostFile(t, "vscode", home))
+	for _, tc := range []struct {
+		name string
+		env  env
+		prog string
+	}{
+		{"binary", nil, "mnemo"},
+		{"npx", env{"MNEMO_LAUNCHER": "npx"}, "npx -y @mnemo-mcp/mnemo"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := setupEnv(home, data)
+			maps.Copy(e, tc.env)
+			code, _, errOut := runEnv(t, e, "setup", "vscode", "--name", "memory")
+			if code != exitError || !strings.Contains(errOut, "comments or trailing commas") {
+				t.Fatalf("setup = %d\n%s", code, errOut)
+			}
+			_, rest, ok := strings.Cut(errOut, "(it is what '"+tc.prog+" setup vscode --name memory --data-dir "+data+" --print' prints):\n")
+			if !ok {
+				t.Fatalf("the refusal names no working --print command:\n%s", errOut)
+			}
+			code, printed, errPrint := runEnv(t, e, "setup", "vscode", "--name", "memory", "--data-dir", data, "--print")
+			if code != exitOK || strings.TrimSpace(printed) != strings.TrimSpace(rest) {
+				t.Errorf("--print = %d %q%s, want the entry of the refusal %q", code, printed, errPrint, rest)
+			}
+		})
 	}
 }

@@ -104,3 +104,133 @@ func TestRepeatableFlag(t *testing.T) {
 		t.Errorf("--turn values = %q, want [t1]", got)
 	}
 }
+
+// TestShortHelp: mnemo --help is a page, not the reference: where to
+// start, one line per command and where the rest is, with mnemo named as
+// the user runs it.
+func TestShortHelp(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  env
+		prog string
+	}{
+		{"binary", env{}, "mnemo"},
+		{"npm bin", env{"MNEMO_LAUNCHER": "npm"}, "mnemo"},
+		{"npx", env{"MNEMO_LAUNCHER": "npx"}, "npx -y @mnemo-mcp/mnemo"},
+	} {
+		for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"--data-dir", "/srv/m", "--help"}} {
+			t.Run(tc.name+" "+strings.Join(args, " "), func(t *testing.T) {
+				code, out, errOut := runEnv(t, baseEnv(tc.env), args...)
+				if code != exitOK || errOut != "" {
+					t.Fatalf("%q = %d, stderr %q", args, code, errOut)
+				}
+				if n := strings.Count(out, "\n"); n > 40 {
+					t.Errorf("short help is %d lines, want at most 40:\n%s", n, out)
+				}
+				for _, want := range []string{"Start here: " + tc.prog + " setup HOST", "claude-desktop", "'" + tc.prog + " help COMMAND'", "'" + tc.prog + " help all'"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("short help lacks %q:\n%s", want, out)
+					}
+				}
+				for _, cmd := range commands {
+					if !strings.Contains(out, "\n  "+cmd.name+" ") {
+						t.Errorf("short help does not list %s", cmd.name)
+					}
+				}
+				if strings.Contains(out, "debounce_seconds") {
+					t.Errorf("short help lists the settings")
+				}
+				if tc.prog != "mnemo" && strings.Contains(out, "'mnemo ") {
+					t.Errorf("short help through npx names plain mnemo:\n%s", out)
+				}
+			})
+		}
+	}
+}
+
+// TestDidYouMean: a mistyped command, subcommand, help topic, setup host
+// or flag is answered with the nearest right one; a word near nothing
+// gets no guess.
+func TestDidYouMean(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string // "" : no suggestion
+	}{
+		{[]string{"servee"}, "did you mean 'mnemo serve'?"},
+		{[]string{"sever"}, "did you mean 'mnemo serve'?"},
+		{[]string{"shwo", "--user", "ana"}, "did you mean 'mnemo show'?"},
+		{[]string{"fatcs", "list"}, "did you mean 'mnemo facts'?"},
+		{[]string{"facts", "ad", "x"}, "did you mean 'mnemo facts add'?"},
+		{[]string{"help", "sho"}, "did you mean 'mnemo help show'?"},
+		{[]string{"setup", "claude-destkop"}, "did you mean 'claude-desktop'?"},
+		{[]string{"setup", "cursr"}, "did you mean 'cursor'?"},
+		{[]string{"show", "--usr", "ana"}, "did you mean --user?"},
+		{[]string{"xyzzy"}, ""},
+		{[]string{"setup", "emacs"}, ""},
+	} {
+		code, out, errOut := runEnv(t, baseEnv(env{"HOME": t.TempDir()}), tt.args...)
+		if code != exitUsage || out != "" {
+			t.Errorf("%q = %d, stdout %q; want a usage error", tt.args, code, out)
+		}
+		if tt.want == "" && strings.Contains(errOut, "did you mean") || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%q: stderr %q, want %q", tt.args, errOut, tt.want)
+		}
+	}
+}
+
+// TestInvokedName: run through npx, every message names the command as
+// the user can type it, npx -y @mnemo-mcp/mnemo ...; run as the npm
+// package's bin or the binary, plain mnemo.
+func TestInvokedName(t *testing.T) {
+	const npx = "npx -y @mnemo-mcp/mnemo"
+	for _, tt := range []struct {
+		args   []string
+		stream string // "stdout" or "stderr"
+		want   string
+	}{
+		{[]string{"servee"}, "stderr", "did you mean '" + npx + " serve'?\nRun '" + npx + " help' for usage."},
+		{[]string{"show", "--jsn"}, "stderr", "Run '" + npx + " help show' for usage."},
+		{[]string{"help", "show"}, "stdout", "Usage:\n  " + npx + " show [--user U]"},
+		{[]string{"show", "--help"}, "stdout", "run '" + npx + " help settings' for the list"},
+		{[]string{"help", "all"}, "stdout", "  " + npx + " setup HOST"},
+		{[]string{"help", "settings"}, "stdout", "flags: " + npx + " COMMAND --help"},
+		{[]string{"token"}, "stderr", "run '" + npx + " help token'"},
+	} {
+		for _, launcher := range []string{"npx", "npm", ""} {
+			code, out, errOut := runEnv(t, baseEnv(env{"MNEMO_LAUNCHER": launcher, "MNEMO_DATA_DIR": t.TempDir()}), tt.args...)
+			got := map[string]string{"stdout": out, "stderr": errOut}[tt.stream]
+			want := tt.want
+			if launcher != "npx" {
+				want = strings.ReplaceAll(want, npx, "mnemo")
+			}
+			if !strings.Contains(got, want) {
+				t.Errorf("MNEMO_LAUNCHER=%q %q = %d, %s %q; want %q", launcher, tt.args, code, tt.stream, got, want)
+			}
+			if launcher == "npx" && strings.Contains(out+errOut, "'mnemo ") {
+				t.Errorf("MNEMO_LAUNCHER=npx %q names plain mnemo:\n%s%s", tt.args, out, errOut)
+			}
+		}
+	}
+}
+
+// TestProgWriter: the quoted commands of a message are rewritten for the
+// way mnemo was run, and nothing else is.
+func TestProgWriter(t *testing.T) {
+	const npx = "npx -y @mnemo-mcp/mnemo"
+	for _, tt := range []struct {
+		prog, in, want string
+	}{
+		{npx, "run 'mnemo help' for usage\n", "run '" + npx + " help' for usage\n"},
+		{npx, "'mnemo show --user a' and 'mnemo search --user a Q'\n", "'" + npx + " show --user a' and '" + npx + " search --user a Q'\n"},
+		{npx, "mnemo setup: the memory of mnemo is kept\n", "mnemo setup: the memory of mnemo is kept\n"},
+		{npx, "'mnemo' alone, 'mnemonic '\n", "'mnemo' alone, 'mnemonic '\n"},
+		{"mnemo", "run 'mnemo help'\n", "run 'mnemo help'\n"},
+	} {
+		var b strings.Builder
+		w := withProg(withProg(&b, tt.prog), tt.prog)
+		n, err := w.Write([]byte(tt.in))
+		if err != nil || n != len(tt.in) || b.String() != tt.want {
+			t.Errorf("Write(%q) = %d, %v, wrote %q; want %d and %q", tt.in, n, err, b.String(), len(tt.in), tt.want)
+		}
+	}
+}

@@ -8,8 +8,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mnemo-mcp/mnemo/cli/httpauth"
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/server"
+	"github.com/mnemo-mcp/mnemo/server/httpauth"
 )
 
 const tokenDetails = `A token lets one user (and, with --agent, one agent of the user) use
@@ -172,7 +173,7 @@ func runToken(ctx context.Context, c *call) int {
 // address of serve --http.
 func (c *call) viewerLogin() string {
 	if c.cfg.HTTP.PublicURL != "" {
-		return loginURL(c.cfg.HTTP.PublicURL)
+		return server.LoginURL(c.cfg.HTTP.PublicURL)
 	}
-	return loginURL("http://"+defaultHTTPAddr+mcpPath) + " (when served at the default address; serve --http prints it)"
+	return server.LoginURL("http://"+server.DefaultHTTPAddr+server.MCPPath) + " (when served at the default address; serve --http prints it)"
 }

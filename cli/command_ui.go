@@ -12,11 +12,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/google/uuid"
-
-	"github.com/mnemo-mcp/mnemo/cli/ui"
+	"github.com/mnemo-mcp/mnemo/importers"
 	"github.com/mnemo-mcp/mnemo/memory"
-	"github.com/mnemo-mcp/mnemo/memory/update"
+	"github.com/mnemo-mcp/mnemo/memory/engine"
+	"github.com/mnemo-mcp/mnemo/server/ui"
 )
 
 const uiDetails = `Pages: the profile, facts (filter, add, edit, forget), exchanges (search
@@ -73,7 +72,7 @@ func runUI(ctx context.Context, c *call) int {
 		DataDir:      c.cfg.DataDir,
 		Version:      version(),
 		Export:       uiExport(store),
-		Import:       uiImport(store, c.cfg.Memory),
+		Import:       uiImport(svc, c.cfg.Memory),
 		Log:          c.log,
 	})
 	if err != nil {
@@ -147,53 +146,41 @@ func uiExport(store memory.Store) func(context.Context, []memory.Scope) ([]byte,
 }
 
 // uiImport is the viewer's import of an uploaded file: a mnemo export or
-// a DeerFlow memory.json, read and checked as "mnemo import" reads and
-// checks it, into empty scopes the caller may write. Errors about the
-// file wrap memory.ErrInvalidInput.
-func uiImport(store memory.Store, cfg memory.Config) func(context.Context, ui.ImportRequest) ([]string, error) {
+// a DeerFlow memory.json, read as "mnemo import" reads it and stored
+// through the engine's Import, into empty scopes the caller may write.
+// Errors about the file wrap memory.ErrInvalidInput.
+func uiImport(svc *engine.Service, cfg memory.Config) func(context.Context, ui.ImportRequest) ([]string, error) {
 	return func(ctx context.Context, req ui.ImportRequest) ([]string, error) {
 		bad := func(err error) error { return &memory.InputError{Field: "file", Message: err.Error()} }
-		opt := &importOptions{
-			user:        req.User,
-			defaultUser: cfg.UserID,
-			now:         time.Now().UTC(),
-			newTurnID:   func() string { return "turn_" + uuid.Must(uuid.NewV7()).String() },
-			newFactID:   update.NewFactID,
-		}
-		format, err := detectFormatData("the file", req.Data)
+		opt := newImportOptions(cfg.UserID)
+		opt.User = req.User
+		src := importers.Source{Path: "the file", Data: req.Data}
+		format, err := importers.Detect(src)
 		if err != nil {
 			return nil, bad(err)
 		}
-		var scopes []importedScope
-		switch format {
-		case formatMnemo:
-			scopes, err = parseMnemoExport(req.Data, opt)
-		case formatDeerFlow:
-			scopes, err = parseDeerFlow(req.Data, opt)
-		default:
-			err = fmt.Errorf("%s files are imported with 'mnemo import'", format)
+		if name := format.Name(); name != "mnemo" && name != "deerflow" {
+			return nil, bad(fmt.Errorf("%s files are imported with 'mnemo import'", name))
 		}
-		var redacted []memory.Redaction
-		if err == nil {
-			redacted, err = checkImport(cfg, scopes)
-		}
+		parsed, err := format.Parse(src, opt)
 		if err != nil {
 			return nil, bad(err)
 		}
-		for _, s := range scopes {
-			if req.May != nil && !req.May(s.scope) {
-				return nil, bad(fmt.Errorf("it would write the memory of %s, which you may not change", s.scope.Key()))
+		for _, s := range parsed.Scopes {
+			if req.May != nil && !req.May(s.Scope) {
+				return nil, bad(fmt.Errorf("it would write the memory of %s, which you may not change", s.Scope.Key()))
 			}
 		}
-		if err := importInto(ctx, store, scopes, nil); err != nil {
+		res, err := svc.Import(ctx, memory.ImportRequest{Scopes: parsed.Scopes})
+		if errors.Is(err, memory.ErrInvalidInput) {
+			return nil, bad(err)
+		}
+		if err != nil {
 			return nil, err
 		}
-		out := append([]string{}, opt.notes...)
-		if len(redacted) > 0 {
-			out = append(out, redactedNote(redacted))
-		}
-		for _, s := range scopes {
-			out = append(out, fmt.Sprintf("imported into %s: %s, %s", s.scope.Key(), plural(len(s.turns), "turn"), plural(len(s.doc.Facts), "fact")))
+		out := importNotes(parsed, res)
+		for _, s := range parsed.Scopes {
+			out = append(out, fmt.Sprintf("imported into %s: %s, %s", s.Scope.Key(), plural(len(s.Turns), "turn"), plural(len(s.Doc.Facts), "fact")))
 		}
 		return out, nil
 	}

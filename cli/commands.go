@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/server"
 )
 
 // Flags several commands share.
@@ -22,23 +24,27 @@ func init() {
 	commands = []command{
 		{
 			name:     "serve",
+			brief:    "serve MCP over stdio (what hosts run) or Streamable HTTP (--http)",
 			synopsis: []string{"[serve] [flags]", "serve --http [ADDR] [--insecure-no-auth] [flags]"},
-			summary:  "Serve MCP over stdin/stdout: what MCP hosts run. Logs go to stderr; stdout carries only JSON-RPC messages. With --http, serve Streamable HTTP at http://ADDR/mcp (default " + defaultHTTPAddr + ") for a team: every request needs a token ('mnemo token add') or an OAuth access token (oauth_issuer); --insecure-no-auth serves a loopback address without authentication.",
+			summary:  "Serve MCP over stdin/stdout: what MCP hosts run. Logs go to stderr; stdout carries only JSON-RPC messages. With --http, serve Streamable HTTP at http://ADDR/mcp (default " + server.DefaultHTTPAddr + ") for a team: every request needs a token ('mnemo token add') or an OAuth access token (oauth_issuer); --insecure-no-auth serves a loopback address without authentication.",
 			flags: []flagSpec{
-				{name: "http", doc: "serve MCP over HTTP at ADDR (--http ADDR or --http=ADDR; default " + defaultHTTPAddr + ")", optional: true},
+				{name: "http", doc: "serve MCP over HTTP at ADDR (--http ADDR or --http=ADDR; default " + server.DefaultHTTPAddr + ")", optional: true},
 				{name: "insecure-no-auth", doc: "with --http on a loopback address: no authentication"}},
 			maxArgs: 1, settings: true, dataDir: true, verbose: true, helpSettings: true,
 			run: runServe,
 		},
 		{
 			name:     "demo",
+			brief:    "show what mnemo stores and retrieves in a scripted conversation",
 			synopsis: []string{"demo [flags]"},
 			summary:  "Run a scripted conversation through the real server and show what is stored and retrieved (in a temporary data dir unless --data-dir is given).",
 			maxArgs:  0, settings: true, helpSettings: true,
-			run: runDemo,
+			plainOutput: true,
+			run:         runDemo,
 		},
 		{
 			name:     "rollback",
+			brief:    "list or restore the kept versions of a memory",
 			synopsis: []string{"rollback [--user U] [--agent A] [--list | --to N]"},
 			summary:  "List the kept versions of a memory, or restore revision N (the restore is itself undoable).",
 			flags: []flagSpec{flagUser, flagAgent,
@@ -48,7 +54,8 @@ func init() {
 			run: runRollback,
 		},
 		{
-			name: "forget",
+			name:  "forget",
+			brief: "delete a user's memory, or single facts, exchanges or a thread",
 			synopsis: []string{
 				"forget --user U [--agent A] --all --yes",
 				"forget --user U [--agent A] [--fact ID]... [--turn ID]... [--thread T] [--keep-facts] --yes",
@@ -66,7 +73,8 @@ func init() {
 			run: runForget,
 		},
 		{
-			name: "profile",
+			name:  "profile",
+			brief: "replace or clear one section of a profile",
 			synopsis: []string{
 				"profile set --section S [--user U] [--agent A] TEXT",
 				"profile clear --section S [--user U] [--agent A]",
@@ -79,6 +87,7 @@ func init() {
 		},
 		{
 			name:     "show",
+			brief:    "print a memory: profile, facts, threads, usage",
 			synopsis: []string{"show [--user U] [--agent A] [--json] [--facts|--profile|--threads|--sessions|--usage]"},
 			summary:  "Print a memory: profile, facts (with what to avoid for corrections), knowledge, threads and pending turns; --sessions: the mid-term topic sessions; --usage: the model and embedding calls counted by day, the daily token budget and whether extraction is deferred.",
 			flags: []flagSpec{flagUser, flagAgent, flagJSON,
@@ -92,6 +101,7 @@ func init() {
 		},
 		{
 			name:     "search",
+			brief:    "rank stored exchanges for a question, as retrieve_memory does",
 			synopsis: []string{"search [--user U] [--agent A] [--thread T] [--limit N] [--max-tokens N] [--json] [--injection] QUERY"},
 			summary:  "Rank stored exchanges as retrieve_memory does; with --injection also print the <memory> text.",
 			flags: []flagSpec{flagUser, flagAgent,
@@ -105,6 +115,7 @@ func init() {
 		},
 		{
 			name:     "export",
+			brief:    "write memory as JSON",
 			synopsis: []string{"export [--out FILE] [--user U [--agent A] | --all]"},
 			summary:  "Write memory as versioned JSON (docs/export.md); a user includes the user's agents.",
 			flags: []flagSpec{
@@ -115,7 +126,8 @@ func init() {
 			run: runExport,
 		},
 		{
-			name: "import",
+			name:  "import",
+			brief: "bring in ChatGPT or Claude history, a knowledge graph or an export",
 			synopsis: []string{"import [--format chatgpt|claude|memory-graph] [--user U] [--agent A] [--graph-user NAME] [--dry-run] PATH",
 				"import [--format mnemo|memoryos|deerflow] [--from-user U [--from-agent A]] [--user U] [--agent A] [--thread T] [--pending] PATH"},
 			summary: "Import a ChatGPT or Claude export or a memory server's knowledge graph into a memory, or a mnemo export, a DeerFlow memory.json or a MemoryOS data directory into empty scopes.",
@@ -154,6 +166,7 @@ lists its scopes.`,
 		},
 		{
 			name:     "add",
+			brief:    "store one exchange, as add_memory does",
 			synopsis: []string{"add [--user U] [--agent A] [--thread T] (--input TEXT --reply TEXT | --stdin) [--json]"},
 			summary:  "Store one exchange, as add_memory does: for scripts and imports of single conversations.",
 			details:  addDetails,
@@ -170,6 +183,7 @@ lists its scopes.`,
 		},
 		{
 			name:     "facts add",
+			brief:    "save a fact as stated",
 			synopsis: []string{"facts add [--user U] [--agent A] [--category C] [--confidence X] [--json] TEXT"},
 			summary:  "Save a fact as stated, as save_memory does (a fact that says the same is not stored twice).",
 			flags:    []flagSpec{flagUser, flagAgent, flagCategory, flagConfidence, flagJSON},
@@ -178,6 +192,7 @@ lists its scopes.`,
 		},
 		{
 			name:     "facts edit",
+			brief:    "change a fact",
 			synopsis: []string{"facts edit [--user U] [--agent A] [--content TEXT] [--category C] [--confidence X] [--json] ID"},
 			summary:  "Change a fact's content, category or confidence, as update_memory does; the change is kept in the fact history.",
 			flags: []flagSpec{flagUser, flagAgent,
@@ -188,6 +203,7 @@ lists its scopes.`,
 		},
 		{
 			name:     "facts restore",
+			brief:    "bring back a retired fact",
 			synopsis: []string{"facts restore [--user U] [--agent A] [--json] ID"},
 			summary:  "Bring back a fact that was retired for not being confirmed, merged into a near-duplicate or replaced (memory_history names them); the restore is kept in the fact history.",
 			flags:    []flagSpec{flagUser, flagAgent, flagJSON},
@@ -196,6 +212,7 @@ lists its scopes.`,
 		},
 		{
 			name:     "facts list",
+			brief:    "list facts, newest first",
 			synopsis: []string{"facts list [--user U] [--agent A] [--category C] [--confidence X] [--thread T] [--text S] [--limit N] [--offset N] [--json]"},
 			summary:  "List facts, newest first, as list_memories does.",
 			flags: []flagSpec{flagUser, flagAgent,
@@ -211,11 +228,12 @@ lists its scopes.`,
 		},
 		{
 			name:     "setup",
+			brief:    "write mnemo into an MCP host's configuration",
 			synopsis: []string{"setup HOST [--npx] [--project [--project-dir DIR]] [--name N] [--dry-run | --print] [--file FILE]"},
 			summary:  "Write mnemo into an MCP host's configuration (" + setupHostNames() + ") with this binary's absolute path and an absolute data directory, merging into the existing file (backup first; a second run changes nothing).",
 			details:  setupDetails,
 			flags: []flagSpec{
-				{name: "npx", doc: "write the npm launcher's form (npx -y " + npmPackage + " serve ...) instead of this binary's path; the default when run from the launcher"},
+				{name: "npx", doc: "write the npm launcher's form (npx by its absolute path, -y " + npmPackage + "@VERSION serve ...) instead of this binary's path; the default when run from the launcher"},
 				{name: "project", doc: "write the project's own file instead of the user-wide one, with the project's .mnemo as the data directory"},
 				{name: "project-dir", value: "DIR", doc: "the project directory (default: the current directory); implies --project"},
 				{name: "name", value: "N", doc: "the server's key in the host's configuration (default mnemo)"},
@@ -223,10 +241,12 @@ lists its scopes.`,
 				{name: "print", doc: "print the host's configuration snippet; read and write no file"},
 				{name: "file", value: "FILE", doc: "the configuration file to write instead of the host's usual one"}},
 			maxArgs: 1, settings: true, dataDir: true,
-			run: runSetup,
+			plainOutput: true,
+			run:         runSetup,
 		},
 		{
 			name:     "ui",
+			brief:    "open the memory viewer in the browser",
 			synopsis: []string{"ui [--port N] [--open] [--user U] [--agent A]"},
 			summary:  "Start the memory viewer in the browser on 127.0.0.1: see, search, correct and forget what is remembered; prints its URL with a one-time access token.",
 			details:  uiDetails,
@@ -239,13 +259,16 @@ lists its scopes.`,
 		},
 		{
 			name:     "doctor",
+			brief:    "check the configuration, the data directory and the model endpoints",
 			synopsis: []string{"doctor [flags]"},
 			summary:  "Check the configuration, the data directory, the token encoding and the LLM/embeddings endpoints (a real request); exit status 1 if something needs fixing.",
 			maxArgs:  0, settings: true, configErrors: true,
-			run: runDoctor,
+			plainOutput: true,
+			run:         runDoctor,
 		},
 		{
 			name:     "bench",
+			brief:    "measure a memory server's latency and memory use",
 			synopsis: []string{"bench [-n N] [-m M] [--server CMD] [--data-dir DIR] [--seed S] [--http]"},
 			summary:  "Measure a memory server over stdio as a host uses it: latency percentiles, start-up time and peak memory.",
 			details:  benchDetails,
@@ -260,7 +283,8 @@ lists its scopes.`,
 			run:     runBench,
 		},
 		{
-			name: "token",
+			name:  "token",
+			brief: "manage the bearer tokens of serve --http",
 			synopsis: []string{
 				"token add --user U [--agent A]",
 				"token list [--json]",
@@ -277,17 +301,20 @@ lists its scopes.`,
 		},
 		{
 			name:     "version",
+			brief:    "print the version",
 			synopsis: []string{"version"},
 			summary:  "Print the version.",
 			maxArgs:  0,
 			run:      runVersion,
 		},
 		{
-			name:     "help",
-			synopsis: []string{"help [COMMAND]"},
-			summary:  "Show this help, or one command's.",
-			maxArgs:  2,
-			run:      runHelp,
+			name:        "help",
+			brief:       "show this help, a command's, the settings' or all of it",
+			synopsis:    []string{"help [COMMAND | settings | all]"},
+			summary:     "Show the short help, one command's usage and flags, every setting, or all of it.",
+			maxArgs:     2,
+			plainOutput: true,
+			run:         runHelp,
 		},
 	}
 }
@@ -302,6 +329,19 @@ func lookupCommand(name string) *command {
 	return nil
 }
 
+// commandWords are the words that name a command or a group of them
+// (facts), for suggestions.
+func commandWords() []string {
+	var words []string
+	for i := range commands {
+		w, _, _ := strings.Cut(commands[i].name, " ")
+		if !slices.Contains(words, w) {
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
 // subcommands are the subcommands of group ("facts": add, edit, list),
 // the rows named "group NAME".
 func subcommands(group string) []string {
@@ -314,20 +354,30 @@ func subcommands(group string) []string {
 	return subs
 }
 
-// runHelp is "mnemo help [COMMAND]".
+// runHelp is "mnemo help [COMMAND | settings | all]".
 func runHelp(_ context.Context, c *call) int {
-	if len(c.args.positional) == 0 {
-		writeHelp(c.stdout)
+	name := strings.Join(c.args.positional, " ")
+	switch name {
+	case "":
+		writeShortHelp(c.stdout, c.prog)
+		return exitOK
+	case "all":
+		writeHelp(c.stdout, c.prog)
+		return exitOK
+	case "settings":
+		writeSettingsHelp(c.stdout, c.prog)
 		return exitOK
 	}
-	name := strings.Join(c.args.positional, " ")
 	cmd := lookupCommand(name)
 	if cmd == nil {
 		if subs := subcommands(name); len(subs) > 0 {
 			return c.fail(exitUsage, "mnemo %s has subcommands: %s; run 'mnemo help %s %s'", name, strings.Join(subs, ", "), name, subs[0])
 		}
+		if w := suggestWord(name, commandWords()); w != "" {
+			return c.fail(exitUsage, "unknown command %q; did you mean 'mnemo help %s'?", name, w)
+		}
 		return c.fail(exitUsage, "unknown command %q; run 'mnemo help' for the list", name)
 	}
-	writeCommandHelp(c.stdout, cmd)
+	writeCommandHelp(c.stdout, cmd, c.prog)
 	return exitOK
 }

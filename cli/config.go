@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
+	"github.com/mnemo-mcp/mnemo/server"
 )
 
 // Config is everything mnemo reads at startup: the memory pipeline's
@@ -42,8 +43,8 @@ type Config struct {
 	LLM           LLMConfig
 	// Embedding is the optional embeddings endpoint of vector retrieval.
 	Embedding EmbeddingConfig
-	// HTTP is what serve --http reads (serve_http.go).
-	HTTP HTTPConfig
+	// HTTP is what serve --http reads (package server).
+	HTTP server.HTTPConfig
 
 	// dataDirGiven is data_dir as it was given, before ~ and a relative
 	// path were resolved; empty for the default. doctor checks it.
@@ -88,7 +89,7 @@ func defaultConfig() *Config {
 		MemoryVersions: 5,
 		ShutdownGrace:  10 * time.Second,
 		LLM:            LLMConfig{Model: "gpt-4o-mini", Timeout: 60 * time.Second},
-		HTTP:           defaultHTTPConfig(),
+		HTTP:           server.DefaultHTTPConfig(),
 		origin:         map[string]string{},
 	}
 }
@@ -137,7 +138,7 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (*C
 	for i := range settings {
 		s := &settings[i]
 		for _, env := range append([]string{s.envName()}, s.envFallbacks...) {
-			if v := getenv(env); v != "" {
+			if v := getenv(env); v != "" && !unfilledPlaceholder(v) {
 				if err := cfg.apply(s, v, "environment variable "+env); err != nil {
 					return nil, err
 				}
@@ -372,4 +373,14 @@ func (c *Config) dataDirProblem() (problem, fix string) {
 			fmt.Sprintf("set data_dir to an absolute path, e.g. --data-dir %s", c.DataDir)
 	}
 	return "", ""
+}
+
+// unfilledPlaceholder reports whether an environment variable's value is
+// a host's placeholder left as written ("${user_config.data_dir}"): an
+// MCP Bundle's entry names each setting the person may leave empty that
+// way, and a host that does not fill an empty one passes it through.
+// Such a value means the setting was not given, not a folder or a URL
+// by that name.
+func unfilledPlaceholder(v string) bool {
+	return strings.HasPrefix(v, "${") && strings.HasSuffix(v, "}") && !strings.ContainsAny(v[2:len(v)-1], "${} ")
 }

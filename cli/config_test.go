@@ -43,6 +43,9 @@ func TestConfigPrecedence(t *testing.T) {
 		{"token encoding", []string{"--token-encoding", "o200k_base"}, nil, func(c *Config) (any, any) { return c.TokenEncoding, "o200k_base" }},
 		{"data dir default", nil, nil, func(c *Config) (any, any) { return c.DataDir, defaultDirForTest("/home/maya") }},
 		{"data dir env", nil, env{"MNEMO_DATA_DIR": "/srv/mnemo"}, func(c *Config) (any, any) { return c.DataDir, filepath.Clean("/srv/mnemo") }},
+		{"a bundle's unfilled placeholder is no value", nil, env{"MNEMO_DATA_DIR": "${user_config.data_dir}", "MNEMO_LLM_BASE_URL": "${user_config.llm_base_url}"}, func(c *Config) (any, any) {
+			return c.DataDir + "|" + c.LLM.BaseURL, defaultDirForTest("/home/maya") + "|"
+		}},
 		{"data dir tilde", []string{"--data-dir", "~/mem"}, nil, func(c *Config) (any, any) { return c.DataDir, filepath.Join("/home/maya", "mem") }},
 		{"trusted proxies from env", nil, env{"MNEMO_TRUSTED_PROXIES": " 10.0.0.5 , fd00::/8,"}, func(c *Config) (any, any) { return strings.Join(c.HTTP.TrustedProxies, "|"), "10.0.0.5|fd00::/8" }},
 		{"trusted proxies as a JSON array", []string{"--config", writeFile(t, `{"trusted_proxies": ["10.0.0.5", "10.1.0.0/16"]}`)}, nil, func(c *Config) (any, any) { return strings.Join(c.HTTP.TrustedProxies, "|"), "10.0.0.5|10.1.0.0/16" }},
@@ -144,7 +147,7 @@ func TestSecretNeverPrinted(t *testing.T) {
 
 func TestHelpListsEverySetting(t *testing.T) {
 	// demo's own help lists the settings too: they are what it takes.
-	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"serve", "--help"}, {"help", "serve"}, {"demo", "-help"}} {
+	for _, args := range [][]string{{"help", "all"}, {"serve", "--help"}, {"help", "serve"}, {"demo", "-help"}} {
 		var stdout, stderr bytes.Buffer
 		if code := Run(t.Context(), args, baseEnv(nil).get, strings.NewReader(""), &stdout, &stderr); code != exitOK {
 			t.Fatalf("run(%q) = %d, want 0; stderr %q", args, code, stderr.String())

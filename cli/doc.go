@@ -8,6 +8,12 @@
 // settings flags (before or after the command name), one configuration
 // load with one error and log-level policy (command.go), one way to open
 // the store and the memory service (open.go). Each command lives in its
-// own command_<name>.go; printers are in print.go. In serve mode stdout
-// carries only JSON-RPC messages; logs go to stderr.
+// own command_<name>.go; printers are in print.go. help.go prints the
+// short help (mnemo --help), a command's help and the whole reference;
+// invoked.go names mnemo in messages as the user ran it ("npx -y
+// @mnemo-mcp/mnemo" through the npm launcher, which says so in
+// MNEMO_LAUNCHER). mnemo serve is command_serve.go: it parses the
+// flags and fills server.Config (the settings, and how to open the store,
+// the service and the viewer's options); package server serves. In serve
+// mode stdout carries only JSON-RPC messages; logs go to stderr.
 package cli

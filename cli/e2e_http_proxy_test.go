@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mnemo-mcp/mnemo/server"
 )
 
 // The viewer's login limit behind a balancer (issue 41, low 12): with
@@ -54,9 +56,9 @@ func loginTry(t *testing.T, c *http.Client, base, token string, headers map[stri
 }
 
 // maxTries bounds how many wrong logins a test sends to reach the limit:
-// uiLoginBurst, and room for the tokens that come back meanwhile (one
+// server.UILoginBurst, and room for the tokens that come back meanwhile (one
 // every 6 s) on a slow machine.
-const maxTries = 3 * uiLoginBurst
+const maxTries = 3 * server.UILoginBurst
 
 // exhaust sends wrong logins until one is refused 429 and returns that
 // answer's Retry-After and page; it fails the test when none is refused.
@@ -66,8 +68,8 @@ func exhaust(t *testing.T, what string, try func(i int) (int, string, string)) (
 		code, retry, page := try(i)
 		switch code {
 		case http.StatusTooManyRequests:
-			if i < uiLoginBurst {
-				t.Errorf("%s: refused after %d wrong logins, want %d allowed at once", what, i, uiLoginBurst)
+			if i < server.UILoginBurst {
+				t.Errorf("%s: refused after %d wrong logins, want %d allowed at once", what, i, server.UILoginBurst)
 			}
 			return retry, page
 		case http.StatusUnauthorized:
@@ -75,7 +77,7 @@ func exhaust(t *testing.T, what string, try func(i int) (int, string, string)) (
 			t.Fatalf("%s: wrong login %d answered %d, want 401 or 429", what, i, code)
 		}
 	}
-	t.Fatalf("%s: %d wrong logins and none refused; want 429 after %d", what, maxTries, uiLoginBurst)
+	t.Fatalf("%s: %d wrong logins and none refused; want 429 after %d", what, maxTries, server.UILoginBurst)
 	return "", ""
 }
 

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mnemo-mcp/mnemo/server"
 )
 
 // slowBodyWait bounds how long a test waits for the server to close a
@@ -128,8 +130,8 @@ func TestE2EHTTPSlowBodies(t *testing.T) {
 			refused++
 		}
 	}
-	if refused < logins-uiLoginConcurrent {
-		t.Errorf("%d of %d unfinished login forms of one address refused at once, want at least %d (at most %d read at once)", refused, logins, logins-uiLoginConcurrent, uiLoginConcurrent)
+	if refused < logins-server.UILoginConcurrent {
+		t.Errorf("%d of %d unfinished login forms of one address refused at once, want at least %d (at most %d read at once)", refused, logins, logins-server.UILoginConcurrent, server.UILoginConcurrent)
 	}
 	if code := srv.stop(t); code != 0 {
 		t.Errorf("exit code %d", code)

@@ -29,6 +29,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mnemo-mcp/mnemo/internal/testutil"
+	"github.com/mnemo-mcp/mnemo/server"
 )
 
 // The HTTP end-to-end tests run the real binary as mnemo serve --http on
@@ -570,7 +571,7 @@ func TestE2EHTTPViewer(t *testing.T) {
 		t.Errorf("bob's facts as alice = %d, want 403 without his facts", code)
 	}
 	for _, c := range jar.Cookies(mustURL(t, base+"/ui/")) {
-		if c.Name == uiCookie && c.Value != alice {
+		if c.Name == server.UICookie && c.Value != alice {
 			t.Errorf("cookie %s holds something else than the token", c.Name)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mnemo-mcp/mnemo/internal/testutil"
 	"github.com/mnemo-mcp/mnemo/memory/postgres/pgtest"
+	"github.com/mnemo-mcp/mnemo/server"
 )
 
 // Team mode as a team runs it: one PostgreSQL, two mnemo serve --http
@@ -385,7 +386,7 @@ func TestTeamBehindBalancer(t *testing.T) {
 	waitText("foreign origin refused", "Requests from pages of another site")
 
 	for _, dir := range []string{dirA, dirB} {
-		for _, name := range []string{"tokens.json", uiKeyFileName} {
+		for _, name := range []string{"tokens.json", server.UIKeyFileName} {
 			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 				t.Errorf("%s holds %s: with PostgreSQL storage nothing of the team's is kept per instance", dir, name)
 			}
@@ -429,7 +430,7 @@ func TestE2EHTTPViewerBrowser(t *testing.T) {
 	if code, _, body := rawPost(t, srv.url, "memory.example.org", nil, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); code != http.StatusForbidden || !strings.Contains(body, "http_allowed_hosts") {
 		t.Errorf("a request for another host name = %d %q, want 403 naming http_allowed_hosts", code, body)
 	}
-	if fi, err := os.Stat(filepath.Join(dir, uiKeyFileName)); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(filepath.Join(dir, server.UIKeyFileName)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the viewer's key file: %v, %v; want it, 0600", err, fi)
 	}
 

@@ -6,12 +6,14 @@ import (
 	"strings"
 )
 
+// helpSettings introduces the settings; %[1]s is the program as the user
+// runs it.
 const helpSettings = `
 The commands that read or write memory (show, search, export, import, add,
 facts, forget, rollback, doctor, setup) take the same settings as serve and use the data directory
 with the same locks; --user defaults to user_id. Settings flags may come
-before or after the command: mnemo --data-dir DIR show. Each command's own
-flags: mnemo COMMAND --help.
+before or after the command: %[1]s --data-dir DIR show. Each command's own
+flags: %[1]s COMMAND --help.
 
 Settings: a flag beats its environment variable, which beats the JSON config
 file, which beats the default. Empty environment variables are ignored. A bad
@@ -22,15 +24,37 @@ value is a startup error (exit status 2) naming the setting and its source.
       {"data_dir": "/srv/mnemo", "debounce_seconds": 10}. Unknown keys are errors.
 `
 
+// writeShortHelp prints what mnemo --help shows: where to start, one line
+// per command, and where the rest is. prog is how the user runs mnemo.
+func writeShortHelp(w io.Writer, prog string) {
+	var b strings.Builder
+	b.WriteString("mnemo - long-term memory for AI assistants, served over MCP.\n\n")
+	fmt.Fprintf(&b, "Start here: %s setup HOST\n", prog)
+	for _, l := range wrap("writes mnemo into an MCP host's configuration; restart the host and it has a memory. HOST is one of "+setupHostNames()+".", 72) {
+		fmt.Fprintf(&b, "    %s\n", l)
+	}
+	b.WriteString("\nCommands:\n")
+	width := 0
+	for i := range commands {
+		width = max(width, len(commands[i].name))
+	}
+	for i := range commands {
+		cmd := &commands[i]
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, cmd.name, cmd.brief)
+	}
+	fmt.Fprintf(&b, "\nRun '%[1]s help COMMAND' for a command's usage and flags,\n'%[1]s help settings' for every setting, '%[1]s help all' for everything.\n", prog)
+	io.WriteString(w, b.String())
+}
+
 // writeHelp prints the usage of every command and every setting, both
-// generated from their tables.
-func writeHelp(w io.Writer) {
+// generated from their tables: the whole reference (mnemo help all).
+func writeHelp(w io.Writer, prog string) {
 	var b strings.Builder
 	b.WriteString("mnemo - long-term memory for AI assistants, served over MCP.\n\nUsage:\n")
 	for i := range commands {
 		cmd := &commands[i]
 		for j, line := range cmd.synopsis {
-			fmt.Fprintf(&b, "  mnemo %s\n", line)
+			fmt.Fprintf(&b, "  %s %s\n", prog, line)
 			if j == len(cmd.synopsis)-1 {
 				for _, l := range wrap(cmd.summary, 66) {
 					fmt.Fprintf(&b, "      %s\n", l)
@@ -38,7 +62,15 @@ func writeHelp(w io.Writer) {
 			}
 		}
 	}
-	b.WriteString(helpSettings)
+	fmt.Fprintf(&b, helpSettings, prog)
+	writeSettings(&b)
+	io.WriteString(w, b.String())
+}
+
+// writeSettingsHelp prints every setting (mnemo help settings).
+func writeSettingsHelp(w io.Writer, prog string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, strings.TrimPrefix(helpSettings, "\n"), prog)
 	writeSettings(&b)
 	io.WriteString(w, b.String())
 }
@@ -66,15 +98,15 @@ func writeSettings(b *strings.Builder) {
 
 // writeCommandHelp prints one command's usage and flags. serve's help is
 // the whole help: every setting is a flag of serve.
-func writeCommandHelp(w io.Writer, cmd *command) {
+func writeCommandHelp(w io.Writer, cmd *command, prog string) {
 	if cmd.name == "serve" {
-		writeHelp(w)
+		writeHelp(w, prog)
 		return
 	}
 	var b strings.Builder
 	b.WriteString("Usage:\n")
 	for _, line := range cmd.synopsis {
-		fmt.Fprintf(&b, "  mnemo %s\n", line)
+		fmt.Fprintf(&b, "  %s %s\n", prog, line)
 	}
 	b.WriteString("\n")
 	for _, l := range wrap(cmd.summary, 76) {
@@ -101,10 +133,10 @@ func writeCommandHelp(w io.Writer, cmd *command) {
 		}
 	}
 	if cmd.helpSettings {
-		b.WriteString(helpSettings)
+		fmt.Fprintf(&b, helpSettings, prog)
 		writeSettings(&b)
 	} else if cmd.settings {
-		b.WriteString("\nEvery setting flag applies too (--data-dir DIR, --config PATH, ...): run 'mnemo help' for the list.\n")
+		fmt.Fprintf(&b, "\nEvery setting flag applies too (--data-dir DIR, --config PATH, ...): run '%s help settings' for the list.\n", prog)
 	}
 	io.WriteString(w, b.String())
 }

@@ -141,3 +141,11 @@ func loadSummary(t *testing.T, dir string, scope memory.Scope) (string, int64) {
 	d := storetest.MustLoadDocument(t, s, scope)
 	return d.User.TopOfMind.Summary, d.Revision
 }
+
+// clipBytes is b as text, cut to n bytes for a failure message.
+func clipBytes(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}

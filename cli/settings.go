@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mnemo-mcp/mnemo/cli/httpauth"
 	"github.com/mnemo-mcp/mnemo/memory"
 	"github.com/mnemo-mcp/mnemo/memory/postgres"
 	"github.com/mnemo-mcp/mnemo/memory/redact"
+	"github.com/mnemo-mcp/mnemo/server/httpauth"
 )
 
 // setting is one row of the settings table. Its name is the JSON key of the

@@ -1,8 +1,11 @@
 // Package memory is mnemo's vocabulary and contracts, the one package every
 // other imports: the message model and its filter and signals (types.go,
-// filter.go, signals.go), scopes (scope.go), the persisted document and
+// filter.go, signals.go; a message is scanned once for the patterns'
+// literals, internal/relit, and only the patterns it may match are run),
+// scopes (scope.go), the persisted document and
 // mid-term state (types.go, document_json.go, midterm.go, usage.go), the
-// request, result and limit of every verb (api.go), validation and the
+// request, result and limit of every verb (api.go), what imports carry
+// (imports.go), validation and the
 // redaction hook (validate.go, secrets.go), errors (errors.go), the
 // configuration (config.go), and the ports (ports.go): Store and its
 // optional capabilities, LLM, Embedder, TokenCounter.

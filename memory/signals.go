@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/mnemo-mcp/mnemo/internal/relit"
 )
 
 //go:embed signals.json
@@ -23,6 +25,24 @@ type SignalPatterns struct {
 	// correction cues are matched.
 	CorrectionIgnore []*regexp.Regexp
 	Reinforcement    []*regexp.Regexp
+
+	// gates holds the literal tests of the patterns above (relit), made
+	// on first use: a pattern whose literals a message lacks is not run.
+	gatesOnce sync.Once
+	gates     [3][]relit.Gate
+}
+
+// patternGates returns the gates of Correction, CorrectionIgnore and
+// Reinforcement.
+func (sp *SignalPatterns) patternGates() *[3][]relit.Gate {
+	sp.gatesOnce.Do(func() {
+		for i, res := range [3][]*regexp.Regexp{sp.Correction, sp.CorrectionIgnore, sp.Reinforcement} {
+			for _, re := range res {
+				sp.gates[i] = append(sp.gates[i], relit.Required(re))
+			}
+		}
+	})
+	return &sp.gates
 }
 
 // defaultSignals is compiled once from the embedded signals.json.
@@ -82,19 +102,40 @@ func (sp *SignalPatterns) Detect(msgs []Message) Signals {
 	if len(msgs) > signalWindow {
 		msgs = msgs[len(msgs)-signalWindow:]
 	}
+	return sp.detect(msgs, true)
+}
+
+// detect is Detect; gated says a pattern whose literals the message
+// lacks is not run (one scan of the message, relit.Prepare, decides for
+// every pattern), which never changes the result: the tests compare it
+// with every pattern run.
+func (sp *SignalPatterns) detect(msgs []Message, gated bool) Signals {
+	if len(msgs) > signalWindow {
+		msgs = msgs[len(msgs)-signalWindow:]
+	}
+	g := sp.patternGates()
 	var s Signals
 	for _, m := range msgs {
 		if m.Role != RoleUser {
 			continue
 		}
-		s.Correction = s.Correction || anyMatch(sp.Correction, sp.blankIgnored(m.Content))
-		s.Reinforcement = s.Reinforcement || anyMatch(sp.Reinforcement, m.Content)
+		pt := relit.Prepare(m.Content)
+		if !s.Correction {
+			text, tpt := sp.blankIgnored(m.Content, pt, gated)
+			s.Correction = anyMatch(sp.Correction, g[0], text, tpt, gated)
+		}
+		if !s.Reinforcement {
+			s.Reinforcement = anyMatch(sp.Reinforcement, g[2], m.Content, pt, gated)
+		}
 	}
 	return s
 }
 
-func anyMatch(res []*regexp.Regexp, text string) bool {
-	for _, re := range res {
+func anyMatch(res []*regexp.Regexp, gates []relit.Gate, text string, pt relit.Text, gated bool) bool {
+	for i, re := range res {
+		if gated && !gates[i].Open(pt) {
+			continue
+		}
 		if re.MatchString(text) {
 			return true
 		}
@@ -103,10 +144,19 @@ func anyMatch(res []*regexp.Regexp, text string) bool {
 }
 
 // blankIgnored replaces what the ignore patterns match with spaces, so
-// that a correction cue cannot match across it.
-func (sp *SignalPatterns) blankIgnored(text string) string {
-	for _, re := range sp.CorrectionIgnore {
-		text = re.ReplaceAllStringFunc(text, func(m string) string { return strings.Repeat(" ", len(m)) })
+// that a correction cue cannot match across it. pt is text prepared for
+// the gates; so is the Text returned with the result.
+func (sp *SignalPatterns) blankIgnored(text string, pt relit.Text, gated bool) (string, relit.Text) {
+	g := sp.patternGates()
+	for i, re := range sp.CorrectionIgnore {
+		if gated && !g[1][i].Open(pt) {
+			continue
+		}
+		out := re.ReplaceAllStringFunc(text, func(m string) string { return strings.Repeat(" ", len(m)) })
+		if out != text {
+			// Blanks can join words into a new literal: prepare again.
+			text, pt = out, relit.Prepare(out)
+		}
 	}
-	return text
+	return text, pt
 }

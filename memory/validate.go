@@ -39,6 +39,20 @@ var (
 // "YYYY-MM-DD HH:MM:SS" or "YYYY-MM-DDTHH:MM:SS" (taken as UTC), between
 // the years 1900 and 2200.
 func ParseTimestamp(s string) (time.Time, error) {
+	t, err := ParseTime(s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if !InTimeRange(t) {
+		return time.Time{}, Invalid("timestamp", "%q is out of range; use a date between 1900 and 2200", strings.TrimSpace(s))
+	}
+	return t, nil
+}
+
+// ParseTime reads a time written as ParseTimestamp accepts it, in any
+// year: a reader of other files parses with it and leaves the range to
+// the rules of what is stored (CheckTime).
+func ParseTime(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	var t time.Time
 	var err error
@@ -49,9 +63,6 @@ func ParseTimestamp(s string) (time.Time, error) {
 	}
 	if err != nil {
 		return time.Time{}, Invalid("timestamp", "%q is not a valid time; use RFC 3339 like 2024-05-08T13:56:00Z or \"2024-05-08 13:56:00\"", s)
-	}
-	if !InTimeRange(t) {
-		return time.Time{}, Invalid("timestamp", "%q is out of range; use a date between 1900 and 2200", s)
 	}
 	return t.UTC(), nil
 }

@@ -68,8 +68,12 @@ func typed[T any](tool mcp.Tool, handle func(ctx context.Context, req mcp.CallTo
 			return argumentError(msg)
 		}
 		// Every change a tool makes is the assistant's (the fact history
-		// says so).
-		return handle(memory.WithActor(ctx, memory.ActorAssistant), req, args)
+		// says so), but for the person's own in the memory view (app.go).
+		actor := memory.ActorAssistant
+		if fromView(ctx, req) {
+			actor = memory.ActorViewer
+		}
+		return handle(memory.WithActor(ctx, actor), req, args)
 	}}
 }
 

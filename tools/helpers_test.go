@@ -47,6 +47,12 @@ func newEnv(tb testing.TB, opts ...Option) *testEnv {
 // (a fake language model, say).
 func newEnvWith(tb testing.TB, engineOpts []engine.Option, opts ...Option) *testEnv {
 	tb.Helper()
+	return newEnvCaps(tb, mcp.ClientCapabilities{}, engineOpts, opts...)
+}
+
+// newEnvCaps is newEnvWith with a client that declares caps.
+func newEnvCaps(tb testing.TB, caps mcp.ClientCapabilities, engineOpts []engine.Option, opts ...Option) *testEnv {
+	tb.Helper()
 	dir := tb.TempDir()
 	store, err := files.Open(dir)
 	if err != nil {
@@ -59,11 +65,17 @@ func newEnvWith(tb testing.TB, engineOpts []engine.Option, opts ...Option) *test
 		tb.Fatalf("engine.NewService() error = %v", err)
 	}
 	opts = append(opts, WithServerOptions(server.WithOutputSchemaValidation()))
-	return connect(tb, NewServer(svc, "test", opts...), dir)
+	return connectWith(tb, NewServer(svc, "test", opts...), dir, caps)
 }
 
 // connect starts an in-process client of srv and initializes it.
 func connect(tb testing.TB, srv *server.MCPServer, dir string) *testEnv {
+	tb.Helper()
+	return connectWith(tb, srv, dir, mcp.ClientCapabilities{})
+}
+
+// connectWith is connect with a client that declares caps.
+func connectWith(tb testing.TB, srv *server.MCPServer, dir string, caps mcp.ClientCapabilities) *testEnv {
 	tb.Helper()
 	c, err := client.NewInProcessClient(srv)
 	if err != nil {
@@ -77,6 +89,7 @@ func connect(tb testing.TB, srv *server.MCPServer, dir string) *testEnv {
 	init, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
 		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
 		ClientInfo:      mcp.Implementation{Name: "tools-test", Version: "1"},
+		Capabilities:    caps,
 	}})
 	if err != nil {
 		tb.Fatalf("Initialize() error = %v", err)

@@ -6,7 +6,8 @@
 // listen.go (memory as documents, and their change notifications for
 // every protocol revision), logging.go (the server's log records as
 // notifications/message), confirm.go (asking the user before everything
-// is forgotten).
+// is forgotten), app.go and app/memory.html (the memory view, an MCP App
+// that show_memory names for hosts that show one).
 package tools
 
 import (
@@ -63,6 +64,7 @@ func All(m Memory, opts ...Option) []server.ServerTool {
 	mm, ok := m.(Manager)
 	if ok || m == nil {
 		makers = append(makers, manageMakers(mm, opts...)...)
+		makers = append(makers, func() server.ServerTool { return ShowMemory(m) })
 	}
 	return build(makers)
 }
@@ -220,6 +222,7 @@ func NewServer(m Memory, version string, opts ...Option) *server.MCPServer {
 		server.WithLogging(),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
+		server.WithToolFilter(viewToolFilter),
 	}, cfg.extra...)...)
 	s.AddTools(All(m, opts...)...)
 	addResources(s, m, cfg, hooks)
@@ -228,6 +231,7 @@ func NewServer(m Memory, version string, opts ...Option) *server.MCPServer {
 	}
 	if manage {
 		addPrompts(s, cfg, names)
+		addView(s, hooks)
 	}
 	return s
 }

@@ -1,7 +1,7 @@
 // Package engine is mnemo's memory Service: the per-scope state and its
 // lock, the scope cache, the update queue, syncing with the store, the
 // embedding lane, and the verbs (Add, Retrieve, Flush, Forget, List,
-// Profile, SaveFact, …) that tools and the command line call. It builds on
+// Profile, SaveFact, Import, …) that tools and the command line call. It builds on
 // the leaf packages: memory/update (what the language model's reply does
 // to a Document), memory/tiers (the mid-term session index) and
 // memory/recall (ranking and the injection text); none of them imports it.
@@ -48,5 +48,9 @@
 //	                            maintenance, consolidation, tier work
 //	midterm*.go                 keeping the mid-term index in step with the pages
 //	embed.go, embed_query.go    the embedding lane and query vectors
-//	pageindex.go, pending.go, usage.go, validate.go, import_check.go
+//	import.go, import_chat.go, import_facts.go
+//	                            Import: the one write path of imports (chats,
+//	                            facts, whole scopes)
+//	import_check.go             CheckImport: the tools' rules on imported memory
+//	pageindex.go, pending.go, usage.go, validate.go
 package engine

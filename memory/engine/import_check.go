@@ -22,8 +22,15 @@ import (
 // redacted in place when cfg.RedactSecrets is set; the redactions are
 // returned. The first record that breaks a rule is named in the error
 // (which wraps ErrInvalidInput): its scope, list, index and field, like
-// "bob: facts[3].content: contains control character U+001B".
+// "bob: facts[3].content: contains control character U+001B". The scope's
+// ids, and every id and time the records carry (turn, fact and thread
+// ids, idempotency keys, when a turn happened and was stored, when a
+// section or fact changed), follow the rules of add_memory: the id rule
+// with its credential check, and the years 1900 to 2200.
 func CheckImport(cfg memory.Config, scope memory.Scope, doc *memory.Document, turns []memory.Turn) ([]memory.Redaction, error) {
+	if err := checkScope(scope); err != nil {
+		return nil, err
+	}
 	fail := func(err error) ([]memory.Redaction, error) {
 		return nil, fmt.Errorf("%s: %w", scope.Key(), err)
 	}
@@ -36,6 +43,11 @@ func CheckImport(cfg memory.Config, scope memory.Scope, doc *memory.Document, tu
 		}
 		// The rules of add_memory: its id check (credentials included)
 		// and its time range.
+		if t.ID != "" {
+			if err := memory.CheckID(at+".id", t.ID); err != nil {
+				return fail(err)
+			}
+		}
 		if err := memory.CheckID(at+".thread_id", t.ThreadID); err != nil {
 			return fail(err)
 		}
@@ -44,8 +56,13 @@ func CheckImport(cfg memory.Config, scope memory.Scope, doc *memory.Document, tu
 				return fail(err)
 			}
 		}
-		if err := memory.CheckTime(at+".time", t.Time); err != nil {
-			return fail(err)
+		for _, f := range []struct {
+			name string
+			at   time.Time
+		}{{"time", t.Time}, {"stored", t.Stored}} {
+			if err := memory.CheckTime(at+"."+f.name, f.at); err != nil {
+				return fail(err)
+			}
 		}
 		for _, f := range []struct {
 			name string
@@ -65,9 +82,20 @@ func CheckImport(cfg memory.Config, scope memory.Scope, doc *memory.Document, tu
 	if doc == nil {
 		return red.Take(), nil
 	}
+	if err := memory.CheckTime("lastUpdated", doc.LastUpdated); err != nil {
+		return fail(err)
+	}
+	for thread := range doc.Watermarks {
+		if err := memory.CheckID("watermarks", thread); err != nil {
+			return fail(err)
+		}
+	}
 	for _, ns := range doc.Sections() {
 		sec := update.SectionByName(doc, ns.Name)
 		if err := memory.CheckText("section "+ns.Name, sec.Summary, cfg.MaxMessageBytes); err != nil {
+			return fail(err)
+		}
+		if err := memory.CheckTime("section "+ns.Name+".updatedAt", sec.UpdatedAt); err != nil {
 			return fail(err)
 		}
 		sec.Summary = red.Text(sec.Summary)
@@ -98,6 +126,14 @@ func CheckImport(cfg memory.Config, scope memory.Scope, doc *memory.Document, tu
 	for i := range doc.FactEvents {
 		e := &doc.FactEvents[i]
 		at := fmt.Sprintf("factEvents[%d]", i)
+		if e.FactID != "" {
+			if err := memory.CheckID(at+".fact_id", e.FactID); err != nil {
+				return fail(err)
+			}
+		}
+		if err := memory.CheckTime(at+".at", e.At); err != nil {
+			return fail(err)
+		}
 		for _, f := range []struct {
 			name string
 			text *string
@@ -126,10 +162,15 @@ func checkImportedFact(path string, f *memory.Fact, red *memory.Redactor) error 
 	case utf8.RuneCountInString(f.SourceError) > memory.UpdateMaxContentRunes:
 		return memory.Invalid(path+".sourceError", "is over %d characters", memory.UpdateMaxContentRunes)
 	}
+	if f.ID != "" {
+		if err := memory.CheckID(path+".id", f.ID); err != nil {
+			return err
+		}
+	}
 	for _, t := range []struct {
 		name string
 		text *string
-	}{{"id", &f.ID}, {"content", &f.Content}, {"sourceError", &f.SourceError}, {"source", &f.Source}} {
+	}{{"content", &f.Content}, {"sourceError", &f.SourceError}, {"source", &f.Source}} {
 		if p := memory.TextProblem(*t.text); p != "" {
 			return memory.Invalid(path+"."+t.name, "%s", p)
 		}

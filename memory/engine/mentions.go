@@ -33,10 +33,10 @@ func topicKey(topic string) mentionKey {
 	return k
 }
 
-// factKey is the key of a forgotten fact: its names, or at least half of
+// forgottenFactKey is the key of a forgotten fact: its names, or at least half of
 // its other words (two at most), so that an exchange saying the same
 // thing in other words around it is found.
-func factKey(content string) mentionKey {
+func forgottenFactKey(content string) mentionKey {
 	k := mentionKey{names: namesIn([]string{content}), words: termsOf(content)}
 	for t := range k.names {
 		delete(k.words, t)
@@ -242,11 +242,11 @@ func checkTopic(topic string) (string, mentionKey, error) {
 }
 
 // forgottenKeys are the keys of what a forget removed: each fact's
-// (factKey), and the names its exchanges hold.
+// (forgottenFactKey), and the names its exchanges hold.
 func forgottenKeys(facts []memory.Fact, turns []memory.Turn) []mentionKey {
 	var keys []mentionKey
 	for _, f := range facts {
-		if k := factKey(f.Content); len(k.names) > 0 || k.need > 0 {
+		if k := forgottenFactKey(f.Content); len(k.names) > 0 || k.need > 0 {
 			keys = append(keys, k)
 		}
 	}

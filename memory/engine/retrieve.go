@@ -138,6 +138,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 		Query:              qterms,
 		Match:              recall.MatchTerms(&st.Pages, qterms),
 		Keywords:           recall.MatchTerms(&st.Pages, kterms),
+		AsksUser:           recall.AsksUser(req.Query),
 		PageNotes:          pageNotes,
 		RecentNotes:        recentNotes,
 		FactNotes:          factNotes,

@@ -211,13 +211,20 @@ func (s *Service) resolveScope(userID, agentName string) (memory.Scope, error) {
 		userID = s.cfg.UserID
 	}
 	sc := memory.Scope{UserID: userID, AgentName: agentName}
+	return sc, checkScope(sc)
+}
+
+// checkScope applies the id rule to a scope's user and agent, and refuses
+// ids that look like credentials: the rule of every way in (the tools,
+// imports, the viewer).
+func checkScope(sc memory.Scope) error {
 	if err := sc.Validate(); err != nil {
-		return sc, err
+		return err
 	}
 	if err := credentialID("user_id", sc.UserID); err != nil {
-		return sc, err
+		return err
 	}
-	return sc, credentialID("agent_name", sc.AgentName)
+	return credentialID("agent_name", sc.AgentName)
 }
 
 // resolveThread applies the default thread and validates the id.

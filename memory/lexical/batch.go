@@ -54,6 +54,7 @@ func (ix *Index) addBatch(ids []int, texts []string, round int) {
 		t := <-out[r%workers]
 		m := &maps[r%workers]
 		ix.mu.Lock()
+		ix.gen++
 		start := 0
 		for j, end := range t.ends {
 			id := ids[r*round+j]

@@ -52,6 +52,7 @@ type Index struct {
 	ids     []int32          // Add's term ids, guarded by mu
 	pre     []byte           // Add's prefix term, guarded by mu
 	freed   uint64           // terms freed so far, to expire AddBatch's caches
+	gen     uint64           // changes so far (Add, AddBatch, Remove), for SearchTermsFeedback
 
 	scratch sync.Pool // *scratch, for Search
 }
@@ -69,8 +70,15 @@ type posting struct {
 
 type doc struct {
 	terms []int32 // distinct term ids, ascending
+	// tfs holds the count of each term in terms, up to maxDocTF (a
+	// count that reaches it is read from the postings): DocTerms reads
+	// them without a search of each term's postings.
+	tfs   []uint8
 	state docState
 }
+
+// maxDocTF is the largest count doc.tfs holds.
+const maxDocTF = math.MaxUint8
 
 type docState uint8
 
@@ -108,6 +116,7 @@ func (ix *Index) Add(id int, text string) {
 	checkID(id)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.gen++
 	ix.clear(id)
 	ids := ix.ids[:0]
 	ix.tok.reset(text)
@@ -158,7 +167,8 @@ func (ix *Index) clear(id int) {
 // sorts ids.
 func (ix *Index) link(id int, ids []int32) {
 	slices.Sort(ids)
-	terms := make([]int32, 0, distinct(ids))
+	nd := distinct(ids)
+	terms, tfs := make([]int32, 0, nd), make([]uint8, 0, nd)
 	for i := 0; i < len(ids); {
 		j := i + 1
 		for j < len(ids) && ids[j] == ids[i] {
@@ -169,9 +179,10 @@ func (ix *Index) link(id int, ids []int32) {
 		l.df++
 		ix.npost++
 		terms = append(terms, ids[i])
+		tfs = append(tfs, uint8(min(j-i, maxDocTF)))
 		i = j
 	}
-	ix.docs[id] = doc{terms: terms, state: live}
+	ix.docs[id] = doc{terms: terms, tfs: tfs, state: live}
 	ix.lens[id] = int32(min(len(ids), math.MaxInt32))
 	ix.total += int64(ix.lens[id])
 	ix.live++
@@ -182,6 +193,7 @@ func (ix *Index) link(id int, ids []int32) {
 func (ix *Index) Remove(id int) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.gen++
 	if id < 0 || id >= len(ix.docs) || ix.docs[id].state != live {
 		return
 	}
@@ -317,12 +329,15 @@ func (ix *Index) DocTerms(id int, fn func(term string, tf int)) {
 	if id < 0 || id >= len(ix.docs) || ix.docs[id].state != live {
 		return
 	}
-	for _, tid := range ix.docs[id].terms {
+	d := &ix.docs[id]
+	for k, tid := range d.terms {
 		l := &ix.lists[tid]
 		if isPrefixTerm(l.term) {
 			continue
 		}
-		if i, ok := l.find(int32(id)); ok {
+		if tf := d.tfs[k]; tf < maxDocTF {
+			fn(l.term, int(tf))
+		} else if i, ok := l.find(int32(id)); ok {
 			fn(l.term, int(l.p[i].tf))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -313,7 +314,10 @@ func TestSearchTerms(t *testing.T) {
 }
 
 func TestDocTerms(t *testing.T) {
-	docs := append(benchCorpus(50), "", "the of and", "数据库 数据库 C++ c++ café Cafe")
+	// The last document's counts pass what a document keeps of them
+	// (maxDocTF): they are read from the postings.
+	docs := append(benchCorpus(50), "", "the of and", "数据库 数据库 C++ c++ café Cafe",
+		strings.Repeat("coffee ", maxDocTF-1)+strings.Repeat("tea ", maxDocTF)+strings.Repeat("milk ", 600))
 	ix := mustIndex(t, docs...)
 	ix.Remove(3)
 	ix.Add(4, "replaced replaced text")

@@ -178,29 +178,74 @@ func (ix *Index) SearchTerms(terms []Term, k int, keep func(id int) bool) []Hit 
 	}
 	s := ix.scratch.Get().(*scratch)
 	ix.mu.RLock()
-	if ix.live > 0 && ix.total > 0 {
-		for _, t := range terms {
-			if t.Weight <= 0 {
-				continue
-			}
-			tid, ok := ix.terms[t.Text]
-			if ok && ix.lists[tid].df > 0 {
-				ix.accumulateTerm(s, tid, t.Weight)
-			} else {
-				tid = -1
-			}
-			if p, ok := appendPrefix(s.pre[:0], t.Text); ok {
-				s.pre = p
-				if ptid, ok := ix.terms[string(p)]; ok && ix.lists[ptid].df > 0 {
-					ix.accumulatePrefix(s, ptid, tid, t.Weight)
-				}
-			}
-		}
-	}
+	ix.accumulateTerms(s, terms, 1)
 	ix.mu.RUnlock()
 	hits := s.top(k, keep)
 	ix.scratch.Put(s)
 	return hits
+}
+
+// accumulateTerms adds scale times the BM25 score on terms (SearchTerms'
+// weighted query) of every live document into s.scores.
+func (ix *Index) accumulateTerms(s *scratch, terms []Term, scale float64) {
+	if ix.live == 0 || ix.total == 0 {
+		return
+	}
+	for _, t := range terms {
+		w := t.Weight * scale
+		if w <= 0 {
+			continue
+		}
+		tid, ok := ix.terms[t.Text]
+		if ok && ix.lists[tid].df > 0 {
+			ix.accumulateTerm(s, tid, w)
+		} else {
+			tid = -1
+		}
+		if p, ok := appendPrefix(s.pre[:0], t.Text); ok {
+			s.pre = p
+			if ptid, ok := ix.terms[string(p)]; ok && ix.lists[ptid].df > 0 {
+				ix.accumulatePrefix(s, ptid, tid, w)
+			}
+		}
+	}
+}
+
+// SearchTermsFeedback searches terms as SearchTerms does, then lets expand
+// read those hits (at most k, best first) and name a scale and extra
+// terms, and returns the first hits and those of the expanded query: the
+// query whose terms are terms with their weights times scale, followed by
+// extra. Its scores are every document's first score times scale plus its
+// score on extra, what SearchTerms of the expanded query gives (up to the
+// order of the sums' last digits) without scoring the first terms again,
+// which costs most when they are common words and extra are rare ones.
+// expand is called without the index locked and may use it; when the
+// index changed meanwhile, the expanded query is scored afresh.
+func (ix *Index) SearchTermsFeedback(terms []Term, k int, expand func(first []Hit) (scale float64, extra []Term)) (first, second []Hit) {
+	if k <= 0 {
+		return nil, nil
+	}
+	s := ix.scratch.Get().(*scratch)
+	ix.mu.RLock()
+	gen := ix.gen
+	ix.accumulateTerms(s, terms, 1)
+	ix.mu.RUnlock()
+	first = s.peek(k)
+	scale, extra := expand(first)
+	ix.mu.RLock()
+	if ix.gen != gen || scale <= 0 {
+		s.reset()
+		ix.accumulateTerms(s, terms, scale)
+	} else if scale != 1 {
+		for _, d := range s.touched {
+			s.scores[d] *= scale
+		}
+	}
+	ix.accumulateTerms(s, extra, 1)
+	ix.mu.RUnlock()
+	second = s.top(k, nil)
+	ix.scratch.Put(s)
+	return first, second
 }
 
 // IDF returns the inverse document frequency of an analysed term, as used
@@ -215,13 +260,35 @@ func (ix *Index) IDF(term string) float64 {
 	return idf(float64(ix.lists[tid].df), float64(ix.live))
 }
 
+// peek returns the k best documents of s, best first, as top does with
+// no keep, leaving the scores in place for more terms to add to.
+func (s *scratch) peek(k int) []Hit {
+	return s.best(k, nil, false)
+}
+
+// reset zeroes the scores of s.
+func (s *scratch) reset() {
+	for _, d := range s.touched {
+		s.scores[d] = 0
+	}
+	s.touched = s.touched[:0]
+}
+
 // top selects the k best touched documents that keep accepts, and clears
 // the scores it read.
 func (s *scratch) top(k int, keep func(int) bool) []Hit {
+	return s.best(k, keep, true)
+}
+
+// best returns the k best documents of s that keep accepts, best first;
+// with clear it zeroes their scores for the next search.
+func (s *scratch) best(k int, keep func(int) bool, clear bool) []Hit {
 	h := s.heap[:0]
 	for _, d := range s.touched {
 		hit := Hit{ID: int(d), Score: s.scores[d]}
-		s.scores[d] = 0
+		if clear {
+			s.scores[d] = 0
+		}
 		if len(h) == k && !worse(h[0], hit) {
 			continue
 		}
@@ -236,7 +303,10 @@ func (s *scratch) top(k int, keep func(int) bool) []Hit {
 			siftDown(h, 0)
 		}
 	}
-	s.touched, s.heap = s.touched[:0], h
+	if clear {
+		s.touched = s.touched[:0]
+	}
+	s.heap = h
 	if len(h) == 0 {
 		return nil
 	}

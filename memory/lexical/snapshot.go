@@ -155,6 +155,7 @@ func Read(r io.Reader, opts Options) (*Index, error) {
 	// document's slots in docTerms still to fill, left is its length less
 	// the term counts seen so far.
 	docTerms := make([]int32, total)
+	docTFs := make([]uint8, total)
 	fill := make([]docFill, ndocs)
 	off := int32(0)
 	for id := range ndocs {
@@ -207,6 +208,7 @@ func Read(r io.Reader, opts Options) (*Index, error) {
 			f := &fill[doc]
 			f.left -= tf
 			docTerms[f.next] = int32(tid)
+			docTFs[f.next] = uint8(min(tf, maxDocTF))
 			f.next++
 			prev = doc
 		}
@@ -225,6 +227,7 @@ func Read(r io.Reader, opts Options) (*Index, error) {
 		}
 		if ix.docs[id].state == live {
 			ix.docs[id].terms = docTerms[f.end-want[id] : f.end : f.end]
+			ix.docs[id].tfs = docTFs[f.end-want[id] : f.end : f.end]
 		}
 	}
 	if d.err != nil {

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -61,7 +62,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}
 		}, true},
 		{"cjk and empty documents", func(ix *Index) {
-			for i, d := range []string{"我喜欢喝咖啡", "", "他喜欢喝茶", "the and of", "数据库 database"} {
+			for i, d := range []string{"我喜欢喝咖啡", "", "他喜欢喝茶", "the and of", "数据库 database", strings.Repeat("tea ", 300) + "coffee"} {
 				ix.Add(i, d)
 			}
 		}, true},

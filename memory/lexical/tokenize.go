@@ -35,8 +35,8 @@ func Tokenize(text string) []string {
 	return out
 }
 
-// tokenizers holds pull tokenizers for AnyTerm, whose buffers and stems
-// are reused.
+// tokenizers holds pull tokenizers for AnyTerm and Words, whose buffers
+// and stems are reused.
 var tokenizers = sync.Pool{New: func() any { return &tokenizer{stems: make(map[string]string)} }}
 
 // maxStems bounds the words a pooled tokenizer remembers the stems of.
@@ -66,9 +66,12 @@ func AnyTerm(text string, fn func(term []byte) bool) bool {
 // them, and the word of text it was made from, lowercased: "Goroutines"
 // gives the term "goroutin" and the word "goroutines". A CJK bigram is
 // its own word. It lets a caller show people words rather than index
-// terms.
+// terms. Stems are remembered as AnyTerm's are: ranking reads the sides
+// of the same pages on every retrieval (weighSide: more than half of a
+// LongMemEval retrieval's time went to stemming their words again).
 func Words(text string, fn func(term, word string)) {
-	var t tokenizer
+	t := tokenizers.Get().(*tokenizer)
+	defer tokenizers.Put(t)
 	t.reset(text)
 	for tok, ok := t.next(); ok; tok, ok = t.next() {
 		word := string(tok)

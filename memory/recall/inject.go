@@ -57,6 +57,10 @@ type InjectionInput struct {
 	// KeywordTerms): a long assistant reply is cut to the sentences
 	// holding them or Match's (excerpt).
 	Keywords []lexical.Term
+	// AsksUser says the query asks about the user's own words (AsksUser):
+	// an assistant's reply that only repeats the words its user side
+	// matches is left out of a page after the first ones (echoes).
+	AsksUser bool
 	// PageNotes, RecentNotes and FactNotes, when set, hold what is known
 	// of each page, recent turn and fact beyond its text (same index).
 	PageNotes   []ItemNote
@@ -239,6 +243,9 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 			// After the first pages, only the sides likely to hold
 			// the answer (quotedSides).
 			u, r = q.quotedSides(p, replyHolds)
+			if u && r && in.AsksUser && q.echoes(p, reply) {
+				r = false
+			}
 		}
 		// An exchange that is only small talk on both sides says nothing.
 		var b [2]string

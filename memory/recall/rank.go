@@ -184,11 +184,12 @@ func RankPages(st *Pages, query string, keywords []string, qv []float32, vw floa
 // lexicalPages ranks up to pool pages by the weighted terms qterms, with
 // nfb feedback terms (see feedback).
 func lexicalPages(st *Pages, qterms []lexical.Term, pool, nfb int) []lexical.Hit {
-	hits := st.Index.SearchTerms(qterms, pool, nil)
-	if len(hits) == 0 {
+	first, hits := st.Index.SearchTermsFeedback(qterms, pool, func(first []lexical.Hit) (float64, []lexical.Term) {
+		return feedback(st, qterms, first, nfb)
+	})
+	if len(first) == 0 {
 		return nil
 	}
-	hits = feedback(st, qterms, hits, pool, nfb)
 	st.updateLinks()
 	base := make(map[int32]float64, len(hits)*2)
 	for _, h := range hits {
@@ -326,22 +327,21 @@ func KeywordTerms(keywords []string) []lexical.Term {
 	return terms
 }
 
-// feedback expands the query with the most telling terms of the best
-// pages, weighted by their scores and IDF (RM3 pseudo-relevance feedback),
-// and searches again. qterms are the query's terms (queryTerms), hits the
-// first search's, best first; nfb is how many feedback terms are added
-// (feedbackTerms, or listFeedbackTerms for a list question).
-func feedback(st *Pages, qterms []lexical.Term, hits []lexical.Hit, pool, nfb int) []lexical.Hit {
-	if len(qterms) == 0 {
-		return hits
+// feedback returns the feedback part of the second search (RM3
+// pseudo-relevance feedback): the scale of the query's own terms,
+// 1 − feedbackShare, and the nfb terms of the first search's best pages
+// (hits, best first), weighted by the pages' scores and the terms' IDF,
+// sharing feedbackShare of the query's weight. qterms are the query's
+// terms (queryTerms); nfb is feedbackTerms, or listFeedbackTerms for a
+// list question. The index scores the expanded query from the first
+// search's scores (SearchTermsFeedback).
+func feedback(st *Pages, qterms []lexical.Term, hits []lexical.Hit, nfb int) (float64, []lexical.Term) {
+	if len(qterms) == 0 || len(hits) == 0 {
+		return 1, nil
 	}
 	qweight := 0.0
 	for _, t := range qterms {
 		qweight += t.Weight
-	}
-	weights := make(map[string]float64)
-	for _, t := range qterms {
-		weights[t.Text] += (1 - feedbackShare) * t.Weight / qweight
 	}
 	fb := make(map[string]float64)
 	total := 0.0
@@ -389,16 +389,15 @@ func feedback(st *Pages, qterms []lexical.Term, hits []lexical.Hit, pool, nfb in
 	for _, c := range cand {
 		sum += c.w
 	}
-	for _, c := range cand {
-		weights[c.t] += feedbackShare * c.w / sum
-	}
-	terms := make([]lexical.Term, 0, len(weights))
-	for t, w := range weights {
-		terms = append(terms, lexical.Term{Text: t, Weight: w * qweight})
-	}
 	// In a fixed order: the scores are sums over the terms, and a sum
 	// taken in map order differs in its last digits from run to run, which
 	// swapped pages that tie.
-	slices.SortFunc(terms, func(a, b lexical.Term) int { return cmp.Compare(a.Text, b.Text) })
-	return st.Index.SearchTerms(terms, pool, nil)
+	slices.SortFunc(cand, func(a, b tw) int { return cmp.Compare(a.t, b.t) })
+	extra := make([]lexical.Term, 0, len(cand))
+	for _, c := range cand {
+		if sum > 0 {
+			extra = append(extra, lexical.Term{Text: c.t, Weight: feedbackShare * c.w / sum * qweight})
+		}
+	}
+	return 1 - feedbackShare, extra
 }

@@ -104,7 +104,16 @@ func Refine(st *Pages, query string, kterms []lexical.Term, now time.Time, hits 
 	}
 	// An exchange a host stores is weighed by the side the query asks
 	// about (weighSide), as a dialogue's page by its named speaker.
-	if weighSide(st, query, qterms, kterms, hits) {
+	bound := 0.0
+	if !list {
+		// A page scoring less than the least weight's share of the
+		// score of the last page kept (k, or focusTop for focus) stays
+		// below it whatever its side holds: its side is not read.
+		if n := max(k, focusTop); n <= len(hits) {
+			bound = (1 - speakerWeight) * hits[n-1].Score
+		}
+	}
+	if weighSide(st, query, qterms, kterms, hits, bound) {
 		SortHits(hits)
 	}
 	// A question that asks for several items gets them from several
@@ -192,6 +201,26 @@ type memberWords struct {
 // category term a member of which p's words say (see memberWords), and
 // returns it (a copy when changed).
 func (w *memberWords) held(st *Pages, p int, qterms []lexical.Term, m []float64) []float64 {
+	if w.speaker == "" {
+		// Both sides are read: their words are the index's words of
+		// the page (Tokenize of its text), and reading the text again
+		// would find the same members.
+		var out []float64
+		st.Index.DocWords(p, func(term string) {
+			for j, q := range qterms {
+				if m[j] < 1 && (out == nil || out[j] < 1) && isMember(q.Text, term) {
+					if out == nil {
+						out = slices.Clone(m)
+					}
+					out[j] = 1
+				}
+			}
+		})
+		if out == nil {
+			return m
+		}
+		return out
+	}
 	// Reading the text costs more than the index's words: only a page
 	// whose words hold a member of a term it lacks is read.
 	some := false

@@ -131,3 +131,38 @@ func namedSpeakers(names map[string]bool, qterms []lexical.Term) map[string]bool
 func MatchTerms(st *Pages, qterms []lexical.Term) []lexical.Term {
 	return withVariants(st, slices.Clip(qterms))
 }
+
+// echoes reports whether the reply (as quoted: reply) of a page a host
+// stored (no "Name:" sides) holds no word of the query or keywords
+// (quoter.cut) beyond those its user side holds: an assistant's answer
+// that repeats what the user said ("…get back to 30 miles per gallon")
+// tells a question about the user nothing the user side does not.
+func (q quoter) echoes(p memory.PageHit, reply string) bool {
+	if SpeakerOf(p.User) != "" || SpeakerOf(p.Reply) != "" {
+		return false
+	}
+	user := q.cut.heldKeys(p.User)
+	for k := range q.cut.heldKeys(reply) {
+		if !user[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// heldKeys returns the set's terms text holds, a word of a term's prefix
+// counting as the term's prefix, so that two texts holding the same word
+// in two forms hold the same key.
+func (s termSet) heldKeys(text string) map[string]bool {
+	out := make(map[string]bool)
+	lexical.AnyTerm(text, func(t []byte) bool {
+		if k, ok := s.key(t); ok {
+			if k[0] != '~' && letterPrefix(t) {
+				k = "~" + string(t[:5])
+			}
+			out[k] = true
+		}
+		return false
+	})
+	return out
+}

@@ -284,6 +284,12 @@ func askedSide(query string) int {
 	return sideNone
 }
 
+// AsksUser reports whether query asks about what the user said or did
+// (askedSide: the user's side), as "What did I buy?" does.
+func AsksUser(query string) bool {
+	return askedSide(query) == sideUser
+}
+
 // assistantVerbs are the verbs of what an assistant said or made, as a
 // query asks about them after "you": true for a past form ("you said"),
 // false for a base form, which counts after "did", "have" or "had" ("did
@@ -311,7 +317,7 @@ var assistantVerbs = sync.OnceValue(func() map[string]bool {
 // word; "which game did you say…" where the assistant said it. Slices of
 // a dialogue between named people are left to weighSpeaker. It reports
 // whether it changed any score.
-func weighSide(st *Pages, query string, qterms, kterms []lexical.Term, hits []lexical.Hit) bool {
+func weighSide(st *Pages, query string, qterms, kterms []lexical.Term, hits []lexical.Hit, bound float64) bool {
 	side := askedSide(query)
 	if len(qterms) == 0 || side == sideNone {
 		return false
@@ -325,6 +331,13 @@ func weighSide(st *Pages, query string, qterms, kterms []lexical.Term, hits []le
 	for i, h := range hits {
 		t := st.Turns[h.ID]
 		if st.links.dialogue[h.ID] || t.User == "" || t.Reply == "" {
+			continue
+		}
+		if h.Score < bound {
+			// Below bound the page stays below every page kept (see
+			// Refine): it takes the least weight without a read.
+			hits[i].Score *= 1 - speakerWeight
+			changed = true
 			continue
 		}
 		w.reset()

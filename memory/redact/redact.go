@@ -10,6 +10,10 @@
 // providers publish (prefixes, lengths, alphabets), so ordinary prose does
 // not match: over the LoCoMo development conversations (the eval corpus)
 // they find nothing.
+//
+// A text is scanned once for the rules' literals (internal/relit) and only
+// the rules it may match are run: the same findings as running each one
+// (onepass_test.go checks it, and FuzzTextOnePass).
 package redact
 
 import (
@@ -21,6 +25,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mnemo-mcp/mnemo/internal/relit"
 )
 
 // Finding is one redacted secret: its kind and where it was, in bytes of
@@ -74,11 +80,29 @@ var rules = sync.OnceValue(func() []rule {
 	}
 })
 
+// gates are the rules' literal tests, in the order of rules.
+var gates = sync.OnceValue(func() []relit.Gate {
+	out := make([]relit.Gate, len(rules()))
+	for i, r := range rules() {
+		out[i] = relit.Required(r.re)
+	}
+	return out
+})
+
 // Text returns text with every secret replaced by "[redacted: KIND]", and
 // what was replaced, in order. Text that holds none is returned as it is.
-func Text(text string) (string, []Finding) {
+func Text(text string) (string, []Finding) { return text2(text, true) }
+
+// text2 is Text; gated says a rule whose literals the text lacks is not
+// run (the one scan of relit.Prepare decides for every rule), which never
+// changes the result: the tests compare it with every rule run.
+func text2(text string, gated bool) (string, []Finding) {
 	var found []Finding
-	for _, r := range rules() {
+	pt, gs := relit.Prepare(text), gates()
+	for i, r := range rules() {
+		if gated && !gs[i].Open(pt) {
+			continue
+		}
 		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
 			start, end := m[2*r.group], m[2*r.group+1]
 			if start < 0 || strings.HasPrefix(text[start:end], "[redacted") {

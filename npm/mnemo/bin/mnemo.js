@@ -8,6 +8,8 @@
 "use strict";
 
 const { spawn } = require("node:child_process");
+const { existsSync, realpathSync } = require("node:fs");
+const { delimiter, dirname, isAbsolute, join } = require("node:path");
 const { constants } = require("node:os");
 const { isatty } = require("node:tty");
 
@@ -47,9 +49,53 @@ function binaryPath() {
   }
 }
 
+// What the binary is told about how it was started (cli/invoked.go reads
+// it): MNEMO_LAUNCHER is "npx" when npx (npm exec) ran this launcher and
+// "npm" when it runs as an installed package's bin, so that messages name
+// the command the user typed; the version and the absolute node and npx
+// let "mnemo setup" write an entry that starts under a host's minimal
+// PATH and does not change version under the user.
+function launcherEnv() {
+  const env = { ...process.env };
+  env.MNEMO_LAUNCHER = process.env.npm_command === "exec" ? "npx" : "npm";
+  env.MNEMO_LAUNCHER_VERSION = require("../package.json").version;
+  const found = nodeAndNpx();
+  env.MNEMO_LAUNCHER_NODE = found.node;
+  env.MNEMO_LAUNCHER_NPX = found.npx;
+  return env;
+}
+
+// nodeAndNpx is the node running this launcher and the npx beside it. A
+// directory on PATH that leads to the same npx is preferred to the
+// resolved one (Homebrew's /opt/homebrew/bin, not its versioned Cellar),
+// so that the path stays valid across upgrades where it can.
+function nodeAndNpx() {
+  const exe = process.platform === "win32" ? ".cmd" : "";
+  const sibling = join(dirname(process.execPath), `npx${exe}`);
+  if (!existsSync(sibling)) {
+    return { node: process.execPath, npx: "" };
+  }
+  const real = (p) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return "";
+    }
+  };
+  const want = real(sibling);
+  for (const dir of (process.env.PATH || "").split(delimiter)) {
+    const npx = join(dir || ".", `npx${exe}`);
+    const node = join(dir || ".", process.platform === "win32" ? "node.exe" : "node");
+    if (isAbsolute(dir) && real(npx) === want && real(node) === real(process.execPath)) {
+      return { node, npx };
+    }
+  }
+  return { node: process.execPath, npx: sibling };
+}
+
 const child = spawn(binaryPath(), process.argv.slice(2), {
   stdio: "inherit",
-  env: { ...process.env, MNEMO_LAUNCHER: "npx" },
+  env: launcherEnv(),
   windowsHide: true,
 });
 

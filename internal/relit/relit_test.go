@@ -1,0 +1,87 @@
+package relit
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var testPatterns = []string{
+	`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`,
+	`(?i)\bthat(?:'s|’s| is| was) (?:wrong|incorrect)\b`,
+	`(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/=]{20,})`,
+	`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`,
+	`(?i)^\W*no\b[,.!]*\s+(?:i|we)\s+(?:use|said)\b`,
+	`不对`,
+	`(?i)secret`,
+	`x*`,
+	`(?i)(?:ab)+c{2,3}`,
+}
+
+func TestOpen(t *testing.T) {
+	tests := []struct {
+		pattern, text string
+		open          bool
+	}{
+		{`\bsk-[a-z]{3}`, "my key is sk-abc", true},
+		{`\bsk-[a-z]{3}`, "nothing here", false},
+		{`(?i)secret`, "the SeCrEt", true},
+		{`(?i)secret`, "the sacret", false},
+		{`(?i)secret`, "the ſecret", true}, // not ASCII: always open
+		{`不对`, "这不对", true},
+		{`不对`, "这对", false},
+		{`x*`, "", true},
+		{`(?i)(?:AccountKey|SharedAccessKey)=`, "sharedaccesskey=", true},
+		{`(?i)(?:AccountKey|SharedAccessKey)=`, "account key=", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pattern+"/"+tt.text, func(t *testing.T) {
+			if got := Required(regexp.MustCompile(tt.pattern)).Open(Prepare(tt.text)); got != tt.open {
+				t.Errorf("Open(%q) = %v, want %v", tt.text, got, tt.open)
+			}
+		})
+	}
+}
+
+// TestNeverHidesAMatch: over random texts made of the patterns' own
+// pieces, a closed gate never stands before a match.
+func TestNeverHidesAMatch(t *testing.T) {
+	pieces := []string{"sk-", "proj-", "abcdefghij", "ABCDEFGHIJKLMNOP0123", "that", "THAT", "’s", " is", " wrong",
+		"AccountKey", "=", "SHAREDaccesskey", "AKIA", "no", ", ", "we", " use", "不对", "secret", "ſecret", "K", "ab", "AB", "c", "C", " ", "\n"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, p := range testPatterns {
+		re := regexp.MustCompile(p)
+		g := Required(re)
+		for range 20000 {
+			var b strings.Builder
+			for range r.IntN(12) {
+				b.WriteString(pieces[r.IntN(len(pieces))])
+			}
+			s := b.String()
+			if re.MatchString(s) && !g.Open(Prepare(s)) {
+				t.Fatalf("pattern %q matches %q but its gate is closed", p, s)
+			}
+		}
+	}
+}
+
+func FuzzGate(f *testing.F) {
+	for _, s := range []string{"sk-abcdefghijklmnopqrstuvwxyz", "That's wrong", "AccountKey=abcdefghijklmnopqrstuvwxyz", "no, I use vim"} {
+		f.Add(s)
+	}
+	var res []*regexp.Regexp
+	var gates []Gate
+	for _, p := range testPatterns {
+		re := regexp.MustCompile(p)
+		res, gates = append(res, re), append(gates, Required(re))
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		pt := Prepare(s)
+		for i, re := range res {
+			if re.MatchString(s) && !gates[i].Open(pt) {
+				t.Fatalf("pattern %q matches %q but its gate is closed", re, s)
+			}
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -135,8 +136,10 @@ func trustTasks(t *testing.T, env []string, axe string) {
 		chromedp.SetValue(chromedp.CSS("#c-"+veg), "Alice is pescatarian: she eats fish since November 2026."),
 		chromedp.Click(chromedp.CSS("#save-"+veg)))
 	p.waitText("corrected", "The fact is updated.")
-	if got := eval(`document.activeElement ? document.activeElement.id : ""`); got != "edit-"+veg {
-		t.Errorf("after the save the focus is on %q, want the edited fact's control edit-%s", got, veg)
+	// The script that puts the focus back runs once the page has loaded.
+	focused := `document.readyState === "complete" && !!document.activeElement && document.activeElement.id === "edit-` + veg + `"`
+	if _, err := chromedp.Run(b, chromedp.Poll[bool](focused, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Errorf("after the save the focus is on %q, want the edited fact's control edit-%s", eval(`document.activeElement ? document.activeElement.id : ""`), veg)
 	}
 	check("facts")
 	inj := retrieve("Am I vegetarian?")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mnemo-mcp/mnemo/memory"
 )
 
 // Confirmation by the user: forget_memory with all deletes a whole scope,
@@ -120,7 +121,60 @@ func forgetTarget(ctx context.Context, args forgetArgs) string {
 // result the call answers with when it must stop here (the question, or
 // nothing deleted), or nil when the user said yes.
 func (q *questions) confirmForgetAll(ctx context.Context, req mcp.CallToolRequest, what, target string) *mcp.CallToolResult {
-	question := forgetAllQuestion(what)
+	return q.confirm(ctx, req, forgetAllQuestion(what), "everything about "+what, target)
+}
+
+// topicTarget binds the answer about a topic's forget to the caller, the
+// scope, the topic and the items chosen, in their order: a yes to
+// forgetting two facts about Lisbon is not a yes to forgetting a third.
+func topicTarget(ctx context.Context, args forgetArgs) string {
+	c, _ := CallerFrom(ctx)
+	parts := []string{"topic", c.User, c.Agent, args.UserID, args.AgentName, memory.ForgetTopicConfirm(args.Topic)}
+	for _, list := range [][]string{args.FactIDs, args.TurnIDs, args.Sections} {
+		parts = append(parts, strings.Join(list, "\x01"))
+	}
+	return strings.Join(parts, "\x00")
+}
+
+// confirmForgetTopic asks the user, as confirmForgetAll does, whether to
+// forget the items of a topic's preview the call chose.
+func (q *questions) confirmForgetTopic(ctx context.Context, req mcp.CallToolRequest, args forgetArgs) *mcp.CallToolResult {
+	what := strings.Join(strings.Fields(args.Topic), " ")
+	var items []string
+	if n := len(args.FactIDs); n > 0 {
+		items = append(items, count(n, "fact"))
+	}
+	if n := len(args.TurnIDs); n > 0 {
+		items = append(items, count(n, "stored exchange"))
+	}
+	if n := len(args.Sections); n > 0 {
+		items = append(items, count(n, "profile section"))
+	}
+	question := mcp.ElicitationParams{
+		Mode: mcp.ElicitationModeForm,
+		Message: "Forget " + strings.Join(items, ", ") + " that mention \"" + what + "\"? They are deleted for good " +
+			"and cannot be recovered; nothing else is touched.",
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"confirm": map[string]any{
+					"type":        "boolean",
+					"title":       "Forget them",
+					"description": "Check to delete the items chosen.",
+				},
+			},
+			"required": []string{"confirm"},
+		},
+	}
+	return q.confirm(ctx, req, question, "the chosen items about \""+what+"\"", topicTarget(ctx, args))
+}
+
+// confirm puts question to the user (or reads the answer a client of
+// 2026-07-28 brought back to the question about target) and returns the
+// result the call answers with when it must stop: the question, or
+// nothing deleted; nil when the user said yes. what names what would be
+// forgotten, in the refusals.
+func (q *questions) confirm(ctx context.Context, req mcp.CallToolRequest, question mcp.ElicitationParams, what, target string) *mcp.CallToolResult {
 	var answer *mcp.ElicitationResult
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
 		answer = server.ElicitationResponse(req.Params.InputResponses, confirmForgetInput)
@@ -139,13 +193,13 @@ func (q *questions) confirmForgetAll(ctx context.Context, req mcp.CallToolReques
 				Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)}, Params: question})
 		}
 		if err != nil {
-			slog.WarnContext(ctx, "cannot ask the user to confirm forgetting everything", "err", err)
-			return mcp.NewToolResultError("not confirmed: the user could not be asked to confirm forgetting everything about " + what +
+			slog.WarnContext(ctx, "cannot ask the user to confirm a forget", "err", err)
+			return mcp.NewToolResultError("not confirmed: the user could not be asked to confirm forgetting " + what +
 				", so nothing was deleted; try again later")
 		}
 	}
 	if !userConfirmed(answer) {
-		return mcp.NewToolResultError("not confirmed: the user did not confirm forgetting everything about " + what +
+		return mcp.NewToolResultError("not confirmed: the user did not confirm forgetting " + what +
 			" (" + string(answer.Action) + "), so nothing was deleted; do not call it again unless the user asks anew")
 	}
 	return nil

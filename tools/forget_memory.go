@@ -22,7 +22,7 @@ type forgetArgs struct {
 	All       bool     `json:"all,omitempty" jsonschema:"Delete everything remembered in this scope: profile, facts and every exchange (for the user's shared memory, every agent's memory of the user too). Needs confirm."`
 	Topic     string   `json:"topic,omitempty" jsonschema:"A word or name (Lisbon) to forget everything about. Alone, nothing is deleted: the reply previews every fact, profile section and exchange that mentions it, with ids. Show the user the preview; then call again with topic, the ids chosen (fact_ids, turn_ids, sections) and confirm 'forget everything about <topic>'. Only previewed items can be forgotten this way."`
 	Sections  []string `json:"sections,omitempty" jsonschema:"Only with topic and confirm: profile sections of the preview to clear (work_context, personal_context, top_of_mind, recent_months, earlier_context, long_term_background)."`
-	Confirm   string   `json:"confirm,omitempty" jsonschema:"With all: the exact phrase 'forget everything', after the user confirmed (when the client can ask the user itself, the server asks and this is not needed). With topic: 'forget everything about <topic>', after the user confirmed the preview."`
+	Confirm   string   `json:"confirm,omitempty" jsonschema:"With all: the exact phrase 'forget everything', after the user confirmed (when the client can ask the user itself, the server asks and this is not needed). With topic: 'forget everything about <topic>', after the user confirmed the preview (when the client can ask the user, the server asks about the items chosen)."`
 	KeepFacts bool     `json:"keep_facts,omitempty" jsonschema:"With turn_ids or thread_id: keep the facts extracted from a conversation that is left with no stored exchange (by default they are deleted with it)."`
 	UserID    string   `json:"user_id,omitempty" jsonschema:"Whose memory to delete from. Leave empty for the configured user."`
 	AgentName string   `json:"agent_name,omitempty" jsonschema:"Delete from this agent's own memory instead of the user's shared memory."`
@@ -73,7 +73,16 @@ func ForgetMemory(m Manager, opts ...Option) server.ServerTool {
 			}
 			args.Confirm = memory.ForgetEverything
 		}
-		if args.Topic != "" && args.Confirm == "" && len(args.FactIDs)+len(args.TurnIDs)+len(args.Sections) == 0 && !args.All && args.ThreadID == "" {
+		chosen := len(args.FactIDs)+len(args.TurnIDs)+len(args.Sections) > 0
+		if args.Topic != "" && chosen && !args.All && canAskUser(ctx, cfg.legacyHTTP) {
+			// The user is asked about the items chosen, as for
+			// forget-all, whatever confirm the model passed.
+			if stop := q.confirmForgetTopic(ctx, req, args); stop != nil {
+				return stop, nil
+			}
+			args.Confirm = memory.ForgetTopicConfirm(args.Topic)
+		}
+		if args.Topic != "" && args.Confirm == "" && !chosen && !args.All && args.ThreadID == "" {
 			pre, err := m.FindTopic(ctx, memory.TopicRequest{UserID: args.UserID, AgentName: args.AgentName, Topic: args.Topic})
 			if err != nil {
 				return toolError(ctx, nameForgetMemory, err)

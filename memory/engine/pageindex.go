@@ -16,9 +16,10 @@ import (
 
 // Snapshot policy. A snapshot is saved in the background once the pages
 // indexed from text since the last one (or since the start) reach
-// snapshotAfter, or a quarter of all pages, whichever is more; and on
-// Close once they reach snapshotAtClose. A restart then tokenizes at most
-// that tail.
+// snapshotAfter, or a quarter of all pages, whichever is more
+// (backgroundSnapshotDue); and on Close, or when the scope leaves the
+// cache, once they reach snapshotAtClose, whatever the share: a restart
+// after a clean stop then tokenizes fewer than snapshotAtClose pages.
 const (
 	snapshotAfter   = 5000
 	snapshotAtClose = 500
@@ -94,11 +95,18 @@ func turnIDsHash(n int, id func(int) string) uint64 {
 	return h.Sum64()
 }
 
-// snapshotDue reports whether st's index has grown enough since its last
-// snapshot for a new one.
+// snapshotDue reports whether st's index has grown by least pages or more
+// since its last snapshot, with none being written.
 func (st *scopeState) snapshotDue(least int) bool {
 	fresh := len(st.Turns) - st.snapPages
-	return !st.snapBusy && fresh > 0 && fresh >= max(least, len(st.Turns)/4)
+	return !st.snapBusy && fresh > 0 && fresh >= least
+}
+
+// backgroundSnapshotDue is snapshotDue for a save while the scope is in
+// use: writing a snapshot costs time in the size of the whole index, so
+// one is written once the fresh pages are a quarter of all.
+func (st *scopeState) backgroundSnapshotDue() bool {
+	return st.snapshotDue(max(snapshotAfter, len(st.Turns)/4))
 }
 
 // savePageSnapshot writes a snapshot of st's page index in the

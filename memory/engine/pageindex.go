@@ -1,13 +1,14 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -58,20 +59,37 @@ func (s *Service) readPageSnapshot(ctx context.Context, scope memory.Scope) *pag
 		return &pageSnapshot{err: err}
 	}
 	defer rc.Close()
-	br := bufio.NewReaderSize(rc, 1<<16)
-	line, err := br.ReadBytes('\n')
+	data, err := readSized(rc)
 	if err != nil {
-		return &pageSnapshot{err: fmt.Errorf("read page index header: %w", err)}
+		return &pageSnapshot{err: fmt.Errorf("read page index snapshot: %w", err)}
+	}
+	line, rest, ok := bytes.Cut(data, []byte{'\n'})
+	if !ok {
+		return &pageSnapshot{err: errors.New("read page index header: no end of line")}
 	}
 	var head pageIndexHeader
 	if err := json.Unmarshal(line, &head); err != nil || head.Version != pageIndexVersion {
 		return &pageSnapshot{err: fmt.Errorf("page index header %.80q is not version %d", line, pageIndexVersion)}
 	}
-	ix, err := lexical.Read(br, lexical.Options{})
+	ix, err := lexical.Decode(rest, lexical.Options{})
 	if err != nil {
 		return &pageSnapshot{err: err}
 	}
 	return &pageSnapshot{head: head, ix: ix}
+}
+
+// readSized reads r to its end into one buffer, sized at once when r is
+// a file: a snapshot is read in one allocation, not in the doubling steps
+// of io.ReadAll.
+func readSized(r io.Reader) ([]byte, error) {
+	var buf bytes.Buffer
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < 1<<31 {
+			buf.Grow(int(fi.Size()) + bytes.MinRead)
+		}
+	}
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
 }
 
 // fits reports whether the snapshot indexes exactly the first

@@ -128,7 +128,7 @@ func TestSnapshotRefusesBadInput(t *testing.T) {
 		data []byte
 	}{
 		{"empty", nil},
-		{"other format", append([]byte("MNLX\x02"), good[5:]...)},
+		{"other format", append([]byte("MNLX\x01"), good[5:]...)},
 		{"truncated", good[:len(good)/2]},
 		{"one byte flipped", func() []byte { b := slices.Clone(good); b[len(b)/3] ^= 0x40; return b }()},
 		{"other analyzer version", reseal(otherAnalyzer)},

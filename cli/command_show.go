@@ -36,7 +36,8 @@ type showOutput struct {
 	// token budget; only with --usage.
 	Usage *memory.ScopeUsage `json:"usage,omitempty"`
 
-	usage []memory.UsageDay // the document's saved usage
+	usage   []memory.UsageDay // the document's saved usage
+	keyless bool              // no language model is configured
 }
 
 // threadInfo summarises one conversation of a scope.
@@ -81,6 +82,10 @@ func runShow(ctx context.Context, e *call) int {
 	if err != nil {
 		return e.fail(exitError, "%v", err)
 	}
+	// With no model nothing waits for one: every exchange is stored and
+	// searchable, as the tools, doctor and the viewer say; the text says
+	// so. The JSON keeps its counts of turns above the watermarks.
+	out.keyless = !e.cfg.LLM.Configured()
 	out = trimShow(e, out)
 	if e.args.flag("usage") {
 		u := memory.UsageOf(out.usage, e.cfg.Memory.DailyTokenBudget, time.Now())
@@ -238,7 +243,11 @@ func writeShow(w io.Writer, out *showOutput) {
 	} else {
 		fmt.Fprintf(&b, "Memory of %s: revision %d, saved %s\n", out.Scope.Key(), out.Revision, fmtTime(out.LastUpdated))
 	}
-	fmt.Fprintf(&b, "%s stored in %s, %d not yet reflected in memory\n", plural(out.StoredTurns, "turn"), plural(out.ThreadCount, "thread"), out.PendingTurns)
+	if out.keyless {
+		fmt.Fprintf(&b, "%s stored in %s, every one searchable (no language model is configured; none waits for one)\n", plural(out.StoredTurns, "turn"), plural(out.ThreadCount, "thread"))
+	} else {
+		fmt.Fprintf(&b, "%s stored in %s, %d not yet reflected in memory\n", plural(out.StoredTurns, "turn"), plural(out.ThreadCount, "thread"), out.PendingTurns)
+	}
 	if out.Profile != nil {
 		b.WriteString("\nProfile\n")
 		if len(out.Profile) == 0 {
@@ -273,8 +282,15 @@ func writeShow(w io.Writer, out *showOutput) {
 	if out.Threads != nil {
 		fmt.Fprintf(&b, "\nThreads (%d)\n", len(out.Threads))
 		rows := [][]string{{"THREAD", "TURNS", "PENDING", "FIRST", "LAST"}}
+		if out.keyless {
+			rows[0] = slices.Delete(rows[0], 2, 3)
+		}
 		for _, t := range out.Threads {
-			rows = append(rows, []string{t.ThreadID, strconv.Itoa(t.Turns), strconv.Itoa(t.Pending), fmtMinute(t.First), fmtMinute(t.Last)})
+			row := []string{t.ThreadID, strconv.Itoa(t.Turns), strconv.Itoa(t.Pending), fmtMinute(t.First), fmtMinute(t.Last)}
+			if out.keyless {
+				row = slices.Delete(row, 2, 3)
+			}
+			rows = append(rows, row)
 		}
 		writeTable(&b, rows, "  ")
 	}

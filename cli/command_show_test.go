@@ -65,7 +65,37 @@ func TestShowCommand(t *testing.T) {
 		t.Fatalf("show --threads --json = %d, %v\n%s", code, err, out)
 	}
 	if got.Scope.UserID != "ana" || len(got.Threads) != 2 || got.Facts != nil || got.PendingTurns != 2 {
-		t.Errorf("show --threads --json = %+v, want ana's 2 threads, 2 pending turns and no facts", got)
+		t.Errorf("show --threads --json = %+v, want ana's 2 threads, 2 turns above the watermarks and no facts", got)
+	}
+	// With no model, show speaks as the tools do: nothing waits; with one,
+	// it counts what waits for it.
+	for _, tc := range []struct {
+		env     env
+		pending int
+		says    []string
+		never   []string
+	}{
+		{env{"MNEMO_DATA_DIR": dir, "MNEMO_USER_ID": "ana"}, 2, []string{"every one searchable", "no language model is configured"}, []string{"not yet reflected", "PENDING"}},
+		{env{"MNEMO_DATA_DIR": dir, "MNEMO_USER_ID": "ana", "MNEMO_LLM_BASE_URL": "http://127.0.0.1:9/v1"}, 2, []string{"2 not yet reflected in memory", "PENDING"}, nil},
+	} {
+		code, out, errOut := runEnv(t, tc.env, "show", "--threads")
+		if code != exitOK {
+			t.Fatalf("show --threads = %d\n%s", code, errOut)
+		}
+		for _, w := range tc.says {
+			if !strings.Contains(out, w) {
+				t.Errorf("show --threads (%v) does not say %q:\n%s", tc.env, w, out)
+			}
+		}
+		for _, w := range tc.never {
+			if strings.Contains(out, w) {
+				t.Errorf("show --threads (%v) says %q:\n%s", tc.env, w, out)
+			}
+		}
+		_, out, _ = runEnv(t, tc.env, "show", "--threads", "--json")
+		if err := json.Unmarshal([]byte(out), &got); err != nil || got.PendingTurns != tc.pending {
+			t.Errorf("show --threads --json (%v) pending = %d, %v; want %d", tc.env, got.PendingTurns, err, tc.pending)
+		}
 	}
 	for _, args := range [][]string{{"show", "extra"}, {"show", "--user", "../x"}, {"show", "--user"}} {
 		if code, _, errOut := runEnv(t, dataEnv(dir), args...); code != exitUsage || errOut == "" {

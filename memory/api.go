@@ -2,6 +2,7 @@ package memory
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -206,6 +207,78 @@ type ForgetRequest struct {
 	// KeepFacts keeps the facts extracted from a thread that the forget
 	// leaves without turns; they are listed in DerivedFactsKept.
 	KeepFacts bool
+	// Topic forgets the items chosen (FactIDs, TurnIDs, Sections) from
+	// what FindTopic lists for it: each must be among them, Confirm must
+	// be ForgetTopicConfirm(Topic), and nothing else is touched (the
+	// facts of a thread left without turns are kept).
+	Topic string
+	// Sections are profile sections (ProfileSections names) to clear;
+	// only with Topic.
+	Sections []string
+}
+
+// ForgetTopicConfirm is the confirmation a forget of a topic's items
+// needs.
+func ForgetTopicConfirm(topic string) string {
+	return "forget everything about " + strings.Join(strings.Fields(topic), " ")
+}
+
+// Kinds of Mention.
+const (
+	MentionFact    = "fact"
+	MentionSection = "profile_section"
+	MentionTurn    = "turn"
+)
+
+// Actions a Mention suggests.
+const (
+	ActionForget = "forget"
+	ActionEdit   = "edit"
+)
+
+// Mention is one remembered item that mentions a topic, or what a forget
+// removed: a fact, a profile section or a stored exchange.
+type Mention struct {
+	// Kind is MentionFact, MentionSection or MentionTurn.
+	Kind string `json:"kind"`
+	// ID is the fact's or the exchange's id; Section the profile
+	// section's name (ProfileSections).
+	ID       string    `json:"id,omitempty"`
+	Section  string    `json:"section,omitempty"`
+	ThreadID string    `json:"thread_id,omitempty"`
+	Time     time.Time `json:"timestamp,omitzero"`
+	// Text is what the item says (an exchange's two sides joined), cut.
+	Text string `json:"text"`
+	// Words are the words and names it was found by.
+	Words []string `json:"words"`
+	// Action is what to do with it: ActionForget for a fact or an
+	// exchange, ActionEdit for a profile section (edit or clear it).
+	Action string `json:"action"`
+}
+
+// MaxMentions bounds the mentions a forget or a topic search lists.
+const MaxMentions = 200
+
+// TopicRequest is a search for everything that mentions a topic.
+type TopicRequest struct {
+	UserID    string
+	AgentName string
+	// Topic is a few words or a name ("Lisbon"); an item mentions it when
+	// it holds every one of its words (word forms meet).
+	Topic string
+}
+
+// TopicResult is what mentions a topic: the preview of a topic forget.
+type TopicResult struct {
+	Scope Scope  `json:"scope"`
+	Topic string `json:"topic"`
+	// Words are the topic's words searched for.
+	Words    []string  `json:"words"`
+	Mentions []Mention `json:"mentions"`
+	// More counts the mentions left out beyond MaxMentions.
+	More int `json:"more,omitempty"`
+	// Confirm is the phrase ForgetRequest.Confirm needs to forget them.
+	Confirm string `json:"confirm"`
 }
 
 // ForgottenTurn identifies a removed exchange.
@@ -235,13 +308,26 @@ type ForgetResult struct {
 	// KeepFacts was set. They may still say what was forgotten.
 	DerivedFactsKept []Fact `json:"derived_facts_kept,omitempty"`
 	// SectionsMayMention are the profile sections (ProfileSections names)
-	// rewritten since the first forgotten turn that the updater had
-	// processed was stored: they may still mention it. They are not
-	// re-derived; clear or rewrite them with UpdateProfile.
+	// that may still mention it: rewritten since the first forgotten turn
+	// that the updater had processed was stored, or holding its words and
+	// names (MayMention). They are not re-derived; clear or rewrite them
+	// with UpdateProfile.
 	SectionsMayMention []string `json:"sections_may_mention,omitempty"`
 	// VersionsScrubbed is how many kept versions of the memory document
 	// were deleted because they held forgotten text.
 	VersionsScrubbed int `json:"versions_scrubbed"`
+	// SectionsCleared are the profile sections a topic forget cleared.
+	SectionsCleared []string `json:"sections_cleared,omitempty"`
+	// MentionWords are the words and names of what was forgotten that
+	// the rest of memory was searched for; MayMention what still holds
+	// them (facts, profile sections whoever wrote them, exchanges), each
+	// with its action. An empty MayMention after a search means none
+	// was found.
+	MentionWords []string  `json:"mention_words"`
+	MayMention   []Mention `json:"may_mention"`
+	// Preview is what mentions a topic, when forget_memory was given a
+	// topic to preview: nothing was deleted.
+	Preview *TopicResult `json:"preview,omitempty"`
 }
 
 // HistoryRequest is one memory_history call.
@@ -251,6 +337,9 @@ type HistoryRequest struct {
 	// FactID selects one fact's events; empty means the latest events of
 	// every fact.
 	FactID string
+	// Section selects one profile section's events (ProfileSections
+	// name) instead of the facts'; not used with FactID.
+	Section string
 	// Limit bounds the events returned: DefaultListLimit when 0, at most
 	// MaxListLimit.
 	Limit int
@@ -265,6 +354,13 @@ type HistoryResult struct {
 	Scope  Scope       `json:"scope"`
 	FactID string      `json:"fact_id,omitempty"`
 	Events []FactEvent `json:"events"`
+	// Section is the profile section asked about; SectionEvents its
+	// events oldest first, or without FactID and Section the latest
+	// events of every section, newest first. Who wrote a section (Actor)
+	// and what it said before and after are kept until a forget clears
+	// the section.
+	Section       string         `json:"section,omitempty"`
+	SectionEvents []SectionEvent `json:"section_events"`
 	// Current is the fact as it is now; absent when it was removed.
 	Current *Fact `json:"current,omitempty"`
 	// Total is how many events there are for the request.

@@ -12,22 +12,23 @@ import (
 // diskDocument is Document as memory.json spells it; its fields are
 // Document's, in the same order (TestDiskDocumentFields).
 type diskDocument struct {
-	Version            string           `json:"version"`
-	LastUpdated        time.Time        `json:"lastUpdated,omitzero"`
-	User               diskUser         `json:"user"`
-	History            diskHistory      `json:"history"`
-	Facts              []diskFact       `json:"facts"`
-	Knowledge          []diskFact       `json:"knowledge,omitempty"`
-	AssistantKnowledge []diskFact       `json:"assistantKnowledge,omitempty"`
-	Watermarks         map[string]int64 `json:"watermarks,omitempty"`
-	Revision           int64            `json:"revision"`
-	TurnLogEpoch       int64            `json:"turnLogEpoch,omitempty"`
-	FactEvents         []diskFactEvent  `json:"factEvents,omitempty"`
-	PastFacts          []diskFact       `json:"pastFacts,omitempty"`
-	RetiredFacts       []diskFact       `json:"retiredFacts,omitempty"`
-	MaintainedAt       time.Time        `json:"maintainedAt,omitzero"`
-	LLMConsolidatedAt  time.Time        `json:"llmConsolidatedAt,omitzero"`
-	Usage              []diskUsageDay   `json:"usage,omitempty"`
+	Version            string             `json:"version"`
+	LastUpdated        time.Time          `json:"lastUpdated,omitzero"`
+	User               diskUser           `json:"user"`
+	History            diskHistory        `json:"history"`
+	Facts              []diskFact         `json:"facts"`
+	Knowledge          []diskFact         `json:"knowledge,omitempty"`
+	AssistantKnowledge []diskFact         `json:"assistantKnowledge,omitempty"`
+	Watermarks         map[string]int64   `json:"watermarks,omitempty"`
+	Revision           int64              `json:"revision"`
+	TurnLogEpoch       int64              `json:"turnLogEpoch,omitempty"`
+	FactEvents         []diskFactEvent    `json:"factEvents,omitempty"`
+	SectionEvents      []diskSectionEvent `json:"sectionEvents,omitempty"`
+	PastFacts          []diskFact         `json:"pastFacts,omitempty"`
+	RetiredFacts       []diskFact         `json:"retiredFacts,omitempty"`
+	MaintainedAt       time.Time          `json:"maintainedAt,omitzero"`
+	LLMConsolidatedAt  time.Time          `json:"llmConsolidatedAt,omitzero"`
+	Usage              []diskUsageDay     `json:"usage,omitempty"`
 }
 
 // diskFact is Fact as memory.json spells it. Fact and diskFact convert
@@ -45,6 +46,8 @@ type diskFact struct {
 	ValidTo       time.Time `json:"validTo,omitzero"`
 	LastConfirmed time.Time `json:"lastConfirmed,omitzero"`
 	Pinned        bool      `json:"pinned,omitempty"`
+	CorrectedAt   time.Time `json:"correctedAt,omitzero"`
+	Replaced      string    `json:"replaced,omitempty"`
 }
 
 // diskSection is Section as memory.json spells it.
@@ -80,6 +83,17 @@ type diskFactEvent struct {
 	Confidence float64   `json:"confidence,omitempty"`
 	ValidFrom  time.Time `json:"validFrom,omitzero"`
 	ValidTo    time.Time `json:"validTo,omitzero"`
+}
+
+// diskSectionEvent is SectionEvent as memory.json spells it.
+type diskSectionEvent struct {
+	Section string    `json:"section"`
+	At      time.Time `json:"at"`
+	Source  string    `json:"source"`
+	Reason  string    `json:"reason,omitempty"`
+	Actor   Actor     `json:"actor,omitempty"`
+	Old     string    `json:"old,omitempty"`
+	New     string    `json:"new,omitempty"`
 }
 
 // diskUsageDay is UsageDay as memory.json spells it.
@@ -133,6 +147,7 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 		Revision:           dd.Revision,
 		TurnLogEpoch:       dd.TurnLogEpoch,
 		FactEvents:         convertAll(dd.FactEvents, func(e diskFactEvent) FactEvent { return FactEvent(e) }),
+		SectionEvents:      convertAll(dd.SectionEvents, func(e diskSectionEvent) SectionEvent { return SectionEvent(e) }),
 		PastFacts:          convertAll(dd.PastFacts, func(f diskFact) Fact { return Fact(f) }),
 		RetiredFacts:       convertAll(dd.RetiredFacts, func(f diskFact) Fact { return Fact(f) }),
 		MaintainedAt:       dd.MaintainedAt,
@@ -164,6 +179,7 @@ func (d *Document) disk() diskDocument {
 		Revision:           d.Revision,
 		TurnLogEpoch:       d.TurnLogEpoch,
 		FactEvents:         convertAll(d.FactEvents, func(e FactEvent) diskFactEvent { return diskFactEvent(e) }),
+		SectionEvents:      convertAll(d.SectionEvents, func(e SectionEvent) diskSectionEvent { return diskSectionEvent(e) }),
 		PastFacts:          convertAll(d.PastFacts, func(f Fact) diskFact { return diskFact(f) }),
 		RetiredFacts:       convertAll(d.RetiredFacts, func(f Fact) diskFact { return diskFact(f) }),
 		MaintainedAt:       d.MaintainedAt,

@@ -148,7 +148,19 @@ type Fact struct {
 	// in every conversation: it enters every retrieval as a standing
 	// fact (recall.Standing), whatever is asked.
 	Pinned bool `json:"pinned,omitempty"`
+	// CorrectedAt is when the person or the host last changed the fact's
+	// wording (the viewer, update_memory, "mnemo facts edit"): the
+	// correction is what memory knows now, so ValidFrom moves to it too.
+	// The fact history keeps the original time and wording.
+	CorrectedAt time.Time `json:"corrected_at,omitzero"`
+	// Replaced is the wording the last correction replaced, so that an
+	// exchange still saying it can be shown as superseded.
+	Replaced string `json:"replaced,omitempty"`
 }
+
+// Corrected reports whether a person or the host corrected the fact's
+// wording.
+func (f *Fact) Corrected() bool { return !f.CorrectedAt.IsZero() }
 
 // Since is when the fact became true: ValidFrom, else CreatedAt.
 func (f *Fact) Since() time.Time {
@@ -231,6 +243,9 @@ type Document struct {
 	// FactEvents is how the facts came to be, oldest first, bounded to the
 	// newest MaxFactEvents.
 	FactEvents []FactEvent `json:"factEvents,omitempty"`
+	// SectionEvents is how the profile sections came to be, oldest
+	// first, bounded to the newest MaxSectionEvents.
+	SectionEvents []SectionEvent `json:"sectionEvents,omitempty"`
 	// PastFacts are facts that a later conversation replaced, with their
 	// validity interval (ValidTo set), newest last, bounded to
 	// MaxPastFacts: what was true before, for questions about the past.
@@ -284,6 +299,34 @@ const (
 // MaxFactEvents bounds Document.FactEvents; the oldest events go first.
 const MaxFactEvents = 1000
 
+// MaxSectionEvents bounds Document.SectionEvents; the oldest go first.
+const MaxSectionEvents = 500
+
+// SectionEvent is one change to one profile section: who wrote it, when,
+// from where, and its text before and after (empty after: cleared).
+type SectionEvent struct {
+	// Section is the section's ProfileSections name.
+	Section string    `json:"section"`
+	At      time.Time `json:"at"`
+	// Source is the thread the updater wrote it from, or SourceManual,
+	// SourceCLI or SourceRollback.
+	Source string `json:"source"`
+	Reason string `json:"reason,omitempty"`
+	// Actor is who made the change (ActorViewer, ActorAssistant, …).
+	Actor Actor  `json:"actor,omitempty"`
+	Old   string `json:"old,omitempty"`
+	New   string `json:"new,omitempty"`
+}
+
+// AddSectionEvent appends e to the document's section history, dropping
+// the oldest events beyond MaxSectionEvents.
+func (d *Document) AddSectionEvent(e SectionEvent) {
+	d.SectionEvents = append(d.SectionEvents, e)
+	if n := len(d.SectionEvents) - MaxSectionEvents; n > 0 {
+		d.SectionEvents = append(d.SectionEvents[:0:0], d.SectionEvents[n:]...)
+	}
+}
+
 // FactEvent is one change to one fact: when, where it came from and why,
 // with the fact's content after the change (before it, for a removal).
 type FactEvent struct {
@@ -332,6 +375,7 @@ func (d *Document) Clone() *Document {
 	c.Knowledge = append([]Fact(nil), d.Knowledge...)
 	c.AssistantKnowledge = append([]Fact(nil), d.AssistantKnowledge...)
 	c.FactEvents = append([]FactEvent(nil), d.FactEvents...)
+	c.SectionEvents = append([]SectionEvent(nil), d.SectionEvents...)
 	c.PastFacts = append([]Fact(nil), d.PastFacts...)
 	c.RetiredFacts = append([]Fact(nil), d.RetiredFacts...)
 	c.Usage = append([]UsageDay(nil), d.Usage...)

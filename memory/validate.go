@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -287,6 +288,9 @@ func CheckForget(req *ForgetRequest, scope Scope) (string, error) {
 		}
 	}
 	some := len(req.FactIDs) > 0 || len(req.TurnIDs) > 0 || req.ThreadID != ""
+	if req.Topic != "" || len(req.Sections) > 0 {
+		return source, checkForgetTopic(req, scope)
+	}
 	switch {
 	case req.AllOfScope && some:
 		return "", Invalid("all", "forgets the whole scope; leave fact_ids, turn_ids and thread_id out, or do not set all")
@@ -308,4 +312,36 @@ func CheckForget(req *ForgetRequest, scope Scope) (string, error) {
 		}
 	}
 	return source, nil
+}
+
+// checkForgetTopic checks a forget of a topic's chosen items: a topic,
+// its confirmation, at least one item chosen, no thread and no whole scope.
+func checkForgetTopic(req *ForgetRequest, scope Scope) error {
+	topic := strings.TrimSpace(req.Topic)
+	switch {
+	case topic == "":
+		return Invalid("topic", "is empty; sections are cleared only with the topic whose preview listed them")
+	case req.AllOfScope || req.ThreadID != "":
+		return Invalid("topic", "forgets the items chosen from its preview; leave all and thread_id out")
+	case req.Confirm != ForgetTopicConfirm(topic):
+		return Invalid("confirm", "must be exactly %q to forget the chosen items about %q in the memory of %s; show the user the preview first", ForgetTopicConfirm(topic), topic, scope.Key())
+	case len(req.FactIDs) == 0 && len(req.TurnIDs) == 0 && len(req.Sections) == 0:
+		return Invalid("arguments", "nothing chosen; give the fact_ids, turn_ids and sections of the preview to forget (an empty choice never means all)")
+	}
+	for i, id := range req.FactIDs {
+		if strings.TrimSpace(id) == "" {
+			return Invalid("fact_ids", "item %d is empty", i)
+		}
+	}
+	for i, id := range req.TurnIDs {
+		if strings.TrimSpace(id) == "" {
+			return Invalid("turn_ids", "item %d is empty", i)
+		}
+	}
+	for _, name := range req.Sections {
+		if !slices.Contains(ProfileSections, name) {
+			return Invalid("sections", "%q is not a profile section; use one of %s", name, strings.Join(ProfileSections, ", "))
+		}
+	}
+	return nil
 }

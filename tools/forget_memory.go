@@ -20,7 +20,9 @@ type forgetArgs struct {
 	TurnIDs   []string `json:"turn_ids,omitempty" jsonschema:"Ids of stored exchanges to delete (turn_…), as list_memories with kind turns shows them."`
 	ThreadID  string   `json:"thread_id,omitempty" jsonschema:"Delete every stored exchange of this conversation."`
 	All       bool     `json:"all,omitempty" jsonschema:"Delete everything remembered in this scope: profile, facts and every exchange (for the user's shared memory, every agent's memory of the user too). Needs confirm."`
-	Confirm   string   `json:"confirm,omitempty" jsonschema:"Only with all: the exact phrase 'forget everything', after the user confirmed. When the client can ask the user itself, the server asks and this is not needed."`
+	Topic     string   `json:"topic,omitempty" jsonschema:"A word or name (Lisbon) to forget everything about. Alone, nothing is deleted: the reply previews every fact, profile section and exchange that mentions it, with ids. Show the user the preview; then call again with topic, the ids chosen (fact_ids, turn_ids, sections) and confirm 'forget everything about <topic>'. Only previewed items can be forgotten this way."`
+	Sections  []string `json:"sections,omitempty" jsonschema:"Only with topic and confirm: profile sections of the preview to clear (work_context, personal_context, top_of_mind, recent_months, earlier_context, long_term_background)."`
+	Confirm   string   `json:"confirm,omitempty" jsonschema:"With all: the exact phrase 'forget everything', after the user confirmed (when the client can ask the user itself, the server asks and this is not needed). With topic: 'forget everything about <topic>', after the user confirmed the preview."`
 	KeepFacts bool     `json:"keep_facts,omitempty" jsonschema:"With turn_ids or thread_id: keep the facts extracted from a conversation that is left with no stored exchange (by default they are deleted with it)."`
 	UserID    string   `json:"user_id,omitempty" jsonschema:"Whose memory to delete from. Leave empty for the configured user."`
 	AgentName string   `json:"agent_name,omitempty" jsonschema:"Delete from this agent's own memory instead of the user's shared memory."`
@@ -42,14 +44,18 @@ func ForgetMemory(m Manager, opts ...Option) server.ServerTool {
 			"Call it only when the user asks you to forget something; look the ids up with list_memories first, and ask before deleting everything. "+
 			"Deleted data leaves disk, search indexes, caches and earlier versions and cannot be recovered. Only the named user's memory is touched. "+
 			"Deleting exchanges also deletes the facts extracted from a conversation left with no exchange (keep_facts keeps them). "+
-			"Returns what was deleted, which ids were not found, facts that were kept but may still mention it, "+
-			"and profile sections that may still mention it (change those with update_profile)."),
+			"To forget a topic, give topic alone first: it previews what mentions it and deletes nothing; then forget the items the user chose with topic and confirm. "+
+			"Returns what was deleted, which ids were not found, and what may still mention it (may_mention: facts, profile sections and exchanges holding its words and names, "+
+			"each with its action: forget it too, or edit the section with update_profile)."),
 		inputSchema[forgetArgs](func(root schemaNode) {
 			set(root, schemaNode{"maxItems": 1000}, "fact_ids")
 			set(root, schemaNode{"minLength": 1, "maxLength": 64}, "fact_ids", "[]")
 			set(root, schemaNode{"maxItems": 1000}, "turn_ids")
 			set(root, schemaNode{"minLength": 1, "maxLength": 128}, "turn_ids", "[]")
-			set(root, schemaNode{"enum": []string{memory.ForgetEverything}}, "confirm")
+			set(root, schemaNode{"minLength": 1, "maxLength": 200}, "topic")
+			set(root, schemaNode{"maxItems": len(memory.ProfileSections)}, "sections")
+			set(root, schemaNode{"enum": memory.ProfileSections}, "sections", "[]")
+			set(root, schemaNode{"minLength": 1, "maxLength": 230}, "confirm")
 			for _, id := range []string{"thread_id", "user_id", "agent_name"} {
 				// Present, an id must name something: an empty agent_name
 				// or thread_id (an unset variable in a script) never
@@ -67,6 +73,15 @@ func ForgetMemory(m Manager, opts ...Option) server.ServerTool {
 			}
 			args.Confirm = memory.ForgetEverything
 		}
+		if args.Topic != "" && args.Confirm == "" && len(args.FactIDs)+len(args.TurnIDs)+len(args.Sections) == 0 && !args.All && args.ThreadID == "" {
+			pre, err := m.FindTopic(ctx, memory.TopicRequest{UserID: args.UserID, AgentName: args.AgentName, Topic: args.Topic})
+			if err != nil {
+				return toolError(ctx, nameForgetMemory, err)
+			}
+			res := &memory.ForgetResult{Scope: pre.Scope, FactsRemoved: []memory.Fact{}, TurnsRemoved: []memory.ForgottenTurn{},
+				DerivedFactsRemoved: []memory.Fact{}, MentionWords: pre.Words, MayMention: []memory.Mention{}, Preview: pre}
+			return mcp.NewToolResultStructured(res, previewSummary(pre)), nil
+		}
 		res, err := m.Forget(ctx, memory.ForgetRequest{
 			UserID:     args.UserID,
 			AgentName:  args.AgentName,
@@ -76,6 +91,8 @@ func ForgetMemory(m Manager, opts ...Option) server.ServerTool {
 			AllOfScope: args.All,
 			Confirm:    args.Confirm,
 			KeepFacts:  args.KeepFacts,
+			Topic:      args.Topic,
+			Sections:   args.Sections,
 		})
 		if err != nil {
 			return toolError(ctx, nameForgetMemory, err)
@@ -126,10 +143,54 @@ func forgetSummary(r *memory.ForgetResult) string {
 	if len(r.DerivedFactsKept) > 0 {
 		text += "; kept facts extracted from the same conversation, which may still mention it: " + factIDs(r.DerivedFactsKept)
 	}
-	if len(r.SectionsMayMention) > 0 {
-		text += "; profile sections that may still mention it (change them with update_profile): " + strings.Join(r.SectionsMayMention, ", ")
+	if len(r.SectionsCleared) > 0 {
+		text += "; cleared profile sections: " + strings.Join(r.SectionsCleared, ", ")
 	}
-	return text + "."
+	return text + ". " + mayMentionText(r)
+}
+
+// mayMentionText says what may still mention what a forget removed, or
+// that the search for its words found nothing.
+func mayMentionText(r *memory.ForgetResult) string {
+	if len(r.MayMention) == 0 {
+		if len(r.MentionWords) == 0 {
+			return "What it held names no one and nothing to search the rest of memory for."
+		}
+		return "Nothing else in memory holds its words and names (" + strings.Join(r.MentionWords, ", ") + ")."
+	}
+	lines := []string{"May still mention it (searched for " + strings.Join(r.MentionWords, ", ") + "):"}
+	lines = append(lines, mentionLines(r.MayMention)...)
+	return strings.Join(lines, "\n")
+}
+
+// mentionLines renders mentions one a line, each with its action.
+func mentionLines(ms []memory.Mention) []string {
+	out := make([]string, 0, len(ms))
+	for _, m := range ms {
+		switch m.Kind {
+		case memory.MentionSection:
+			out = append(out, fmt.Sprintf("- profile section %s: %q — edit or clear it with update_profile", m.Section, m.Text))
+		case memory.MentionFact:
+			out = append(out, fmt.Sprintf("- fact %s: %q — forget it with fact_ids", m.ID, m.Text))
+		default:
+			out = append(out, fmt.Sprintf("- exchange %s (thread %s): %q — forget it with turn_ids", m.ID, m.ThreadID, m.Text))
+		}
+	}
+	return out
+}
+
+// previewSummary is the text of a topic preview.
+func previewSummary(p *memory.TopicResult) string {
+	if len(p.Mentions) == 0 {
+		return fmt.Sprintf("Nothing in the memory of %s mentions %q (searched for %s); nothing was deleted.", scopeText(p.Scope), p.Topic, strings.Join(p.Words, ", "))
+	}
+	lines := []string{fmt.Sprintf("Preview, nothing deleted yet: %s in the memory of %s mention %q.", count(len(p.Mentions), "item"), scopeText(p.Scope), p.Topic)}
+	lines = append(lines, mentionLines(p.Mentions)...)
+	if p.More > 0 {
+		lines = append(lines, fmt.Sprintf("…and %d more: forget these first, then preview again.", p.More))
+	}
+	lines = append(lines, fmt.Sprintf("To forget them, show the user this list; then call forget_memory with topic %q, confirm %q and the ids chosen (fact_ids, turn_ids, sections).", p.Topic, p.Confirm))
+	return strings.Join(lines, "\n")
 }
 
 // factIDs lists the ids of facts, comma separated.

@@ -41,6 +41,7 @@ type Manager interface {
 	SaveFact(ctx context.Context, req memory.SaveFactRequest) (*memory.SaveFactResult, error)
 	UpdateFact(ctx context.Context, req memory.UpdateFactRequest) (*memory.UpdateFactResult, error)
 	Forget(ctx context.Context, req memory.ForgetRequest) (*memory.ForgetResult, error)
+	FindTopic(ctx context.Context, req memory.TopicRequest) (*memory.TopicResult, error)
 	List(ctx context.Context, req memory.ListRequest) (*memory.ListResult, error)
 	FactHistory(ctx context.Context, req memory.HistoryRequest) (*memory.HistoryResult, error)
 	UpdateProfile(ctx context.Context, req memory.UpdateProfileRequest) (*memory.UpdateProfileResult, error)

@@ -41,7 +41,9 @@
 //	                            Retrieve: ranking with sessions, facts, knowledge
 //	profile.go, profile_edit.go Profile, UpdateProfile
 //	facts_edit.go, history.go   SaveFact, UpdateFact, FactHistory
+//	corrected.go                corrected facts: found by their old words, superseding exchanges
 //	forget.go, list.go          Forget, ForgetScope, List
+//	mentions.go, forget_topic.go what still mentions a forgotten thing; FindTopic, a topic forget
 //	maintain.go, consolidate_llm.go, longterm.go
 //	                            maintenance, consolidation, tier work
 //	midterm*.go                 keeping the mid-term index in step with the pages

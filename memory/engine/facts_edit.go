@@ -105,7 +105,8 @@ func (s *Service) SaveFact(ctx context.Context, req memory.SaveFactRequest) (*me
 
 // UpdateFact changes a fact's content, category, confidence or pinned mark, keeping its
 // id, creation time and source, and records the change in the fact
-// history. A fact id the scope does not hold is an error wrapping
+// history. A new wording is a correction: the fact takes the edit's time
+// (CorrectedAt, ValidFrom) and keeps the wording it replaced (Replaced). A fact id the scope does not hold is an error wrapping
 // ErrNotFound.
 func (s *Service) UpdateFact(ctx context.Context, req memory.UpdateFactRequest) (*memory.UpdateFactResult, error) {
 	scope, err := s.resolveScope(req.UserID, req.AgentName)
@@ -134,7 +135,12 @@ func (s *Service) UpdateFact(ctx context.Context, req memory.UpdateFactRequest) 
 					return memory.Invalid("content", "fact %s already says this; forget %s instead of making it a duplicate", o.ID, f.ID)
 				}
 			}
-			f.Content = content
+			// A correction is what memory knows now: it takes the
+			// edit's time, and keeps the wording it replaced, so that
+			// an exchange still saying that is shown as superseded.
+			now := s.now().UTC()
+			f.Replaced, f.Content = f.Content, content
+			f.CorrectedAt, f.ValidFrom = now, now
 			res.Changed = append(res.Changed, "content")
 		}
 		if req.Category != nil && cat != f.Category {

@@ -124,22 +124,45 @@ func (s *Service) Forget(ctx context.Context, req memory.ForgetRequest) (*memory
 		s.notifyChange(scope)
 		return res, nil
 	}
+	if req.Topic != "" {
+		// Only what the topic's preview lists may go, and the facts of
+		// a thread its exchanges leave empty stay (they were listed if
+		// they mention it).
+		if err := s.checkTopicChoice(ctx, scope, req); err != nil {
+			return nil, err
+		}
+		req.KeepFacts = true
+	}
 	if len(req.FactIDs) > 0 {
 		if err := s.forgetFacts(ctx, scope, req.FactIDs, source, res); err != nil {
 			return nil, err
 		}
 	}
+	var turns []memory.Turn
 	if len(req.TurnIDs) > 0 || req.ThreadID != "" {
-		if err := s.forgetTurns(ctx, scope, req, res); err != nil {
+		if turns, err = s.forgetTurns(ctx, scope, req, res); err != nil {
 			return nil, err
 		}
 	}
-	if len(res.FactsRemoved) == 0 && len(res.TurnsRemoved) == 0 {
+	if len(req.Sections) > 0 {
+		if err := s.clearSections(ctx, scope, req.Sections, source, res); err != nil {
+			return nil, err
+		}
+	}
+	if len(res.FactsRemoved) == 0 && len(res.TurnsRemoved) == 0 && len(res.SectionsCleared) == 0 {
 		what := strings.Join(res.NotFound, ", ")
 		if req.ThreadID != "" {
 			what = strings.TrimPrefix(what+", thread "+req.ThreadID, ", ")
 		}
 		return nil, memory.NotFound("nothing to forget in the memory of %s: no %s; list_memories shows what is stored", scope.Key(), what)
+	}
+	if req.Topic != "" {
+		if err := s.scrubTopicEvents(ctx, scope, req.Topic, res); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.stillMentioned(ctx, scope, turns, res); err != nil {
+		return nil, err
 	}
 	s.log.Info("memory forgotten", "scope", scope.Key(), "facts", len(res.FactsRemoved), "turns", len(res.TurnsRemoved),
 		"derived_facts", len(res.DerivedFactsRemoved), "versions_scrubbed", res.VersionsScrubbed, "source", source)
@@ -201,7 +224,7 @@ func dropFacts(d *memory.Document, match func(memory.Fact) bool, ev memory.FactE
 			}
 			removed = append(removed, f)
 			gone[f.ID] = true
-			texts = append(texts, f.Content, f.SourceError)
+			texts = append(texts, f.Content, f.SourceError, f.Replaced)
 			return true
 		})
 	}
@@ -268,17 +291,17 @@ func (s *Service) scrubVersions(ctx context.Context, scope memory.Scope, texts [
 // facts whose only source they were, and their text from the kept
 // versions. It holds the scope's update lock, so that no update in flight
 // saves watermarks or facts of turns that are being removed.
-func (s *Service) forgetTurns(ctx context.Context, scope memory.Scope, req memory.ForgetRequest, res *memory.ForgetResult) error {
+func (s *Service) forgetTurns(ctx context.Context, scope memory.Scope, req memory.ForgetRequest, res *memory.ForgetResult) ([]memory.Turn, error) {
 	lock := s.queue.scopeLock(scope)
 	select {
 	case lock <- struct{}{}:
 	case <-ctx.Done():
-		return fmt.Errorf("forget turns in %s: wait for running update: %w", scope.Key(), ctx.Err())
+		return nil, fmt.Errorf("forget turns in %s: wait for running update: %w", scope.Key(), ctx.Err())
 	}
 	defer func() { <-lock }()
 	before, err := s.store.LoadDocument(ctx, scope)
 	if err != nil {
-		return fmt.Errorf("forget turns in %s: %w", scope.Key(), err)
+		return nil, fmt.Errorf("forget turns in %s: %w", scope.Key(), err)
 	}
 	ids := map[string]bool{}
 	for _, id := range req.TurnIDs {
@@ -292,7 +315,7 @@ func (s *Service) forgetTurns(ctx context.Context, scope memory.Scope, req memor
 		return ids[t.ID] || req.ThreadID != "" && t.ThreadID == req.ThreadID
 	})
 	if err != nil {
-		return fmt.Errorf("forget turns in %s: %w", scope.Key(), err)
+		return nil, fmt.Errorf("forget turns in %s: %w", scope.Key(), err)
 	}
 	seen := map[string]bool{}
 	var texts []string
@@ -307,18 +330,18 @@ func (s *Service) forgetTurns(ctx context.Context, scope memory.Scope, req memor
 		}
 	}
 	if len(removed) == 0 {
-		return nil
+		return nil, nil
 	}
 	if err := s.forgetDerived(ctx, scope, removed, texts, req, res); err != nil {
-		return err
+		return nil, err
 	}
 	res.SectionsMayMention, err = s.sectionsMayMention(ctx, scope, before, removed)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Versions may quote the turns too (a profile summary, a fact's
 	// wording); those the derived facts' update did not delete go now.
-	return s.scrubVersions(ctx, scope, texts, res)
+	return removed, s.scrubVersions(ctx, scope, texts, res)
 }
 
 // forgetDerived forgets the facts and knowledge entries whose source is

@@ -263,7 +263,8 @@ func seedForget(t *testing.T, dir string, scope memory.Scope) string {
 // TestForgetDerivedFacts: forgetting exchanges forgets the facts extracted
 // from a thread left without turns, lists those it keeps (the thread still
 // has turns, or keep_facts), and names the profile sections rewritten
-// since a forgotten turn the updater had processed was stored.
+// since a forgotten turn the updater had processed was stored, or that
+// hold the words of what went.
 func TestForgetDerivedFacts(t *testing.T) {
 	fromSecret := memory.Fact{ID: "fact_5ec00001", Content: "Has an account at the corner bank", Category: memory.CategoryContext, Confidence: 0.8, Source: "secret"}
 	knowSecret := memory.Fact{ID: "fact_5ec00002", Content: "Banks at the corner", Category: memory.CategoryKnowledge, Confidence: 0.8, Source: "secret"}
@@ -285,8 +286,10 @@ func TestForgetDerivedFacts(t *testing.T) {
 			true, nil, []string{fromSecret.ID, knowSecret.ID}, []string{"work_context"}},
 		{"both turns by id", func(ids []string) memory.ForgetRequest { return memory.ForgetRequest{TurnIDs: ids} },
 			true, []string{fromSecret.ID, knowSecret.ID}, nil, []string{"work_context"}},
+		// Never processed, the section was not rewritten from the
+		// thread, but it says what a forgotten fact said (its words).
 		{"thread never processed", func([]string) memory.ForgetRequest { return memory.ForgetRequest{ThreadID: "secret"} },
-			false, []string{fromSecret.ID, knowSecret.ID}, nil, nil},
+			false, []string{fromSecret.ID, knowSecret.ID}, nil, []string{"work_context"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/mnemo-mcp/mnemo/memory"
 )
@@ -25,8 +26,30 @@ func (s *Service) FactHistory(ctx context.Context, req memory.HistoryRequest) (*
 	}
 	defer st.mu.Unlock()
 	d := st.doc
-	res := &memory.HistoryResult{Scope: scope, FactID: req.FactID, Events: []memory.FactEvent{}}
+	res := &memory.HistoryResult{Scope: scope, FactID: req.FactID, Events: []memory.FactEvent{}, SectionEvents: []memory.SectionEvent{}}
+	if req.Section != "" {
+		if req.FactID != "" {
+			return nil, memory.Invalid("section", "give fact_id or section, not both")
+		}
+		if !slices.Contains(memory.ProfileSections, req.Section) {
+			return nil, memory.Invalid("section", "%q is not a profile section; use one of %s", req.Section, strings.Join(memory.ProfileSections, ", "))
+		}
+		res.Section = req.Section
+		for _, e := range d.SectionEvents {
+			if e.Section == req.Section {
+				res.SectionEvents = append(res.SectionEvents, e)
+			}
+		}
+		res.Total = len(res.SectionEvents)
+		if len(res.SectionEvents) > limit {
+			res.SectionEvents = res.SectionEvents[len(res.SectionEvents)-limit:]
+		}
+		return res, nil
+	}
 	if req.FactID == "" {
+		for i := len(d.SectionEvents) - 1; i >= 0 && len(res.SectionEvents) < limit; i-- {
+			res.SectionEvents = append(res.SectionEvents, d.SectionEvents[i])
+		}
 		res.Total = len(d.FactEvents)
 		for i := len(d.FactEvents) - 1 - offset; i >= 0 && len(res.Events) < limit; i-- {
 			res.Events = append(res.Events, d.FactEvents[i])

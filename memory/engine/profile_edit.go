@@ -46,6 +46,12 @@ func (s *Service) UpdateProfile(ctx context.Context, req memory.UpdateProfileReq
 		if sec.Summary == text {
 			return errNoChange
 		}
+		verb := "written"
+		if text == "" {
+			verb = "cleared"
+		}
+		d.AddSectionEvent(memory.SectionEvent{Section: req.Section, At: s.now().UTC(), Source: source, Actor: memory.ActorFrom(ctx),
+			Reason: manualReason(source, verb), Old: sec.Summary, New: text})
 		sec.Summary = text
 		sec.UpdatedAt = s.now().UTC()
 		return nil

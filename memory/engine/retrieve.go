@@ -116,6 +116,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	for i, p := range recentPos {
 		recentNotes[i] = recall.TurnNote(&st.Pages, p, qterms)
 	}
+	res.Facts = markSuperseded(st.doc, res.Facts, res.Pages, pageNotes, res.Recent, recentNotes)
 	factNotes := make([]recall.ItemNote, len(res.Facts))
 	for i, f := range res.Facts {
 		factNotes[i].Topics = recall.TextTopics(f.Content, qterms)
@@ -230,7 +231,8 @@ func (s *Service) rankFacts(st *scopeState, query string, qterms []lexical.Term,
 		h := memory.FactHit{Fact: f, Score: update.Round4(s.cfg.SimilarityWeight*sim + s.cfg.ConfidenceWeight*f.Confidence), Standing: recall.Standing(f)}
 		switch {
 		case recall.TextCoverage(f.Content, qterms, weights) >= recall.MinTextCoverage,
-			len(kterms) > 0 && recall.TextCoverage(f.Content, kterms, kweights) >= recall.MinTextCoverage:
+			len(kterms) > 0 && recall.TextCoverage(f.Content, kterms, kweights) >= recall.MinTextCoverage,
+			correctedByQuery(f, qterms, weights):
 			hits = append(hits, h)
 			if f.Category == memory.CategoryCorrection {
 				// A correction that matches what is asked is still

@@ -24,4 +24,5 @@
 //	phatic.go    the small talk cut from a quoted side
 //	escape.go    neutralising tags and quoting remembered text
 //	timeline.go  facts that were true before, for "used to" questions
+//	corrected.go corrected facts: their mark, the exchanges they supersede
 package recall

@@ -82,6 +82,9 @@ type ItemNote struct {
 	// orders the exchanges of one time (a session stored with one
 	// timestamp) as they were said.
 	Seq int
+	// Superseded says a fact offered with it corrects what this exchange
+	// says (corrected.go).
+	Superseded bool
 }
 
 func noteAt(notes []ItemNote, i int) ItemNote {
@@ -166,12 +169,15 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 	if hasCorrection(in) {
 		header = append(header, injItem{secHeader, 4, MarksCorrection, nil})
 	}
+	if hasSuperseded(in) {
+		header = append(header, injItem{secHeader, 5, MarksSuperseded, nil})
+	}
 	for i, p := range in.Profile {
 		profile = append(profile, injItem{secProfile, i, fmt.Sprintf("- %s: %s", sectionLabel(p.Name), CleanLine(p.Summary, MaxPageRunes)), nil})
 	}
 	for i, f := range in.Facts {
 		it := injItem{secFacts, i, factLine(f.Fact, earlier.facts[i]), nil}
-		if f.Category == memory.CategoryCorrection {
+		if f.Category == memory.CategoryCorrection || f.Corrected() {
 			corrections = append(corrections, it)
 		} else {
 			facts = append(facts, it)
@@ -186,7 +192,12 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 	}
 	recentLine := func(i int) injItem {
 		r := in.Recent[i]
-		return injItem{SecRecent, i, ExchangeLine(r.Time, r.User, r.Reply, noteAt(in.RecentNotes, i).Correction), nil}
+		n := noteAt(in.RecentNotes, i)
+		line := ExchangeLine(r.Time, r.User, r.Reply, n.Correction)
+		if n.Superseded {
+			line = strings.Replace(line, "]", ", superseded]", 1)
+		}
+		return injItem{SecRecent, i, line, nil}
 	}
 	inRecent := make(map[string]int, len(in.Recent))
 	for i, r := range in.Recent {
@@ -244,7 +255,7 @@ func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 		if r {
 			b[1] = reply
 		}
-		if b[0] != "" || b[1] != "" || notes[i].Correction {
+		if b[0] != "" || b[1] != "" || notes[i].Correction || notes[i].Superseded {
 			kept = append(kept, p)
 			keptNotes = append(keptNotes, notes[i])
 			bodies = append(bodies, b)
@@ -564,6 +575,9 @@ func (q quoter) pageLine(p memory.PageHit, bodies [2]string, showTime bool, n It
 	if n.Correction {
 		sb.WriteString(" (correction)")
 	}
+	if n.Superseded {
+		sb.WriteString(" (superseded)")
+	}
 	user, reply := bodies[0], bodies[1]
 	if user == "" && reply == "" {
 		// Only a correction is shown with nothing but small talk.
@@ -628,7 +642,7 @@ func factLine(f memory.Fact, earlier bool) string {
 	if earlier {
 		sb.WriteString(", earlier")
 	}
-	sb.WriteString(") " + CleanLine(f.Content, maxFactRunes))
+	sb.WriteString(") " + CleanLine(f.Content, maxFactRunes) + correctedNote(f))
 	if f.Category == memory.CategoryCorrection && f.SourceError != "" {
 		sb.WriteString(" — avoid: " + CleanLine(f.SourceError, maxFactRunes))
 	}
@@ -768,21 +782,24 @@ func EarlierItems(in InjectionInput) earlierMarks {
 	type item struct {
 		when   time.Time
 		topics uint64
+		// superseded items say what a corrected fact replaced: they
+		// never make it earlier.
+		superseded bool
 	}
 	var later []item
 	for i, f := range in.Facts {
 		if n := noteAt(in.FactNotes, i); n.Topics != 0 && !f.Since().IsZero() {
-			later = append(later, item{f.Since(), n.Topics})
+			later = append(later, item{f.Since(), n.Topics, false})
 		}
 	}
 	for i, r := range in.Recent {
 		if n := noteAt(in.RecentNotes, i); n.Topics != 0 {
-			later = append(later, item{r.Time, n.Topics})
+			later = append(later, item{r.Time, n.Topics, n.Superseded})
 		}
 	}
 	for i, p := range in.Pages {
 		if n := noteAt(in.PageNotes, i); n.Topics != 0 && !n.Hidden {
-			later = append(later, item{p.Time, n.Topics})
+			later = append(later, item{p.Time, n.Topics, n.Superseded})
 		}
 	}
 	for i, f := range in.Facts {
@@ -791,7 +808,7 @@ func EarlierItems(in InjectionInput) earlierMarks {
 			continue
 		}
 		for _, b := range later {
-			if n.Topics&b.topics != 0 && b.when.After(f.Since()) {
+			if n.Topics&b.topics != 0 && b.when.After(f.Since()) && !(b.superseded && f.Corrected()) {
 				m.facts[i] = true
 				break
 			}

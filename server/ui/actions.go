@@ -74,9 +74,24 @@ type forgetData struct {
 	Kept []memory.Fact
 	// Sections are the profile sections that may still mention it.
 	Sections []sectionView
+	// Facts and Turns are the other facts and the exchanges that still
+	// hold its words and names (ForgetResult.MayMention).
+	Facts []memory.Fact
+	Turns []memory.Mention
 	// Back is the page the forget came from, when it still shows
 	// something.
 	Back string
+}
+
+// restoreFact brings back a retired, merged or replaced fact, as
+// restore_memory does.
+func (h *handler) restoreFact(r *http.Request, v *view) (string, string, error) {
+	_, err := h.svc.RestoreFact(r.Context(), memory.RestoreFactRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName,
+		ID: r.PostFormValue("id"), Source: memory.SourceManual})
+	if err != nil {
+		return "", "", err
+	}
+	return "", "fact-restored", nil
 }
 
 // forget runs req and fills the result page.
@@ -88,14 +103,25 @@ func (h *handler) forget(r *http.Request, v *view, what string, req memory.Forge
 	}
 	data := &forgetData{What: what, Result: res, Removed: append(slices.Clone(res.FactsRemoved), res.DerivedFactsRemoved...),
 		Kept: res.DerivedFactsKept, Back: v.Back}
-	if len(res.SectionsMayMention) > 0 {
-		p, err := h.svc.Profile(r.Context(), memory.ProfileRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName})
+	if len(res.SectionsMayMention) > 0 || len(res.MayMention) > 0 {
+		p, err := h.svc.Profile(r.Context(), memory.ProfileRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName, IncludeKnowledge: true})
 		if err != nil {
 			return err
 		}
 		for _, s := range sectionViews(p) {
 			if slices.Contains(res.SectionsMayMention, s.Name) {
 				data.Sections = append(data.Sections, s)
+			}
+		}
+		all := slices.Concat(p.Facts, p.Knowledge, p.AssistantKnowledge)
+		for _, m := range res.MayMention {
+			switch m.Kind {
+			case memory.MentionTurn:
+				data.Turns = append(data.Turns, m)
+			case memory.MentionFact:
+				if i := slices.IndexFunc(all, func(f memory.Fact) bool { return f.ID == m.ID }); i >= 0 {
+					data.Facts = append(data.Facts, all[i])
+				}
 			}
 		}
 	}
@@ -128,6 +154,18 @@ func (h *handler) deleteThread(r *http.Request, v *view) error {
 		return &memory.InputError{Field: "thread", Message: "is empty; choose the thread to forget"}
 	}
 	return h.forget(r, v, "thread "+thread, memory.ForgetRequest{ThreadID: thread})
+}
+
+// forgetTopic forgets the items the person chose from a topic's preview
+// (the topic page's boxes): the engine refuses any the topic does not
+// find, so nothing outside the preview is touched.
+func (h *handler) forgetTopic(r *http.Request, v *view) error {
+	topic := strings.TrimSpace(r.PostFormValue("topic"))
+	if topic == "" {
+		return &memory.InputError{Field: "topic", Message: "is empty; search for a word or a name first"}
+	}
+	return h.forget(r, v, "what you chose about "+topic, memory.ForgetRequest{Topic: topic, Confirm: r.PostFormValue("confirm"),
+		FactIDs: r.PostForm["fact"], TurnIDs: r.PostForm["turn"], Sections: r.PostForm["section"]})
 }
 
 // editSection replaces or clears one profile section, as update_profile

@@ -16,13 +16,15 @@
 // Every change is made with memory.ActorViewer in its context, so the fact
 // history says the person made it here. A forget answers with its own
 // page: what went with it and what may still mention it (profile
-// sections, facts drawn from the same thread), each with its action.
+// sections, facts and exchanges that hold its words and names, facts drawn
+// from the same thread), each with its action.
 //
 // # Files
 //
 // ui.go is the handler, its routes and checks; render.go the templates'
 // view, the GET and POST plumbing; pages.go the pages; actions.go the
-// changes; chart.go the SVG charts; login.go the one-time token login of
+// changes; topic.go the Forget a topic and For developers pages; chart.go
+// the SVG charts; login.go the one-time token login of
 // "mnemo ui"; templates/ and static/ the embedded assets.
 //
 // # Mounting

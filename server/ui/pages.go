@@ -239,8 +239,17 @@ func (h *handler) sessionsPage(r *http.Request, v *view) error {
 
 // historyData is a fact's history, or the latest events of the scope.
 type historyData struct {
-	FactID     string
-	Result     *memory.HistoryResult
+	FactID string
+	// Section is the profile section whose edits are shown.
+	Section string
+	Result  *memory.HistoryResult
+	// UndoContent is the wording the fact had before its last change of
+	// wording, when that change is still the fact's wording: Undo puts it
+	// back (as a new edit, recorded like any other).
+	UndoContent string
+	// Restorable says the fact is retired, merged or replaced, so
+	// restore_memory can bring it back.
+	Restorable bool
 	Offset     int
 	Prev, Next string
 }
@@ -248,7 +257,7 @@ type historyData struct {
 func (h *handler) historyPage(r *http.Request, v *view) error {
 	v.Title, v.Page = "History", "history"
 	q := r.URL.Query()
-	data := &historyData{FactID: strings.TrimSpace(q.Get("fact"))}
+	data := &historyData{FactID: strings.TrimSpace(q.Get("fact")), Section: strings.TrimSpace(q.Get("section"))}
 	v.Data = data
 	offset, err := parseOffset(q.Get("offset"))
 	if err != nil {
@@ -259,11 +268,14 @@ func (h *handler) historyPage(r *http.Request, v *view) error {
 		offset, limit = 0, memory.MaxListLimit
 	}
 	res, err := h.svc.FactHistory(r.Context(), memory.HistoryRequest{UserID: v.Scope.UserID, AgentName: v.Scope.AgentName,
-		FactID: data.FactID, Offset: offset, Limit: limit})
+		FactID: data.FactID, Section: data.Section, Offset: offset, Limit: limit})
 	if err != nil {
 		return err
 	}
 	data.Result, data.Offset = res, offset
+	if data.FactID != "" {
+		data.UndoContent, data.Restorable = undoOf(res)
+	}
 	if data.FactID == "" {
 		next := 0
 		if offset+len(res.Events) < res.Total {
@@ -514,4 +526,31 @@ func bounds(since, until string) (time.Time, time.Time, error) {
 	}
 	u, err := parse("until", until)
 	return s, u, err
+}
+
+// undoOf finds what a fact's history can undo: the wording before its
+// last change of wording, while the fact still says what that change
+// wrote; and whether a fact no longer current can be restored (retired,
+// merged or replaced: restore_memory's cases). A forgotten fact keeps no
+// wording, so it can be neither.
+func undoOf(h *memory.HistoryResult) (undo string, restorable bool) {
+	if h.Current == nil {
+		if n := len(h.Events); n > 0 {
+			switch h.Events[n-1].Event {
+			case memory.FactRetired, memory.FactMerged, memory.FactReplaced:
+				return "", true
+			}
+		}
+		return "", false
+	}
+	var wordings []string
+	for _, e := range h.Events {
+		if e.Content != "" && (len(wordings) == 0 || wordings[len(wordings)-1] != e.Content) {
+			wordings = append(wordings, e.Content)
+		}
+	}
+	if n := len(wordings); n >= 2 && wordings[n-1] == h.Current.Content {
+		return wordings[n-2], false
+	}
+	return "", false
 }

@@ -19,7 +19,7 @@ import (
 type templateSet = template.Template
 
 // pageNames are the templates under templates/, each with the layout.
-var pageNames = []string{"profile", "facts", "exchanges", "sessions", "history", "status", "preview", "data", "message", "forgotten"}
+var pageNames = []string{"profile", "facts", "exchanges", "sessions", "history", "status", "preview", "data", "message", "forgotten", "topic", "developers"}
 
 var funcs = template.FuncMap{
 	"when": func(t time.Time) string {
@@ -48,6 +48,13 @@ var funcs = template.FuncMap{
 	"factView":    func(v *view, f memory.Fact) factData { return factData{V: v, F: f} },
 	"actor":       actorWords,
 	"sectionView": func(v *view, s sectionView) sectionData { return sectionData{V: v, S: s} },
+	"join":        func(words []string) string { return strings.Join(words, ", ") },
+	"fromThread": func(source string) bool {
+		return source != "" && source != memory.SourceManual && source != memory.SourceCLI && source != memory.SourceRollback && memory.ValidateID("thread", source) == nil
+	},
+	"pickName":  pickName,
+	"pickValue": pickValue,
+	"kindName":  kindName,
 	"plural": func(n int, noun string) string {
 		if n == 1 {
 			return "1 " + noun
@@ -163,6 +170,7 @@ var doneMessages = map[string]string{
 	"fact-saved":        "The fact is saved.",
 	"fact-duplicate":    "A fact saying the same thing was already stored; nothing changed.",
 	"fact-updated":      "The fact is updated.",
+	"fact-restored":     "The fact is back in memory.",
 	"fact-unchanged":    "Nothing changed: the fact already said that.",
 	"fact-deleted":      "The fact is forgotten.",
 	"turn-deleted":      "The exchange is forgotten.",
@@ -284,7 +292,9 @@ func (h *handler) action(fn actionFunc) http.HandlerFunc {
 		}
 		dest := v.Link(to, "done", done)
 		if to == "" {
-			dest = withDone(v.Back, done)
+			// Back to the control the change was made with, so that the
+			// focus does not jump to the top of the page (app.js).
+			dest = withDone(v.Back, done) + changedAnchor(r)
 		}
 		http.Redirect(w, r, dest, http.StatusSeeOther)
 		return nil
@@ -482,6 +492,18 @@ func actorWords(a memory.Actor, source string) string {
 		return "by hand (a tool call or the viewer; not recorded which)"
 	case memory.SourceRollback:
 		return "by a rollback"
+	}
+	return ""
+}
+
+// changedAnchor is the fragment of the edit control of what a form
+// changed (a fact's or a profile section's), or "".
+func changedAnchor(r *http.Request) string {
+	if id := r.PostFormValue("id"); id != "" && memory.ValidateID("id", id) == nil {
+		return "#edit-" + id
+	}
+	if s := r.PostFormValue("section"); slices.Contains(memory.ProfileSections, s) {
+		return "#edit-section-" + s
 	}
 	return ""
 }

@@ -16,8 +16,8 @@ func TestSectionActions(t *testing.T) {
 	f := newFixture(t)
 	f.seed()
 	w := f.post("/profile/section", url.Values{"user": {"ana"}, "section": {"top_of_mind"}, "text": {"Preparing the boat for the Azores."}, "back": {"/?user=ana"}})
-	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/?done=section-saved&user=ana" {
-		t.Fatalf("save section = %d %q, want 303 back to the start page", w.Code, w.Header().Get("Location"))
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/?done=section-saved&user=ana#edit-section-top_of_mind" {
+		t.Fatalf("save section = %d %q, want 303 back to the start page, at the section's edit control", w.Code, w.Header().Get("Location"))
 	}
 	p, _ := f.svc.Profile(t.Context(), memory.ProfileRequest{UserID: "ana"})
 	if p.User.TopOfMind.Summary != "Preparing the boat for the Azores." {
@@ -64,8 +64,8 @@ func TestActionKeepsFilters(t *testing.T) {
 		// The first edit changes the confidence; the others find it
 		// changed already.
 		w := f.post("/facts/edit", url.Values{"user": {"ana"}, "id": {id}, "confidence": {"0.5"}, "back": {tc.back}})
-		if w.Code != http.StatusSeeOther || w.Header().Get("Location") != tc.want {
-			t.Errorf("edit with back %q = %d %q, want 303 to %q", tc.back, w.Code, w.Header().Get("Location"), tc.want)
+		if want := tc.want + "#edit-" + id; w.Code != http.StatusSeeOther || w.Header().Get("Location") != want {
+			t.Errorf("edit with back %q = %d %q, want 303 to %q", tc.back, w.Code, w.Header().Get("Location"), want)
 		}
 	}
 }

@@ -11,6 +11,15 @@
     }
   });
 
+  // After a change the page comes back with the changed item's edit
+  // control in its fragment: the focus goes back to it, not to the top.
+  if (location.hash.length > 1) {
+    var back = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (back) {
+      back.focus();
+    }
+  }
+
   // The scope switcher changes page only with its Show button: an arrow
   // key on a select fires "change", and must not leave the page.
 

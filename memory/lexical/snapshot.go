@@ -374,11 +374,6 @@ func (d *decoder) count(limit int) int {
 	return int(x)
 }
 
-// docFill tracks one document while Read fills its term list.
-type docFill struct {
-	next, end, left int32
-}
-
 // uvAt decodes the uvarint at b[i:], returning it and its length, or a
 // length of 0 or less when there is none. One-byte numbers, the common
 // case, take the inlined path.

@@ -1,13 +1,14 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -16,9 +17,10 @@ import (
 
 // Snapshot policy. A snapshot is saved in the background once the pages
 // indexed from text since the last one (or since the start) reach
-// snapshotAfter, or a quarter of all pages, whichever is more; and on
-// Close once they reach snapshotAtClose. A restart then tokenizes at most
-// that tail.
+// snapshotAfter, or a quarter of all pages, whichever is more
+// (backgroundSnapshotDue); and on Close, or when the scope leaves the
+// cache, once they reach snapshotAtClose, whatever the share: a restart
+// after a clean stop then tokenizes fewer than snapshotAtClose pages.
 const (
 	snapshotAfter   = 5000
 	snapshotAtClose = 500
@@ -57,20 +59,37 @@ func (s *Service) readPageSnapshot(ctx context.Context, scope memory.Scope) *pag
 		return &pageSnapshot{err: err}
 	}
 	defer rc.Close()
-	br := bufio.NewReaderSize(rc, 1<<16)
-	line, err := br.ReadBytes('\n')
+	data, err := readSized(rc)
 	if err != nil {
-		return &pageSnapshot{err: fmt.Errorf("read page index header: %w", err)}
+		return &pageSnapshot{err: fmt.Errorf("read page index snapshot: %w", err)}
+	}
+	line, rest, ok := bytes.Cut(data, []byte{'\n'})
+	if !ok {
+		return &pageSnapshot{err: errors.New("read page index header: no end of line")}
 	}
 	var head pageIndexHeader
 	if err := json.Unmarshal(line, &head); err != nil || head.Version != pageIndexVersion {
 		return &pageSnapshot{err: fmt.Errorf("page index header %.80q is not version %d", line, pageIndexVersion)}
 	}
-	ix, err := lexical.Read(br, lexical.Options{})
+	ix, err := lexical.Decode(rest, lexical.Options{})
 	if err != nil {
 		return &pageSnapshot{err: err}
 	}
 	return &pageSnapshot{head: head, ix: ix}
+}
+
+// readSized reads r to its end into one buffer, sized at once when r is
+// a file: a snapshot is read in one allocation, not in the doubling steps
+// of io.ReadAll.
+func readSized(r io.Reader) ([]byte, error) {
+	var buf bytes.Buffer
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < 1<<31 {
+			buf.Grow(int(fi.Size()) + bytes.MinRead)
+		}
+	}
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
 }
 
 // fits reports whether the snapshot indexes exactly the first
@@ -94,11 +113,18 @@ func turnIDsHash(n int, id func(int) string) uint64 {
 	return h.Sum64()
 }
 
-// snapshotDue reports whether st's index has grown enough since its last
-// snapshot for a new one.
+// snapshotDue reports whether st's index has grown by least pages or more
+// since its last snapshot, with none being written.
 func (st *scopeState) snapshotDue(least int) bool {
 	fresh := len(st.Turns) - st.snapPages
-	return !st.snapBusy && fresh > 0 && fresh >= max(least, len(st.Turns)/4)
+	return !st.snapBusy && fresh > 0 && fresh >= least
+}
+
+// backgroundSnapshotDue is snapshotDue for a save while the scope is in
+// use: writing a snapshot costs time in the size of the whole index, so
+// one is written once the fresh pages are a quarter of all.
+func (st *scopeState) backgroundSnapshotDue() bool {
+	return st.snapshotDue(max(snapshotAfter, len(st.Turns)/4))
 }
 
 // savePageSnapshot writes a snapshot of st's page index in the

@@ -137,3 +137,32 @@ func TestPageIndexSnapshot(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotDueAtClose: a stop saves the snapshot once snapshotAtClose
+// pages are fresh, however large the index, while a save during use waits
+// for a quarter of it (so a restart of a large scope after a clean stop
+// does not tokenize up to a quarter of its pages again).
+func TestSnapshotDueAtClose(t *testing.T) {
+	tests := []struct {
+		pages, saved, busy   int
+		wantClose, wantInUse bool
+	}{
+		{pages: 100000, saved: 100000 - snapshotAtClose, wantClose: true},
+		{pages: 100000, saved: 100000 - snapshotAtClose + 1},
+		{pages: 100000, saved: 75000, wantClose: true, wantInUse: true},
+		{pages: 100000, saved: 75001, wantClose: true},
+		{pages: snapshotAfter, wantClose: true, wantInUse: true},
+		{pages: snapshotAfter - 1, wantClose: true},
+		{pages: 100000, saved: 0, busy: 1},
+	}
+	for _, tt := range tests {
+		st := &scopeState{snapPages: tt.saved, snapBusy: tt.busy == 1}
+		st.Turns = make([]*memory.Turn, tt.pages)
+		if got := st.snapshotDue(snapshotAtClose); got != tt.wantClose {
+			t.Errorf("%d pages, %d saved, busy %v: snapshotDue(snapshotAtClose) = %v, want %v", tt.pages, tt.saved, st.snapBusy, got, tt.wantClose)
+		}
+		if got := st.backgroundSnapshotDue(); got != tt.wantInUse {
+			t.Errorf("%d pages, %d saved, busy %v: backgroundSnapshotDue() = %v, want %v", tt.pages, tt.saved, st.snapBusy, got, tt.wantInUse)
+		}
+	}
+}

@@ -152,7 +152,7 @@ func (s *Service) sync(ctx context.Context, st *scopeState) error {
 	st.addTurns(turns, indexed)
 	s.noteNewPages(st)
 	s.syncMidTerm(ctx, st)
-	if s.pageStore != nil && st.snapshotDue(snapshotAfter) {
+	if s.pageStore != nil && st.backgroundSnapshotDue() {
 		s.savePageSnapshot(st)
 	}
 	st.seenChanges, st.seenEpoch, st.syncedAt, st.version = changes, epoch, time.Now(), version
@@ -178,7 +178,7 @@ func (s *Service) appended(ctx context.Context, st *scopeState, turns []memory.T
 	st.addTurns(turns, 0)
 	s.noteNewPages(st)
 	s.syncMidTerm(ctx, st)
-	if s.pageStore != nil && st.snapshotDue(snapshotAfter) {
+	if s.pageStore != nil && st.backgroundSnapshotDue() {
 		s.savePageSnapshot(st)
 	}
 	s.noteUse(st)

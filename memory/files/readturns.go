@@ -210,6 +210,13 @@ func (s *Store) readAll(ctx context.Context, st *scopeFiles, path string, f *os.
 				return nil, cur, err
 			}
 			turns, err := decodeLines(ctx, data[:end], cur.line, chunk)
+			if out == nil && off < size {
+				// The turns of the blocks to come are estimated from this
+				// one's, so that out is allocated once, not in append's
+				// quarter steps (five times its size, all told).
+				rest := float64(len(turns)) * float64(size-off) / float64(end)
+				out = make([]memory.Turn, 0, len(turns)+int(rest*1.02)+16)
+			}
 			out = slices.Grow(out, len(turns))
 			for i, d := range turns {
 				if d.err != nil {

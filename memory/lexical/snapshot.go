@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"strings"
 )
 
 // analyzerVersion numbers the behaviour of Tokenize and of the prefix
@@ -18,8 +19,9 @@ import (
 const analyzerVersion = 3
 
 // snapshotMagic opens a snapshot; the byte after "MNLX" is the format
-// version.
-const snapshotMagic = "MNLX\x01"
+// version (2: each document's terms are kept as well as the postings, so
+// that Read fills them in order instead of scattering the postings).
+const snapshotMagic = "MNLX\x02"
 
 // ErrSnapshot is wrapped by Read's errors about the snapshot's content:
 // damaged, truncated, or made by another format or analyzer version.
@@ -29,7 +31,10 @@ var ErrSnapshot = errors.New("unusable index snapshot")
 // an equal index without tokenizing anything: document ids, term counts
 // and lengths are kept; removed documents and unused terms are not. It
 // holds the read lock while writing, so writes wait and searches go on.
-// The snapshot ends with a CRC-32 of its content.
+//
+// The snapshot holds, in order: the documents (term count and length
+// each), the terms with their postings, each document's term ids and
+// counts, and a CRC-32 of all that.
 func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -49,9 +54,14 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 		uv(uint64(len(d.terms)) + 1)
 		uv(uint64(ix.lens[id]))
 	}
+	// Unused terms are left out, so the others are numbered again, in
+	// the same order: a document's term ids stay ascending.
+	renum := make([]int32, len(ix.lists))
 	used := 0
 	for i := range ix.lists {
+		renum[i] = -1
 		if ix.lists[i].df > 0 {
+			renum[i] = int32(used)
 			used++
 		}
 	}
@@ -72,6 +82,24 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 			uv(uint64(p.doc - prev))
 			uv(uint64(p.tf))
 			prev = p.doc
+		}
+	}
+	for id := range ix.docs {
+		d := &ix.docs[id]
+		if d.state != live {
+			continue
+		}
+		prev := int32(-1)
+		for k, tid := range d.terms {
+			tf := int32(d.tfs[k])
+			if tf >= maxDocTF {
+				if i, ok := ix.lists[tid].find(int32(id)); ok {
+					tf = ix.lists[tid].p[i].tf
+				}
+			}
+			uv(uint64(renum[tid] - prev))
+			uv(uint64(tf))
+			prev = renum[tid]
 		}
 	}
 	if err := bw.Flush(); err != nil {
@@ -102,14 +130,24 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 // Read rebuilds an index from a snapshot written by WriteTo, with the
-// given ranking options. A snapshot that is damaged, truncated, or was
-// made by another format or analyzer version is refused with an error
-// wrapping ErrSnapshot; the caller then indexes the texts again.
+// given ranking options, as Decode does.
 func Read(r io.Reader, opts Options) (*Index, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read index snapshot: %w", err)
 	}
+	return Decode(data, opts)
+}
+
+// Decode rebuilds an index from the bytes of a snapshot written by
+// WriteTo, with the given ranking options; the index keeps no reference
+// to data. A snapshot that is damaged, truncated, or was made by another
+// format or analyzer version is refused with an error wrapping
+// ErrSnapshot; the caller then indexes the texts again. Besides the
+// checksum, the postings and the documents' term lists must agree: the
+// same number of each document's terms and of each term's documents, and
+// the same sum of a 64-bit hash of every (document, term, count).
+func Decode(data []byte, opts Options) (*Index, error) {
 	if len(data) < len(snapshotMagic)+4 || string(data[:len(snapshotMagic)]) != snapshotMagic {
 		return nil, fmt.Errorf("%w: not a snapshot of this format", ErrSnapshot)
 	}
@@ -117,9 +155,7 @@ func Read(r io.Reader, opts Options) (*Index, error) {
 	if crc32.ChecksumIEEE(body) != sum {
 		return nil, fmt.Errorf("%w: checksum mismatch (damaged or truncated)", ErrSnapshot)
 	}
-	// The terms are substrings of one copy of the body: one allocation
-	// instead of one per term.
-	d := &decoder{b: body[len(snapshotMagic):], s: string(body[len(snapshotMagic):])}
+	d := &decoder{b: body[len(snapshotMagic):]}
 	if v := d.uv(); v != analyzerVersion {
 		return nil, fmt.Errorf("%w: made by analyzer version %d, this is %d", ErrSnapshot, v, analyzerVersion)
 	}
@@ -130,45 +166,41 @@ func Read(r io.Reader, opts Options) (*Index, error) {
 	ndocs := d.count(min(len(d.b), math.MaxInt32))
 	ix.docs = make([]doc, ndocs)
 	ix.lens = make([]int32, ndocs)
-	want := make([]int32, ndocs) // distinct terms per live document
+	// terms counts each document's terms; left, its postings not yet
+	// seen: a compact array that the postings, read term by term, check
+	// against. (The counts in the postings are checked with the
+	// documents' own: the sum of each document's equals its length.)
+	terms := make([]int32, ndocs)
+	left := make([]int32, ndocs)
 	total := 0
 	for id := range ndocs {
 		n := d.count(math.MaxInt32)
 		if n == 0 {
 			continue
 		}
-		want[id] = int32(n - 1)
 		total += n - 1
 		ix.lens[id] = int32(d.count(math.MaxInt32))
+		terms[id], left[id] = int32(n-1), int32(n-1)
 		ix.docs[id].state = live
 		ix.live++
 		ix.total += int64(ix.lens[id])
 	}
-	if total > len(d.b)/2 {
+	if total > len(d.b)/4 {
 		d.fail("%d postings cannot fit in %d bytes", total, len(d.b))
 		return nil, d.err
-	}
-	// Every document's term list and every postings list is carved out of
-	// one allocation each (capacity capped, so a later append copies).
-	// Postings are checked against a compact per-document array (one
-	// cache line per posting, not three): next and end delimit the
-	// document's slots in docTerms still to fill, left is its length less
-	// the term counts seen so far.
-	docTerms := make([]int32, total)
-	docTFs := make([]uint8, total)
-	fill := make([]docFill, ndocs)
-	off := int32(0)
-	for id := range ndocs {
-		fill[id] = docFill{next: off, end: off + want[id], left: ix.lens[id]}
-		off += want[id]
 	}
 	nterms := d.count(len(d.b) / 2)
 	ix.lists = make([]postings, nterms)
 	ix.terms = make(map[string]int32, nterms)
 	all := make([]posting, total)
+	// The terms are substrings of one builder's text: a few allocations
+	// instead of one per term, and none of data kept.
+	var text strings.Builder
+	text.Grow(min(len(d.b)/8, 1<<20))
+	var hashPosts, hashDocs uint64
 	at := 0
 	for tid := range nterms {
-		term := d.str(d.count(maxTokenBytes * 4))
+		term := d.str(&text, d.count(maxTokenBytes*4))
 		if _, dup := ix.terms[term]; dup || term == "" {
 			d.fail("term %q listed twice or empty", term)
 		}
@@ -199,17 +231,14 @@ func Read(r io.Reader, opts Options) (*Index, error) {
 			}
 			i += m
 			doc := prev + int(min(delta, uint64(ndocs)))
-			if delta == 0 || doc >= ndocs || tf64 == 0 || tf64 > uint64(fill[doc].left) || fill[doc].next == fill[doc].end {
+			if delta == 0 || doc >= ndocs || tf64 == 0 || tf64 > math.MaxInt32 || left[doc] == 0 {
 				d.fail("posting %d of term %q is out of order or range", j, term)
 				break
 			}
 			tf := int32(tf64)
 			l.p[j] = posting{doc: int32(doc), tf: tf}
-			f := &fill[doc]
-			f.left -= tf
-			docTerms[f.next] = int32(tid)
-			docTFs[f.next] = uint8(min(tf, maxDocTF))
-			f.next++
+			left[doc]--
+			hashPosts += pairHash(doc, tid, tf)
 			prev = doc
 		}
 		if d.err != nil {
@@ -217,18 +246,72 @@ func Read(r io.Reader, opts Options) (*Index, error) {
 		}
 		d.b = b[i:]
 	}
-	if d.err == nil && (at != total || len(d.b) != 0) {
-		d.fail("%d postings for %d document terms, %d bytes left over", at, total, len(d.b))
+	if d.err == nil && at != total {
+		d.fail("%d postings for %d document terms", at, total)
 	}
 	for id := 0; d.err == nil && id < ndocs; id++ {
-		f := fill[id]
-		if f.next != f.end || f.left != 0 {
-			d.fail("document %d has %d of %d terms and %d tokens unaccounted for", id, want[id]-(f.end-f.next), want[id], f.left)
+		if left[id] != 0 {
+			d.fail("document %d has %d terms not in the postings", id, left[id])
 		}
-		if ix.docs[id].state == live {
-			ix.docs[id].terms = docTerms[f.end-want[id] : f.end : f.end]
-			ix.docs[id].tfs = docTFs[f.end-want[id] : f.end : f.end]
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	// Each document's terms, in document order: its slots are filled one
+	// after another.
+	docTerms := make([]int32, total)
+	docTFs := make([]uint8, total)
+	seen := make([]int32, nterms) // documents listing each term
+	off := 0
+	b, i := d.b, 0
+	for id := 0; id < ndocs && d.err == nil; id++ {
+		dc := &ix.docs[id]
+		if dc.state != live {
+			continue
 		}
+		start, prev, toks := off, -1, int64(0)
+		for end := start + int(terms[id]); off < end; {
+			delta, n := uvAt(b, i)
+			if n <= 0 {
+				d.fail("terms of document %d are truncated", id)
+				break
+			}
+			i += n
+			tf64, m := uvAt(b, i)
+			if m <= 0 {
+				d.fail("terms of document %d are truncated", id)
+				break
+			}
+			i += m
+			tid := prev + int(min(delta, uint64(nterms)))
+			if delta == 0 || tid >= nterms || tf64 == 0 || tf64 > uint64(ix.lens[id]) {
+				d.fail("term %d of document %d is out of order or range", off-start, id)
+				break
+			}
+			tf := int32(tf64)
+			docTerms[off], docTFs[off] = int32(tid), uint8(min(tf, maxDocTF))
+			seen[tid]++
+			toks += int64(tf)
+			hashDocs += pairHash(id, tid, tf)
+			prev = tid
+			off++
+		}
+		if d.err == nil && toks != int64(ix.lens[id]) {
+			d.fail("document %d has %d tokens in its terms, %d in its length", id, toks, ix.lens[id])
+		}
+		dc.terms = docTerms[start:off:off]
+		dc.tfs = docTFs[start:off:off]
+	}
+	if d.err == nil && i != len(b) {
+		d.fail("%d bytes left over", len(b)-i)
+	}
+	for tid := 0; d.err == nil && tid < nterms; tid++ {
+		if seen[tid] != ix.lists[tid].df {
+			d.fail("term %q is listed by %d documents and has %d", ix.lists[tid].term, seen[tid], ix.lists[tid].df)
+		}
+	}
+	if d.err == nil && hashPosts != hashDocs {
+		d.fail("the postings and the documents' terms disagree")
 	}
 	if d.err != nil {
 		return nil, d.err
@@ -237,11 +320,23 @@ func Read(r io.Reader, opts Options) (*Index, error) {
 	return ix, nil
 }
 
+// pairHash mixes one (document, term, count) into 64 bits (SplitMix64's
+// finaliser), for Decode's order-free comparison of the postings with
+// the documents' term lists.
+func pairHash(doc, tid int, tf int32) uint64 {
+	x := uint64(doc)<<32 | uint64(uint32(tid))
+	x ^= uint64(uint32(tf)) * 0x9e3779b97f4a7c15
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
 // decoder reads uvarints from a snapshot body, remembering the first
 // error.
 type decoder struct {
 	b   []byte
-	s   string // the same bytes as b was at the start
 	err error
 }
 
@@ -279,11 +374,6 @@ func (d *decoder) count(limit int) int {
 	return int(x)
 }
 
-// docFill tracks one document while Read fills its term list.
-type docFill struct {
-	next, end, left int32
-}
-
 // uvAt decodes the uvarint at b[i:], returning it and its length, or a
 // length of 0 or less when there is none. One-byte numbers, the common
 // case, take the inlined path.
@@ -301,8 +391,9 @@ func uvSlow(b []byte, i int) (uint64, int) {
 	return binary.Uvarint(b[i:])
 }
 
-// str returns the next n bytes as a substring of d.s.
-func (d *decoder) str(n int) string {
+// str returns the next n bytes, appended to text, as a substring of
+// text's content.
+func (d *decoder) str(text *strings.Builder, n int) string {
 	if d.err != nil {
 		return ""
 	}
@@ -310,7 +401,8 @@ func (d *decoder) str(n int) string {
 		d.fail("truncated text")
 		return ""
 	}
-	start := len(d.s) - len(d.b)
+	start := text.Len()
+	text.Write(d.b[:n])
 	d.b = d.b[n:]
-	return d.s[start : start+n]
+	return text.String()[start:]
 }

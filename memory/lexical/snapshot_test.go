@@ -128,12 +128,16 @@ func TestSnapshotRefusesBadInput(t *testing.T) {
 		data []byte
 	}{
 		{"empty", nil},
-		{"other format", append([]byte("MNLX\x02"), good[5:]...)},
+		{"other format", append([]byte("MNLX\x01"), good[5:]...)},
 		{"truncated", good[:len(good)/2]},
 		{"one byte flipped", func() []byte { b := slices.Clone(good); b[len(b)/3] ^= 0x40; return b }()},
 		{"other analyzer version", reseal(otherAnalyzer)},
 		{"postings cut short, checksum redone", reseal(body[:len(body)-3])},
 		{"trailing bytes, checksum redone", reseal(append(slices.Clone(body), 1, 2, 3))},
+		// The last bytes are the last document's term list (format 2):
+		// a term id or count there that the postings do not hold.
+		{"a document's term disagrees with the postings, checksum redone", func() []byte { b := slices.Clone(body); b[len(b)-2]++; return reseal(b) }()},
+		{"a document's count disagrees with the postings, checksum redone", func() []byte { b := slices.Clone(body); b[len(b)-1]++; return reseal(b) }()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,8 +13,10 @@
 // click; the user_config fields are what it asks for.
 import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+
+import { binaryPath, releaseBinaries } from "../npm/artifacts.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 // The mcpb CLI pinned in mcpb/package.json (2.1.2 writes and validates
@@ -45,7 +47,7 @@ const version = readJSON(join(dist, "metadata.json")).version;
 if (!/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version || "")) {
   die(`version ${JSON.stringify(version)} in ${dist}/metadata.json is not a semver version`);
 }
-const binaries = readJSON(join(dist, "artifacts.json")).filter((a) => a.type === "Binary");
+const binaries = releaseBinaries(dist);
 const template = readJSON(join(here, "manifest.json"));
 
 if (!existsSync(mcpbCLI)) {
@@ -62,14 +64,7 @@ for (const goos of Object.keys(hostOS)) {
     if (which === "host" && (hostOS[goos] !== process.platform || hostCPU[goarch] !== process.arch)) {
       continue;
     }
-    const art = binaries.find((a) => a.goos === goos && a.goarch === goarch);
-    if (!art) {
-      die(`no ${goos}/${goarch} binary in ${dist}/artifacts.json`);
-    }
-    const src = isAbsolute(art.path) ? art.path : join(root, art.path);
-    if (!existsSync(src)) {
-      die(`${src} (${goos}/${goarch}) is missing`);
-    }
+    const src = binaryPath(binaries, root, dist, goos, goarch, die);
     const exe = goos === "windows" ? "mnemo.exe" : "mnemo";
     const dir = join(bundlesDir, `mnemo-${goos}-${goarch}`);
     mkdirSync(join(dir, "server"), { recursive: true });

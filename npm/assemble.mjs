@@ -11,9 +11,11 @@
 // and either this machine's platform package (host) or all six (all).
 // Publishing is "npm publish" of each platform tarball, then the launcher's.
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+
+import { binaryPath, releaseBinaries } from "./artifacts.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const scope = "@mnemo-mcp";
@@ -53,7 +55,7 @@ if (!/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version || "")) {
 // GoReleaser records artifact paths relative to the directory it ran in,
 // the repository root.
 const root = resolve(here, "..");
-const binaries = readJSON(join(dist, "artifacts.json")).filter((a) => a.type === "Binary");
+const binaries = releaseBinaries(dist);
 
 const launcher = JSON.parse(readFileSync(join(here, "mnemo", "package.json"), "utf8"));
 const license = join(root, "LICENSE");
@@ -67,14 +69,7 @@ for (const goos of Object.keys(npmOS)) {
     const os = npmOS[goos];
     const cpu = npmCPU[goarch];
     const name = `${scope}/mnemo-${os}-${cpu}`;
-    const art = binaries.find((a) => a.goos === goos && a.goarch === goarch);
-    if (!art) {
-      die(`no ${goos}/${goarch} binary in ${dist}/artifacts.json`);
-    }
-    const src = isAbsolute(art.path) ? art.path : join(root, art.path);
-    if (!existsSync(src)) {
-      die(`${src} (${goos}/${goarch}) is missing`);
-    }
+    const src = binaryPath(binaries, root, dist, goos, goarch, die);
     const exe = goos === "windows" ? "mnemo.exe" : "mnemo";
     const dir = join(packagesDir, `mnemo-${os}-${cpu}`);
     mkdirSync(join(dir, "bin"), { recursive: true });

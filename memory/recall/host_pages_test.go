@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -76,5 +77,36 @@ func TestWeighSideUsersWords(t *testing.T) {
 	hits := Refine(st, query, nil, now, RankPages(st, query, nil, nil, 0, RankPool), 2)
 	if len(hits) != 2 || hits[0].ID != 1 {
 		t.Errorf("hits = %v, want the user's own statement (1) first", hits)
+	}
+}
+
+// TestStateWordsInFirstPerson: a question asking the user about their
+// present state keeps "currently", the word the user said it in; one
+// about people in a dialogue drops it as phrasing.
+func TestStateWordsInFirstPerson(t *testing.T) {
+	tests := []struct {
+		query string
+		keeps bool
+	}{
+		{"What book am I currently reading?", true},
+		{"Which gym do I currently go to?", true},
+		{"What is Caroline currently reading?", false},
+		{"What book is being read currently?", false},
+	}
+	for _, tt := range tests {
+		got := slices.Contains(termTexts(QueryTerms(tt.query)), termTexts(QueryTerms("currently"))[0])
+		if got != tt.keeps {
+			t.Errorf("QueryTerms(%q) holds currently: %v, want %v", tt.query, got, tt.keeps)
+		}
+	}
+	st := sittingPages(t, [][2]string{
+		{"How do I fit more reading into a busy day? I'm currently devouring The Seven Husbands of Evelyn Hugo.", "Read a chapter at lunch and before bed."},
+		{"Our book club reads a book a month; what book should we be reading next?", "A book club does well with a short book everyone can finish reading."},
+		{"Any tips on book storage?", "Keep each book upright, away from sun: book spines fade."},
+	})
+	const q = "What book am I currently reading?"
+	hits := Refine(st, q, nil, time.Now(), RankPages(st, q, nil, nil, 0, 10), 10)
+	if len(hits) == 0 || hits[0].ID != 0 {
+		t.Fatalf("%q ranks %v first, want the page where the user says what they are currently reading (0)", q, hits)
 	}
 }

@@ -251,6 +251,25 @@ var askingWords = sync.OnceValue(func() map[string]bool {
 	return m
 })
 
+// stateWords are askingWords that a question asking the user about
+// themselves (AsksUser) keeps: "What book am I currently reading?" is
+// answered where the user told the assistant "I'm currently devouring
+// …", in the same word, while "What is Caroline currently doing?", asked
+// about people in a dialogue, uses it as the asker's phrasing. Measured
+// on the LongMemEval development half: turn recall_any@5 0.894 to 0.899
+// and nDCG@5 0.661 to 0.663 (with the host's keywords 0.944 to 0.949 and
+// 0.722 to 0.729), single-session-user recall_any@5 0.970 to 1.000, 12
+// of 198 questions ranked otherwise, four of them worse; LoCoMo dev and
+// REALTALK hold no such question and are unchanged. "recently" and
+// "lately" too changed nothing more.
+var stateWords = sync.OnceValue(func() map[string]bool {
+	m := make(map[string]bool)
+	for _, t := range lexical.Tokenize(`currently`) {
+		m[t] = true
+	}
+	return m
+})
+
 // askingRunes are Chinese question characters (什么, 怎么, 哪里, 吗, 呢):
 // a CJK bigram holding one is about the asking.
 const askingRunes = "什么怎哪吗呢"
@@ -261,8 +280,9 @@ const askingRunes = "什么怎哪吗呢"
 func QueryTerms(query string) []lexical.Term {
 	toks := lexical.Tokenize(query)
 	out := make([]lexical.Term, 0, len(toks))
+	user := AsksUser(query)
 	for _, t := range toks {
-		if !askingWords()[t] && !strings.ContainsAny(t, askingRunes) {
+		if user && stateWords()[t] || !askingWords()[t] && !strings.ContainsAny(t, askingRunes) {
 			out = append(out, lexical.Term{Text: t, Weight: 1})
 		}
 	}

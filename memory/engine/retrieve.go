@@ -139,6 +139,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 		Match:              recall.MatchTerms(&st.Pages, qterms),
 		Keywords:           recall.MatchTerms(&st.Pages, kterms),
 		AsksUser:           recall.AsksUser(req.Query),
+		Now:                now,
 		PageNotes:          pageNotes,
 		RecentNotes:        recentNotes,
 		FactNotes:          factNotes,

@@ -39,6 +39,17 @@ func TestInjectionGolden(t *testing.T) {
 			},
 		},
 		{
+			// With the query's time: the day before it keeps its time of
+			// day (on the date line and on each page), the day twenty
+			// days earlier has its date and weekday only.
+			name: "clock_recent_days",
+			in: InjectionInput{
+				Pages:     greyhound,
+				PageNotes: []ItemNote{{Seq: 2}, {Seq: 1}, {Seq: 0}, {Seq: 3}},
+				Now:       day.AddDate(0, 0, 1).Add(5 * time.Hour),
+			},
+		},
+		{
 			// Facts dated at their statement, the older one on the same
 			// subject marked earlier; a correction fact and exchange;
 			// both marks explained in the header; a model's topic.

@@ -21,9 +21,9 @@ const (
 	MaxPageRunes = 1200
 )
 
-// clockDays is how many days before the query's time a day's exchanges
-// keep their time of day in the text: "this morning" and "last night"
-// are placed by it, an older day by its date and weekday alone. On the
+// clockDays is how many days before the query's time a date line keeps
+// its group's time of day: "this morning" and "last night" are placed by
+// it, an older day by its date and weekday alone. On the
 // LoCoMo development split, where every day is older, the time of day
 // took 15.9 of the text's 467.6 tokens mean with the host's keywords.
 const clockDays = 2
@@ -413,8 +413,10 @@ type pageGroup struct {
 // time of day when all its pages share it; the thread when the pages come
 // from more than one; and the topic of the group's session when a language
 // model summarised it (without one, a topic only repeats the opening of a
-// page). The time of day, on the date line or on each page, is shown for
-// a day at most clockDays before now (any day when now is zero) only.
+// page). A date line shows its group's time of day only for a day at
+// most clockDays before now (any day when now is zero); pages of one day
+// said at different times show theirs whatever the day, so that the
+// order of what was said and corrected that day stays plain.
 func dayGroups(pages []memory.PageHit, notes []ItemNote, sessions []memory.SessionHit, now time.Time) []pageGroup {
 	type key struct {
 		thread string
@@ -503,7 +505,7 @@ func dayGroups(pages []memory.PageHit, notes []ItemNote, sessions []memory.Sessi
 			// The date line goes just before its group's first page.
 			h.order = 2 * pos
 		}
-		out[i] = pageGroup{order: 2*pos + 1, header: h, showTime: !sameTime[k] && clock[k]}
+		out[i] = pageGroup{order: 2*pos + 1, header: h, showTime: !sameTime[k]}
 	}
 	return out
 }

@@ -39,14 +39,19 @@ func TestInjectionGolden(t *testing.T) {
 			},
 		},
 		{
-			// With the query's time: the day before it keeps its time of
-			// day (on the date line and on each page), the day twenty
-			// days earlier has its date and weekday only.
+			// With the query's time: the day before it keeps the time
+			// of day on its date line, the day twenty days earlier has
+			// its date and weekday only; pages of one day said at
+			// different times keep their times, whatever the day.
 			name: "clock_recent_days",
 			in: InjectionInput{
-				Pages:     greyhound,
-				PageNotes: []ItemNote{{Seq: 2}, {Seq: 1}, {Seq: 0}, {Seq: 3}},
-				Now:       day.AddDate(0, 0, 1).Add(5 * time.Hour),
+				Pages: []memory.PageHit{
+					{ID: "a2", ThreadID: "default", Time: day, User: "The greyhound sleeps all day", Reply: "They do."},
+					{ID: "b1", ThreadID: "default", Time: day.AddDate(0, 0, -20), User: "The greyhound came home today", Reply: "Welcome him!"},
+					{ID: "b2", ThreadID: "default", Time: day.AddDate(0, 0, -21), User: "We pick up a greyhound tomorrow", Reply: "Exciting."},
+					{ID: "b3", ThreadID: "default", Time: day.AddDate(0, 0, -21).Add(2 * time.Hour), User: "No, the greyhound comes on Friday", Reply: "Friday, then."},
+				},
+				Now: day.AddDate(0, 0, 1).Add(5 * time.Hour),
 			},
 		},
 		{

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mnemo-mcp/mnemo/memory/lexical"
 )
 
 // TestNeighboursOnlyInDialogues: a page cut from a dialogue between named
@@ -108,5 +110,39 @@ func TestStateWordsInFirstPerson(t *testing.T) {
 	hits := Refine(st, q, nil, time.Now(), RankPages(st, q, nil, nil, 0, 10), 10)
 	if len(hits) == 0 || hits[0].ID != 0 {
 		t.Fatalf("%q ranks %v first, want the page where the user says what they are currently reading (0)", q, hits)
+	}
+}
+
+// TestOwnOrderInsideSittings: the exchanges of one sitting are ordered by
+// their own score on the query's words, in the places the sitting held;
+// another sitting's places and a dialogue's slices stay as they were.
+func TestOwnOrderInsideSittings(t *testing.T) {
+	st := sittingPages(t,
+		[][2]string{
+			{"I'm currently devouring a novel.", "Enjoy it."},
+			{"Our book club meets Friday.", "A book club needs snacks."},
+			{"Tips on book storage?", "Keep books upright."},
+		},
+		[][2]string{
+			{"What should I read next?", "Try a mystery."},
+		},
+		[][2]string{
+			{"Tim: I read a book a week.", "John: Which one now?"},
+			{"Tim: A thriller.", "John: Nice."},
+		},
+	)
+	st.updateLinks()
+	hits := []lexical.Hit{{ID: 1, Score: 9}, {ID: 3, Score: 8}, {ID: 2, Score: 7}, {ID: 5, Score: 6}, {ID: 0, Score: 5}, {ID: 4, Score: 4}}
+	first := []lexical.Hit{{ID: 0, Score: 3}, {ID: 2, Score: 2}, {ID: 1, Score: 1}, {ID: 3, Score: 2}, {ID: 4, Score: 3}, {ID: 5, Score: 1}}
+	ownOrder(st, first, hits)
+	var got []int
+	for _, h := range hits {
+		got = append(got, h.ID)
+	}
+	if want := []int{0, 3, 2, 5, 1, 4}; !slices.Equal(got, want) {
+		t.Errorf("order = %v, want %v: the first sitting's places (0, 2, 4) by own score, the others' kept", got, want)
+	}
+	if hits[0].Score != 9 || hits[5].Score != 4 {
+		t.Errorf("scores = %v, want the places' scores kept", hits)
 	}
 }

@@ -234,7 +234,50 @@ func lexicalPages(st *Pages, qterms []lexical.Term, pool, nfb int) []lexical.Hit
 	}
 	sittingPrior(st, hits, out)
 	SortHits(out)
+	ownOrder(st, first, out)
 	return out[:min(pool, len(out))]
+}
+
+// ownOrder keeps each sitting's places in hits (ranked, best first) but
+// fills them with the sitting's exchanges a host stored in the order of
+// their own score on the query's terms (first, the search before
+// feedback): feedback says which sittings speak of what is asked, the
+// query's words which exchange of a sitting answers it. The feedback
+// terms of a user–assistant sitting are its topic's words, which its long
+// replies repeat: "What book am I currently reading?" put a reply on a
+// book club before "I'm currently devouring …". On the LongMemEval
+// development half: turn nDCG@5 0.663 to 0.678, recall_any@5 0.899 to
+// 0.904, single-session-user nDCG@5 0.877 to 0.917 (plain BM25 0.911),
+// session recall_all@10 unchanged; with the host's keywords nDCG@5 0.729
+// to 0.731, recall_any@10 0.975 to 0.980, recall_any@5 0.949 to 0.944 (one
+// question). Slices of a dialogue between named people keep their places:
+// LoCoMo dev and REALTALK are unchanged.
+func ownOrder(st *Pages, first, hits []lexical.Hit) {
+	own := make(map[int]float64, len(first))
+	for _, h := range first {
+		own[h.ID] = h.Score
+	}
+	places := make(map[int32][]int)
+	for i, h := range hits {
+		if st.links.dialogue[h.ID] {
+			continue
+		}
+		s := st.links.sitting[h.ID]
+		places[s] = append(places[s], i)
+	}
+	for _, at := range places {
+		if len(at) < 2 {
+			continue
+		}
+		ids := make([]int, len(at))
+		for j, i := range at {
+			ids[j] = hits[i].ID
+		}
+		slices.SortStableFunc(ids, func(a, b int) int { return cmp.Compare(own[b], own[a]) })
+		for j, i := range at {
+			hits[i].ID = ids[j]
+		}
+	}
 }
 
 // askingWords are words about the asking rather than the thing asked

@@ -97,6 +97,8 @@ func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err err
 	if saved == nil || saved.Version != memory.MidTermVersion {
 		return m
 	}
+	// pos maps a turn id to its position, and to -1 once a page took it:
+	// a turn is in one session only.
 	pos := make(map[string]int, len(st.Turns))
 	for p, t := range st.Turns {
 		pos[t.ID] = p
@@ -104,7 +106,13 @@ func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err err
 	for thread, seq := range saved.Moved {
 		m.Moved[thread] = seq
 	}
-	seen := make(map[string]bool)
+	total := 0
+	for _, ses := range saved.Sessions {
+		if ses != nil {
+			total += len(ses.Pages)
+		}
+	}
+	m.ByPage = make(map[string]int, total)
 	for _, ses := range saved.Sessions {
 		if ses == nil {
 			continue
@@ -112,8 +120,9 @@ func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err err
 		had := len(ses.Pages)
 		pages := ses.Pages[:0]
 		for _, pg := range ses.Pages {
-			if _, ok := pos[pg.TurnID]; ok && !seen[pg.TurnID] {
-				seen[pg.TurnID] = true
+			if p, ok := pos[pg.TurnID]; ok && p >= 0 {
+				pos[pg.TurnID] = -1
+				pg.Pos = p
 				pages = append(pages, pg)
 			}
 		}
@@ -122,9 +131,6 @@ func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err err
 			continue
 		}
 		ses.Pages = pages
-		for i := range pages {
-			pages[i].Pos = pos[pages[i].TurnID]
-		}
 		ses.SetKeywords(ses.Keywords)
 		if len(pages) < had {
 			// The summary may quote a forgotten exchange: make it again

@@ -234,7 +234,7 @@ func (p *midTermParser) page(pg *MidTermPage) bool {
 	if p.eat('}') {
 		return true
 	}
-	var id, analyzed bool
+	var id, analyzed, seq bool
 	for {
 		key, ok := p.plain()
 		if !ok || !p.eat(':') {
@@ -251,6 +251,11 @@ func (p *midTermParser) page(pg *MidTermPage) bool {
 				return false
 			}
 			analyzed = true
+		case "seq":
+			if seq || !p.int64(&pg.Seq) {
+				return false
+			}
+			seq = true
 		default:
 			return false
 		}

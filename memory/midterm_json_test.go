@@ -16,7 +16,7 @@ func midTermStates() []*MidTermState {
 		{Version: MidTermVersion, Moved: map[string]int64{}, Sessions: []*MidTermSession{}},
 		{Version: MidTermVersion, Moved: map[string]int64{"t1": 40, "a \"q\" <b>": -3}, NextID: 7, Sessions: []*MidTermSession{
 			{ID: "session_1", Summary: "deploys & <rollbacks> — café \u2028", Keywords: []string{"deploy", "rollback"},
-				Pages: []MidTermPage{{TurnID: "turn_01a2", Analyzed: true}, {TurnID: "turn_01a3"}}, Visits: 2, Interactions: 3,
+				Pages: []MidTermPage{{TurnID: "turn_01a2", Analyzed: true, Seq: 4}, {TurnID: "turn_01a3"}}, Visits: 2, Interactions: 3,
 				LastVisit: at, Created: at.Add(-time.Hour), Uses: 5},
 			nil,
 			{ID: "session_3", LLMSummary: true, SummarizedPages: 4, Keywords: []string{}, Pages: []MidTermPage{},
@@ -59,6 +59,7 @@ func midTermOddInputs() [][]byte {
 		[]byte(`{"sessions":[{"pages":[{"turnId":"\u00e9\n","analyzed":false}]}]}`), []byte("{\"sessions\":[{\"id\":\"\xff\"}]}"),
 		[]byte(`{"sessions":[{"lastVisit":"2024-13-01T00:00:00Z"}]}`), []byte(`{"sessions":[{"lastVisit":null}]}`),
 		[]byte(`{"sessions":[{"keywords":["a",1]}]}`), []byte(`{"extra":1}`), []byte(`{"moved":{"a":1,"a":2}}`), []byte(`{"sessions":[{"id":"a\"}]}`),
+		[]byte(`{"sessions":[{"pages":[{"turnId":"a","seq":3,"seq":4}]}]}`), []byte(`{"sessions":[{"pages":[{"seq":-9223372036854775809}]}]}`),
 		[]byte(`[`), []byte(``),
 	}
 }

@@ -13,7 +13,9 @@
 package lexical
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -51,6 +53,7 @@ type Index struct {
 	tok     tokenizer        // Add's, guarded by mu
 	ids     []int32          // Add's term ids, guarded by mu
 	pre     []byte           // Add's prefix term, guarded by mu
+	pack    []byte           // link's packed terms, guarded by mu
 	freed   uint64           // terms freed so far, to expire AddBatch's caches
 	gen     uint64           // changes so far (Add, AddBatch, Remove), for SearchTermsFeedback
 
@@ -69,16 +72,45 @@ type posting struct {
 }
 
 type doc struct {
-	terms []int32 // distinct term ids, ascending
-	// tfs holds the count of each term in terms, up to maxDocTF (a
-	// count that reaches it is read from the postings): DocTerms reads
-	// them without a search of each term's postings.
-	tfs   []uint8
+	// terms holds the document's distinct term ids, ascending, each with
+	// its count, as uvarints: the id's difference from the one before
+	// (from -1 for the first) and the count. About two bytes a term
+	// rather than five in arrays, and the snapshot's own encoding, which
+	// Decode copies as it is.
+	terms []byte
+	n     int32 // distinct terms
 	state docState
 }
 
-// maxDocTF is the largest count doc.tfs holds.
-const maxDocTF = math.MaxUint8
+// docTerms walks a document's packed terms:
+//
+//	for it := d.iter(); it.next(); { use it.tid, it.tf }
+type docTerms struct {
+	b       []byte
+	tid, tf int32
+}
+
+func (d *doc) iter() docTerms { return docTerms{b: d.terms, tid: -1} }
+
+// next moves to the next term; the terms were packed by packTerms or
+// checked by Decode, so they are well formed.
+func (it *docTerms) next() bool {
+	if len(it.b) == 0 {
+		return false
+	}
+	delta, n := uvAt(it.b, 0)
+	tf, m := uvAt(it.b, n)
+	it.b = it.b[n+m:]
+	it.tid += int32(delta)
+	it.tf = int32(tf)
+	return true
+}
+
+// appendTerm packs one term, tid after prev, with its count.
+func appendTerm(b []byte, prev, tid, tf int32) []byte {
+	b = binary.AppendUvarint(b, uint64(tid-prev))
+	return binary.AppendUvarint(b, uint64(tf))
+}
 
 type docState uint8
 
@@ -158,7 +190,7 @@ func (ix *Index) clear(id int) {
 		ix.unlink(id)
 		ix.purge(id)
 	case removed:
-		ix.stale -= len(ix.docs[id].terms)
+		ix.stale -= int(ix.docs[id].n)
 		ix.purge(id)
 	}
 }
@@ -167,22 +199,23 @@ func (ix *Index) clear(id int) {
 // sorts ids.
 func (ix *Index) link(id int, ids []int32) {
 	slices.Sort(ids)
-	nd := distinct(ids)
-	terms, tfs := make([]int32, 0, nd), make([]uint8, 0, nd)
+	packed, prev, nd := ix.pack[:0], int32(-1), int32(0)
 	for i := 0; i < len(ids); {
 		j := i + 1
 		for j < len(ids) && ids[j] == ids[i] {
 			j++
 		}
+		tf := int32(min(j-i, math.MaxInt32))
 		l := &ix.lists[ids[i]]
-		l.insert(posting{doc: int32(id), tf: int32(min(j-i, math.MaxInt32))})
+		l.insert(posting{doc: int32(id), tf: tf})
 		l.df++
 		ix.npost++
-		terms = append(terms, ids[i])
-		tfs = append(tfs, uint8(min(j-i, maxDocTF)))
+		packed = appendTerm(packed, prev, ids[i], tf)
+		prev, nd = ids[i], nd+1
 		i = j
 	}
-	ix.docs[id] = doc{terms: terms, tfs: tfs, state: live}
+	ix.pack = packed
+	ix.docs[id] = doc{terms: bytes.Clone(packed), n: nd, state: live}
 	ix.lens[id] = int32(min(len(ids), math.MaxInt32))
 	ix.total += int64(ix.lens[id])
 	ix.live++
@@ -200,7 +233,7 @@ func (ix *Index) Remove(id int) {
 	ix.unlink(id)
 	ix.docs[id].state = removed
 	ix.removed = append(ix.removed, int32(id))
-	ix.stale += len(ix.docs[id].terms)
+	ix.stale += int(ix.docs[id].n)
 	// Postings are left in place, skipped by Search, and swept in one pass
 	// once they are a quarter of the index: removing a document eagerly
 	// would shift every long postings list it appears in.
@@ -211,8 +244,9 @@ func (ix *Index) Remove(id int) {
 
 // unlink takes live document id out of the statistics and out of searches.
 func (ix *Index) unlink(id int) {
-	for _, tid := range ix.docs[id].terms {
-		ix.lists[tid].df--
+	d := &ix.docs[id]
+	for it := d.iter(); it.next(); {
+		ix.lists[it.tid].df--
 	}
 	ix.total -= int64(ix.lens[id])
 	ix.lens[id] = 0
@@ -221,7 +255,9 @@ func (ix *Index) unlink(id int) {
 
 // purge deletes the postings of document id, which is not live, at once.
 func (ix *Index) purge(id int) {
-	for _, tid := range ix.docs[id].terms {
+	d := &ix.docs[id]
+	for it := d.iter(); it.next(); {
+		tid := it.tid
 		l := &ix.lists[tid]
 		if i, ok := l.find(int32(id)); ok {
 			l.p = slices.Delete(l.p, i, i+1)
@@ -239,9 +275,9 @@ func (ix *Index) purge(id int) {
 func (ix *Index) compact() {
 	touched := make([]uint64, (len(ix.lists)+63)/64)
 	for _, id := range ix.removed {
-		if d := ix.docs[id]; d.state == removed {
-			for _, tid := range d.terms {
-				touched[tid/64] |= 1 << (tid % 64)
+		if d := &ix.docs[id]; d.state == removed {
+			for it := d.iter(); it.next(); {
+				touched[it.tid/64] |= 1 << (it.tid % 64)
 			}
 		}
 	}
@@ -307,17 +343,6 @@ func (l *postings) insert(p posting) {
 	l.p = slices.Insert(l.p, i, p)
 }
 
-// distinct returns the number of distinct values in sorted s.
-func distinct(s []int32) int {
-	n := 0
-	for i := range s {
-		if i == 0 || s[i] != s[i-1] {
-			n++
-		}
-	}
-	return n
-}
-
 // DocTerms calls fn with each distinct term of document id and the number
 // of times it occurs, in no particular order: the counts of
 // Tokenize(text) for the text indexed under id, without tokenizing it
@@ -330,15 +355,9 @@ func (ix *Index) DocTerms(id int, fn func(term string, tf int)) {
 		return
 	}
 	d := &ix.docs[id]
-	for k, tid := range d.terms {
-		l := &ix.lists[tid]
-		if isPrefixTerm(l.term) {
-			continue
-		}
-		if tf := d.tfs[k]; tf < maxDocTF {
-			fn(l.term, int(tf))
-		} else if i, ok := l.find(int32(id)); ok {
-			fn(l.term, int(l.p[i].tf))
+	for it := d.iter(); it.next(); {
+		if l := &ix.lists[it.tid]; !isPrefixTerm(l.term) {
+			fn(l.term, int(it.tf))
 		}
 	}
 }
@@ -353,8 +372,9 @@ func (ix *Index) DocWords(id int, fn func(term string)) {
 	if id < 0 || id >= len(ix.docs) || ix.docs[id].state != live {
 		return
 	}
-	for _, tid := range ix.docs[id].terms {
-		if term := ix.lists[tid].term; !isPrefixTerm(term) {
+	d := &ix.docs[id]
+	for it := d.iter(); it.next(); {
+		if term := ix.lists[it.tid].term; !isPrefixTerm(term) {
 			fn(term)
 		}
 	}
@@ -406,7 +426,9 @@ func EachDocValue[T any](ix *Index, m *TermMemo[T], id int, fn func(T)) {
 		m.state = append(m.state, make([]termState, n-len(m.state))...)
 		m.vals = append(m.vals, make([]T, n-len(m.vals))...)
 	}
-	for _, tid := range ix.docs[id].terms {
+	d := &ix.docs[id]
+	for it := d.iter(); it.next(); {
+		tid := it.tid
 		switch m.state[tid] {
 		case termUnknown:
 			term := ix.lists[tid].term

@@ -14,7 +14,6 @@ package lexical
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -61,14 +60,32 @@ type Index struct {
 }
 
 // postings lists the documents containing one term, by ascending doc id.
+// The documents and their counts are two arrays, five bytes a posting
+// rather than eight: a count of tfOverflow or more is kept as tfOverflow
+// and read from the document's terms (tf).
 type postings struct {
 	term string
-	df   int32 // live documents in p
-	p    []posting
+	df   int32   // live documents in docs
+	docs []int32 // ascending
+	tfs  []uint8 // the count of the term in each of docs, at most tfOverflow
 }
 
-type posting struct {
-	doc, tf int32
+// tfOverflow marks a count too large for postings.tfs.
+const tfOverflow = math.MaxUint8
+
+// tf returns the count of term tid in the document at position j of its
+// postings.
+func (ix *Index) tf(l *postings, tid int32, j int) int32 {
+	if t := l.tfs[j]; t < tfOverflow {
+		return int32(t)
+	}
+	d := &ix.docs[l.docs[j]]
+	for it := d.iter(); it.next(); {
+		if it.tid == tid {
+			return it.tf
+		}
+	}
+	return tfOverflow
 }
 
 type doc struct {
@@ -207,7 +224,7 @@ func (ix *Index) link(id int, ids []int32) {
 		}
 		tf := int32(min(j-i, math.MaxInt32))
 		l := &ix.lists[ids[i]]
-		l.insert(posting{doc: int32(id), tf: tf})
+		l.insert(int32(id), tf)
 		l.df++
 		ix.npost++
 		packed = appendTerm(packed, prev, ids[i], tf)
@@ -260,10 +277,10 @@ func (ix *Index) purge(id int) {
 		tid := it.tid
 		l := &ix.lists[tid]
 		if i, ok := l.find(int32(id)); ok {
-			l.p = slices.Delete(l.p, i, i+1)
+			l.docs, l.tfs = slices.Delete(l.docs, i, i+1), slices.Delete(l.tfs, i, i+1)
 			ix.npost--
 		}
-		if len(l.p) == 0 {
+		if len(l.docs) == 0 {
 			ix.freeTerm(tid)
 		}
 	}
@@ -286,15 +303,21 @@ func (ix *Index) compact() {
 			tid := int32(w*64 + bits.TrailingZeros64(word))
 			word &= word - 1
 			l := &ix.lists[tid]
-			kept := slices.DeleteFunc(l.p, func(p posting) bool { return ix.docs[p.doc].state != live })
-			ix.npost -= len(l.p) - len(kept)
+			n := 0
+			for j, d := range l.docs {
+				if ix.docs[d].state == live {
+					l.docs[n], l.tfs[n] = d, l.tfs[j]
+					n++
+				}
+			}
+			ix.npost -= len(l.docs) - n
 			switch {
-			case len(kept) == 0:
+			case n == 0:
 				ix.freeTerm(tid)
-			case cap(kept) > 2*len(kept)+8:
-				l.p = slices.Clone(kept)
+			case cap(l.docs) > 2*n+8:
+				l.docs, l.tfs = slices.Clone(l.docs[:n]), slices.Clone(l.tfs[:n])
 			default:
-				l.p = kept
+				l.docs, l.tfs = l.docs[:n], l.tfs[:n]
 			}
 		}
 	}
@@ -329,18 +352,19 @@ func (ix *Index) freeTerm(tid int32) {
 
 // find returns the position of doc in l, or where it would be inserted.
 func (l *postings) find(doc int32) (int, bool) {
-	return slices.BinarySearchFunc(l.p, doc, func(p posting, doc int32) int { return cmp.Compare(p.doc, doc) })
+	return slices.BinarySearch(l.docs, doc)
 }
 
-// insert adds p to l, in doc order; ids usually arrive in increasing order,
+// insert adds doc, with count tf, to l, in doc order; ids usually arrive in increasing order,
 // which makes this an append.
-func (l *postings) insert(p posting) {
-	if n := len(l.p); n == 0 || l.p[n-1].doc < p.doc {
-		l.p = append(l.p, p)
+func (l *postings) insert(doc, tf int32) {
+	t := uint8(min(tf, tfOverflow))
+	if n := len(l.docs); n == 0 || l.docs[n-1] < doc {
+		l.docs, l.tfs = append(l.docs, doc), append(l.tfs, t)
 		return
 	}
-	i, _ := l.find(p.doc)
-	l.p = slices.Insert(l.p, i, p)
+	i, _ := l.find(doc)
+	l.docs, l.tfs = slices.Insert(l.docs, i, doc), slices.Insert(l.tfs, i, t)
 }
 
 // DocTerms calls fn with each distinct term of document id and the number

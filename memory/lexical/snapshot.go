@@ -76,13 +76,13 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 		bw.WriteString(l.term)
 		uv(uint64(l.df))
 		prev := int32(-1)
-		for _, p := range l.p {
-			if ix.docs[p.doc].state != live {
+		for j, doc := range l.docs {
+			if ix.docs[doc].state != live {
 				continue
 			}
-			uv(uint64(p.doc - prev))
-			uv(uint64(p.tf))
-			prev = p.doc
+			uv(uint64(doc - prev))
+			uv(uint64(ix.tf(l, int32(i), j)))
+			prev = doc
 		}
 	}
 	// A document's packed terms are written as they are when no term
@@ -194,7 +194,7 @@ func Decode(data []byte, opts Options) (*Index, error) {
 	nterms := d.count(len(d.b) / 2)
 	ix.lists = make([]postings, nterms)
 	ix.terms = make(map[string]int32, nterms)
-	all := make([]posting, total)
+	allDocs, allTFs := make([]int32, total), make([]uint8, total)
 	// The terms are substrings of one builder's text: a few allocations
 	// instead of one per term, and none of data kept.
 	var text strings.Builder
@@ -212,14 +212,15 @@ func Decode(data []byte, opts Options) (*Index, error) {
 			d.fail("term %q has no documents", term)
 		}
 		l := &ix.lists[tid]
-		l.term, l.df, l.p = term, int32(df), all[at:at+df:at+df]
+		l.term, l.df = term, int32(df)
+		l.docs, l.tfs = allDocs[at:at+df:at+df], allTFs[at:at+df:at+df]
 		at += df
 		if d.err != nil {
 			break
 		}
 		// The hot loop: varints decoded from a local slice.
 		b, i, prev := d.b, 0, -1
-		for j := range l.p {
+		for j := range l.docs {
 			delta, n := uvAt(b, i)
 			if n <= 0 {
 				d.fail("posting %d of term %q is truncated", j, term)
@@ -238,7 +239,7 @@ func Decode(data []byte, opts Options) (*Index, error) {
 				break
 			}
 			tf := int32(tf64)
-			l.p[j] = posting{doc: int32(doc), tf: tf}
+			l.docs[j], l.tfs[j] = int32(doc), uint8(min(tf, tfOverflow))
 			left[doc]--
 			hashPosts += pairHash(doc, tid, tf)
 			prev = doc

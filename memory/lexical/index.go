@@ -112,15 +112,50 @@ func (d *doc) iter() docTerms { return docTerms{b: d.terms, tid: -1} }
 // next moves to the next term; the terms were packed by packTerms or
 // checked by Decode, so they are well formed.
 func (it *docTerms) next() bool {
+	// Most ids differ by less than 128 and most counts are below 128:
+	// two bytes, read here; the rest by nextLong.
+	if b := it.b; len(b) > 1 && b[0]|b[1] < 0x80 {
+		it.tid, it.tf, it.b = it.tid+int32(b[0]), int32(b[1]), b[2:]
+		return true
+	}
+	return it.nextLong()
+}
+
+func (it *docTerms) nextLong() bool {
 	if len(it.b) == 0 {
 		return false
 	}
-	delta, n := uvAt(it.b, 0)
-	tf, m := uvAt(it.b, n)
+	delta, n := binary.Uvarint(it.b)
+	tf, m := binary.Uvarint(it.b[n:])
 	it.b = it.b[n+m:]
 	it.tid += int32(delta)
 	it.tf = int32(tf)
 	return true
+}
+
+// appendTermIDs appends the term ids of packed terms b to dst: the
+// loop of the callers that read only the ids, many documents at a time
+// (EachDocValue), with the common one-byte numbers read in line.
+func appendTermIDs(dst []int32, b []byte) []int32 {
+	tid := int32(-1)
+	for i := 0; i < len(b); {
+		if c := b[i]; c < 0x80 {
+			tid += int32(c)
+			i++
+		} else {
+			x, n := binary.Uvarint(b[i:])
+			tid += int32(x)
+			i += max(n, 1)
+		}
+		if i < len(b) && b[i] < 0x80 {
+			i++
+		} else if i < len(b) {
+			_, n := binary.Uvarint(b[i:])
+			i += max(n, 1)
+		}
+		dst = append(dst, tid)
+	}
+	return dst
 }
 
 // appendTerm packs one term, tid after prev, with its count.
@@ -418,6 +453,7 @@ type TermMemo[T any] struct {
 	freed uint64
 	vals  []T
 	state []termState
+	tids  []int32 // EachDocValue's scratch
 }
 
 type termState uint8
@@ -450,9 +486,8 @@ func EachDocValue[T any](ix *Index, m *TermMemo[T], id int, fn func(T)) {
 		m.state = append(m.state, make([]termState, n-len(m.state))...)
 		m.vals = append(m.vals, make([]T, n-len(m.vals))...)
 	}
-	d := &ix.docs[id]
-	for it := d.iter(); it.next(); {
-		tid := it.tid
+	m.tids = appendTermIDs(m.tids[:0], ix.docs[id].terms)
+	for _, tid := range m.tids {
 		switch m.state[tid] {
 		case termUnknown:
 			term := ix.lists[tid].term

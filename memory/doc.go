@@ -3,7 +3,8 @@
 // filter.go, signals.go; a message is scanned once for the patterns'
 // literals, internal/relit, and only the patterns it may match are run),
 // scopes (scope.go), the persisted document and
-// mid-term state (types.go, document_json.go, midterm.go, usage.go), the
+// mid-term state (types.go, document_json.go, midterm.go, midterm_json.go:
+// its direct JSON decoder, usage.go), the
 // request, result and limit of every verb (api.go), what imports carry
 // (imports.go), validation and the
 // redaction hook (validate.go, secrets.go), errors (errors.go), the

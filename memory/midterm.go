@@ -84,6 +84,10 @@ func (m *MidTermSession) SetKeywords(kw []string) {
 type MidTermPage struct {
 	TurnID   string `json:"turnId"`
 	Analyzed bool   `json:"analyzed,omitempty"`
+	// Seq is the turn's Seq, where it was known when saved: a restart
+	// finds the turn by it (and checks its id) rather than hashing every
+	// turn's id. A saved state without it is read as before.
+	Seq int64 `json:"seq,omitempty"`
 
 	Pos int `json:"-"` // position of the turn in the scope's turns
 }

@@ -194,7 +194,7 @@ func (s *Service) placePage(st *scopeState, p int) {
 		m.AddSession(best)
 	}
 	sessionCentroid(st, best)
-	best.Pages = append(best.Pages, memory.MidTermPage{TurnID: t.ID, Pos: p})
+	best.Pages = append(best.Pages, memory.MidTermPage{TurnID: t.ID, Seq: t.Seq, Pos: p})
 	best.Interactions++
 	best.Uses++
 	best.LastVisit = now

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -85,6 +87,26 @@ func (s *Service) loadMidTerm(ctx context.Context, st *scopeState) *tiers.MidTer
 	return s.fitMidTerm(st, saved, err)
 }
 
+// turnBySeq returns the position in turns (in Seq order) of the turn
+// with the given Seq and id, or -1 when there is none (seq 0: not known).
+// Seqs are usually dense, so the position is first guessed from the
+// first turn's Seq.
+func turnBySeq(turns []*memory.Turn, seq int64, id string) int {
+	if seq <= 0 || len(turns) == 0 {
+		return -1
+	}
+	p := -1
+	if g := seq - turns[0].Seq; g >= 0 && g < int64(len(turns)) && turns[g].Seq == seq {
+		p = int(g)
+	} else if i, ok := slices.BinarySearchFunc(turns, seq, func(t *memory.Turn, seq int64) int { return cmp.Compare(t.Seq, seq) }); ok {
+		p = i
+	}
+	if p < 0 || turns[p].ID != id {
+		return -1
+	}
+	return p
+}
+
 // fitMidTerm is loadMidTerm once the saved state is read (saved and err
 // are LoadMidTerm's results).
 func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err error) *tiers.MidTerm {
@@ -97,14 +119,18 @@ func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err err
 	if saved == nil || saved.Version != memory.MidTermVersion {
 		return m
 	}
-	pos := make(map[string]int, len(st.Turns))
-	for p, t := range st.Turns {
-		pos[t.ID] = p
-	}
 	for thread, seq := range saved.Moved {
 		m.Moved[thread] = seq
 	}
-	seen := make(map[string]bool)
+	total := 0
+	for _, ses := range saved.Sessions {
+		if ses != nil {
+			total += len(ses.Pages)
+		}
+	}
+	m.ByPage = make(map[string]int, total)
+	taken := make([]bool, len(st.Turns)) // a turn is in one session only
+	var ids map[string]int               // turn id → position, built if a page's Seq does not find it
 	for _, ses := range saved.Sessions {
 		if ses == nil {
 			continue
@@ -112,8 +138,26 @@ func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err err
 		had := len(ses.Pages)
 		pages := ses.Pages[:0]
 		for _, pg := range ses.Pages {
-			if _, ok := pos[pg.TurnID]; ok && !seen[pg.TurnID] {
-				seen[pg.TurnID] = true
+			p := turnBySeq(st.Turns, pg.Seq, pg.TurnID)
+			if p < 0 {
+				if ids == nil {
+					ids = make(map[string]int, len(st.Turns))
+					for p, t := range st.Turns {
+						ids[t.ID] = p
+					}
+				}
+				var ok bool
+				if p, ok = ids[pg.TurnID]; !ok {
+					continue
+				}
+			}
+			if !taken[p] {
+				taken[p] = true
+				if pg.Seq != st.Turns[p].Seq {
+					pg.Seq = st.Turns[p].Seq
+					m.Dirty = true // saved again with the Seq, for the next start
+				}
+				pg.Pos = p
 				pages = append(pages, pg)
 			}
 		}
@@ -122,9 +166,6 @@ func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err err
 			continue
 		}
 		ses.Pages = pages
-		for i := range pages {
-			pages[i].Pos = pos[pages[i].TurnID]
-		}
 		ses.SetKeywords(ses.Keywords)
 		if len(pages) < had {
 			// The summary may quote a forgotten exchange: make it again

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -604,4 +605,91 @@ func TestMidTermSaveDoesNotBlockAdds(t *testing.T) {
 	if pages != 19 {
 		t.Errorf("saved state holds %d pages, want the 19 that left the window", pages)
 	}
+}
+
+// TestSavedPagesFoundBySeqOrID checks that a restart finds each saved
+// page's turn whatever its saved Seq says: right, missing (a state saved
+// before pages kept it) or pointing at another turn, and that a page saved
+// twice or whose turn is gone is dropped.
+func TestSavedPagesFoundBySeqOrID(t *testing.T) {
+	cfg := memory.DefaultConfig()
+	cfg.ShortTermCapacity = 3
+	edits := map[string]func(st *memory.MidTermState){
+		"as saved": func(*memory.MidTermState) {},
+		"no seq": func(st *memory.MidTermState) {
+			for _, ses := range st.Sessions {
+				for i := range ses.Pages {
+					ses.Pages[i].Seq = 0
+				}
+			}
+		},
+		"seq of another turn": func(st *memory.MidTermState) {
+			for _, ses := range st.Sessions {
+				for i := range ses.Pages {
+					ses.Pages[i].Seq++
+				}
+			}
+		},
+		"twice and gone": func(st *memory.MidTermState) {
+			ses := st.Sessions[0]
+			ses.Pages = append(ses.Pages, ses.Pages[0], memory.MidTermPage{TurnID: "turn_gone", Seq: ses.Pages[0].Seq})
+		},
+	}
+	for name, edit := range edits {
+		t.Run(name, func(t *testing.T) {
+			store, mid := newMemStore(), &memMidTerm{}
+			start := func() *Service {
+				s, err := NewService(cfg, storeWithMidTerm{store, mid}, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			s := start()
+			r := rand.New(rand.NewPCG(9, 9))
+			for i := range 40 {
+				addPair(t, s, fmt.Sprint("t", i%2), topicText(r, i/8, 8), topicText(r, i/8, 5))
+			}
+			want := sessionPages(t, s)
+			s.Close(context.Background())
+
+			saved, err := mid.LoadMidTerm(t.Context(), memory.Scope{UserID: cfg.UserID})
+			if err != nil || saved == nil || len(saved.Sessions) == 0 {
+				t.Fatalf("saved state = %v, %v; want sessions", saved, err)
+			}
+			for _, ses := range saved.Sessions {
+				for _, pg := range ses.Pages {
+					if pg.Seq == 0 {
+						t.Fatalf("page %s saved without its Seq", pg.TurnID)
+					}
+				}
+			}
+			edit(saved)
+			if err := mid.SaveMidTerm(t.Context(), memory.Scope{UserID: cfg.UserID}, saved); err != nil {
+				t.Fatal(err)
+			}
+			s = start()
+			defer s.Close(context.Background())
+			if got := sessionPages(t, s); !reflect.DeepEqual(got, want) {
+				t.Errorf("sessions after restart = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// sessionPages returns the turn ids of each mid-term session's pages, by
+// session id.
+func sessionPages(t *testing.T, s *Service) map[string][]string {
+	t.Helper()
+	view, err := s.MidTerm(t.Context(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string][]string)
+	for _, ses := range view.Sessions {
+		for _, p := range ses.Pages {
+			out[ses.ID] = append(out[ses.ID], p.ID)
+		}
+	}
+	return out
 }

@@ -36,11 +36,11 @@ func (s *Store) LoadMidTerm(ctx context.Context, scope memory.Scope) (*memory.Mi
 	if err != nil {
 		return nil, fmt.Errorf("read mid-term memory %s: %w", path, err)
 	}
-	var ms memory.MidTermState
-	if err := json.Unmarshal(data, &ms); err != nil {
+	ms, err := memory.DecodeMidTermState(data)
+	if err != nil {
 		return nil, fmt.Errorf("decode mid-term memory %s: %w", path, err)
 	}
-	return &ms, nil
+	return ms, nil
 }
 
 // SaveMidTerm replaces the scope's mid-term state atomically (temp file,

@@ -209,30 +209,31 @@ func (s *Store) readAll(ctx context.Context, st *scopeFiles, path string, f *os.
 			if err := ctx.Err(); err != nil {
 				return nil, cur, err
 			}
-			turns, err := decodeLines(ctx, data[:end], cur.line, chunk)
+			lines := data[:end]
+			count := bytes.Count(lines, []byte{'\n'})
 			if out == nil && off < size {
 				// The turns of the blocks to come are estimated from this
 				// one's, so that out is allocated once, not in append's
 				// quarter steps (five times its size, all told).
-				rest := float64(len(turns)) * float64(size-off) / float64(end)
-				out = make([]memory.Turn, 0, len(turns)+int(rest*1.02)+16)
+				rest := float64(count) * float64(size-off) / float64(end)
+				out = make([]memory.Turn, 0, count+int(rest*1.02)+16)
 			}
-			out = slices.Grow(out, len(turns))
-			for i, d := range turns {
-				if d.err != nil {
-					return nil, cur, d.err
+			// The lines are decoded in place, into out's spare room, not
+			// into a block's worth of turns copied over after.
+			out = slices.Grow(out, count)
+			dst := out[len(out) : len(out)+count]
+			n, err := decodeLines(ctx, lines, cur.line, chunk, dst)
+			for i := range dst[:n] {
+				if dst[i].Seq <= cur.seq {
+					return nil, cur, fmt.Errorf("line %d: %w: seq %d does not follow %d", cur.line+1, memory.ErrCorrupt, dst[i].Seq, cur.seq)
 				}
-				if d.t.Seq <= cur.seq {
-					return nil, cur, fmt.Errorf("line %d: %w: seq %d does not follow %d", cur.line+1, memory.ErrCorrupt, d.t.Seq, cur.seq)
-				}
-				cur.seq = d.t.Seq
+				cur.seq = dst[i].Seq
 				cur.line++
-				out = append(out, d.t)
-				turns[i] = decoded{}
 			}
 			if err != nil {
 				return nil, cur, err
 			}
+			out = out[:len(out)+n]
 			cur.off += int64(end)
 		}
 		held = copy(buf, data[end:])
@@ -246,83 +247,72 @@ func (s *Store) readAll(ctx context.Context, st *scopeFiles, path string, f *os.
 	return out, cur, nil
 }
 
-// decoded is one decoded line, or why it could not be decoded.
-type decoded struct {
-	t   memory.Turn
-	err error
-}
-
 // decodeLines decodes lines (each ending in '\n'; the first is line
-// first+1 of the log) in chunks of at least chunk bytes, no more chunks
-// than CPUs, one goroutine each. A chunk stops at its first bad line,
-// whose entry carries the error; an error returned means the context
-// ended.
-func decodeLines(ctx context.Context, lines []byte, first, chunk int) ([]decoded, error) {
-	var chunks [][]byte
-	parts := max(1, min(runtime.GOMAXPROCS(0), len(lines)/chunk))
-	for rest := lines; len(rest) > 0; parts-- {
+// first+1 of the log) into dst, one turn a line, in chunks of at least
+// chunk bytes, no more chunks than CPUs, one goroutine each. It returns
+// how many lines, from the first, were decoded, and the error that
+// stopped it there: a line that does not parse (an error wrapping
+// memory.ErrCorrupt that names it) or the end of the context.
+func decodeLines(ctx context.Context, lines []byte, first, chunk int, dst []memory.Turn) (int, error) {
+	type part struct {
+		lines []byte
+		at    int // index in dst of its first line
+		n     int // lines decoded
+		err   error
+	}
+	var parts []part
+	at := 0
+	for rest, left := lines, max(1, min(runtime.GOMAXPROCS(0), len(lines)/chunk)); len(rest) > 0; left-- {
 		end := len(rest)
-		if parts > 1 {
-			end = len(rest) / parts
+		if left > 1 {
+			end = len(rest) / left
 			end += bytes.IndexByte(rest[end:], '\n') + 1
 		}
-		chunks = append(chunks, rest[:end])
+		parts = append(parts, part{lines: rest[:end], at: at})
+		at += bytes.Count(rest[:end], []byte{'\n'})
 		rest = rest[end:]
 	}
-	results := make([][]decoded, len(chunks))
-	errs := make([]error, len(chunks))
 	decode := func(i int) {
-		results[i], errs[i] = decodeChunkLines(ctx, chunks[i])
+		p := &parts[i]
+		p.n, p.err = decodeChunkLines(ctx, p.lines, dst[p.at:])
 	}
 	var wg sync.WaitGroup
-	for i := 1; i < len(chunks); i++ {
+	for i := 1; i < len(parts); i++ {
 		wg.Go(func() { decode(i) })
 	}
 	decode(0)
 	wg.Wait()
-
-	var out []decoded
-	line := first
-	for i, r := range results {
-		for j := range r {
-			line++
-			if err := r[j].err; err != nil {
-				r[j].err = fmt.Errorf("line %d: %w: %w", line, memory.ErrCorrupt, err)
+	for _, p := range parts {
+		if p.err != nil {
+			if errors.Is(p.err, memory.ErrCorrupt) {
+				p.err = fmt.Errorf("line %d: %w", first+p.at+p.n+1, p.err)
 			}
-		}
-		if out == nil {
-			out = r
-		} else {
-			out = append(out, r...)
-		}
-		if len(r) > 0 && r[len(r)-1].err != nil {
-			return out, nil
-		}
-		if errs[i] != nil {
-			return out, errs[i]
+			return p.at + p.n, p.err
 		}
 	}
-	return out, nil
+	return len(dst), nil
 }
 
-// decodeChunkLines decodes lines up to the first one that does not parse.
-func decodeChunkLines(ctx context.Context, lines []byte) ([]decoded, error) {
-	out := make([]decoded, 0, bytes.Count(lines, []byte{'\n'}))
+// decodeChunkLines decodes lines into dst, one turn a line, up to the
+// first that does not parse; it returns how many it decoded and, if it
+// stopped early, an error wrapping memory.ErrCorrupt or the context's.
+func decodeChunkLines(ctx context.Context, lines []byte, dst []memory.Turn) (int, error) {
+	n := 0
 	for len(lines) > 0 {
-		if len(out)%256 == 0 {
+		if n%256 == 0 {
 			if err := ctx.Err(); err != nil {
-				return out, err
+				return n, err
 			}
 		}
 		end := bytes.IndexByte(lines, '\n') + 1
-		out = append(out, decoded{})
-		d := &out[len(out)-1]
-		if d.err = decodeTurn(lines[:end], &d.t); d.err != nil {
-			return out, nil
+		if err := decodeTurn(lines[:end], &dst[n]); err != nil {
+			dst[n] = memory.Turn{}
+			return n, fmt.Errorf("%w: %w", memory.ErrCorrupt, err)
 		}
+		n++
 		lines = lines[end:]
 	}
-	return out, nil
+	return n, nil
 }
 
 // logTorn reports an unterminated last line once per scope: usually it is

@@ -1,11 +1,11 @@
 package files
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -126,7 +126,19 @@ func (d *dataDir) readFile(rel string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	// Sized from the file, as os.ReadFile does: a 4.5 MB mid-term state
+	// is read in one allocation, not in io.ReadAll's growing steps.
+	var buf bytes.Buffer
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < 1<<31 {
+		buf.Grow(int(fi.Size()) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil, err
+	}
+	if buf.Len() == 0 {
+		return []byte{}, nil // empty, not nil, as io.ReadAll reads an empty file
+	}
+	return buf.Bytes(), nil
 }
 
 // lstat describes rel itself, never what a link points to.

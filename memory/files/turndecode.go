@@ -2,7 +2,10 @@ package files
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"strings"
+	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -31,6 +34,48 @@ type turnParser struct {
 	b   []byte
 	i   int
 	buf []byte // unescaped string scratch
+	// spans are the strings read without escapes, not yet set: a line's
+	// are copied into one allocation once it has parsed, not one each.
+	spans  [6]span
+	nspans int
+}
+
+// span is a string of the line, b[start:end], that a field of the turn
+// (one of the key bits) is to be set to. It names the field rather than
+// pointing at it, which would move the turn being parsed to the heap.
+type span struct {
+	field      int
+	start, end int
+}
+
+// setSpans sets the strings of p.spans, all substrings of one copy.
+func (p *turnParser) setSpans(t *memory.Turn) {
+	spans := p.spans[:p.nspans]
+	n := 0
+	for _, sp := range spans {
+		n += sp.end - sp.start
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, sp := range spans {
+		sb.Write(p.b[sp.start:sp.end])
+	}
+	all, at := sb.String(), 0
+	for _, sp := range spans {
+		next := at + sp.end - sp.start
+		switch s := all[at:next]; sp.field {
+		case keyID:
+			t.ID = s
+		case keyThread:
+			t.ThreadID = s
+		case keyUser:
+			t.User = s
+		case keyReply:
+			t.Reply = s
+		}
+		at = next
+	}
+	p.nspans = 0
 }
 
 // The keys of memory.Turn, as bits of a seen-set.
@@ -63,13 +108,13 @@ func (p *turnParser) turn(t *memory.Turn) bool {
 		switch string(key) {
 		case "id":
 			bit = keyID
-			ok = p.str(&t.ID)
+			ok = p.str(&t.ID, keyID)
 		case "seq":
 			bit = keySeq
 			ok = p.int(&t.Seq)
 		case "thread_id":
 			bit = keyThread
-			ok = p.str(&t.ThreadID)
+			ok = p.str(&t.ThreadID, keyThread)
 		case "time":
 			bit = keyTime
 			ok = p.time(&t.Time)
@@ -78,10 +123,10 @@ func (p *turnParser) turn(t *memory.Turn) bool {
 			ok = p.time(&t.Stored)
 		case "user":
 			bit = keyUser
-			ok = p.str(&t.User)
+			ok = p.str(&t.User, keyUser)
 		case "reply":
 			bit = keyReply
-			ok = p.str(&t.Reply)
+			ok = p.str(&t.Reply, keyReply)
 		case "signals":
 			bit = keySignals
 			ok = p.signals(&t.Signals)
@@ -96,7 +141,11 @@ func (p *turnParser) turn(t *memory.Turn) bool {
 		}
 		seen |= bit
 		if p.eat('}') {
-			return p.i == len(p.b)
+			if p.i != len(p.b) {
+				return false
+			}
+			p.setSpans(t)
+			return true
 		}
 		if !p.eat(',') {
 			return false
@@ -151,13 +200,26 @@ func (p *turnParser) plain() bool {
 	return false
 }
 
-// str reads a JSON string into dst.
-func (p *turnParser) str(dst *string) bool {
+// str reads a JSON string into dst, the turn's field of key bit field:
+// one without escapes is set by setSpans, once the line has parsed.
+func (p *turnParser) str(dst *string, field int) bool {
 	if !p.eat('"') {
 		return false
 	}
 	start := p.i
 	wide := false
+	// Most strings hold no quote, backslash, control or non-ASCII byte:
+	// eight bytes are checked at a time up to the closing quote.
+	if q := bytes.IndexByte(p.b[start:], '"'); q >= 0 && plainASCII(p.b[start:start+q]) {
+		p.i = start + q + 1
+		if p.nspans == len(p.spans) {
+			*dst = string(p.b[start : start+q])
+			return true
+		}
+		p.spans[p.nspans] = span{field: field, start: start, end: start + q}
+		p.nspans++
+		return true
+	}
 	for p.i < len(p.b) {
 		c := p.b[p.i]
 		switch {
@@ -179,6 +241,31 @@ func (p *turnParser) str(dst *string) bool {
 		p.i++
 	}
 	return false
+}
+
+// plainASCII reports whether b holds only bytes 0x20 to 0x7f other than
+// the backslash: a JSON string's content that means itself.
+func plainASCII(b []byte) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b)
+		bs := w ^ ('\\' * ones)
+		// A byte of w at or over 0x80, under 0x20, or a backslash (a
+		// zero byte of bs) sets its high bit.
+		if (w|((w-0x20*ones)&^w)|((bs-ones)&^bs))&highs != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // escaped finishes a string, started at start, whose first escape is at
@@ -294,12 +381,60 @@ func (p *turnParser) int(dst *int64) bool {
 
 // time reads a timestamp the way json does: the quoted literal, handed to
 // UnmarshalJSON.
-func (p *turnParser) time(dst interface{ UnmarshalJSON([]byte) error }) bool {
+func (p *turnParser) time(dst *time.Time) bool {
 	start := p.i
 	if !p.plain() {
 		return false
 	}
+	if t, ok := utcTime(p.b[start+1 : p.i-1]); ok {
+		*dst = t
+		return true
+	}
 	return dst.UnmarshalJSON(p.b[start:p.i]) == nil
+}
+
+// utcTime parses the timestamps mnemo writes, "2006-01-02T15:04:05Z" with
+// up to nine digits of fraction, to the time time.Parse(time.RFC3339)
+// returns for them; ok is false for anything else (another zone, a
+// field out of range), which UnmarshalJSON then reads.
+func utcTime(b []byte) (t time.Time, ok bool) {
+	if len(b) < 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' || b[len(b)-1] != 'Z' {
+		return t, false
+	}
+	num := func(b []byte) int {
+		n := 0
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	year, month, day := num(b[0:4]), num(b[5:7]), num(b[8:10])
+	hour, minute, sec := num(b[11:13]), num(b[14:16]), num(b[17:19])
+	nsec := 0
+	if frac := b[19 : len(b)-1]; len(frac) > 0 {
+		if len(frac) < 2 || len(frac) > 10 || frac[0] != '.' {
+			return t, false
+		}
+		if nsec = num(frac[1:]); nsec < 0 {
+			return t, false
+		}
+		for range 10 - len(frac) {
+			nsec *= 10
+		}
+	}
+	if year < 0 || month < 1 || month > 12 || day < 1 || day > 28 && day > daysIn(month, year) ||
+		hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return t, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
+}
+
+// daysIn returns the number of days of month in year.
+func daysIn(month, year int) int {
+	return time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
 func (p *turnParser) signals(s *memory.Signals) bool {

@@ -13,7 +13,8 @@
 package lexical
 
 import (
-	"cmp"
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -51,6 +52,7 @@ type Index struct {
 	tok     tokenizer        // Add's, guarded by mu
 	ids     []int32          // Add's term ids, guarded by mu
 	pre     []byte           // Add's prefix term, guarded by mu
+	pack    []byte           // link's packed terms, guarded by mu
 	freed   uint64           // terms freed so far, to expire AddBatch's caches
 	gen     uint64           // changes so far (Add, AddBatch, Remove), for SearchTermsFeedback
 
@@ -58,27 +60,109 @@ type Index struct {
 }
 
 // postings lists the documents containing one term, by ascending doc id.
+// The documents and their counts are two arrays, five bytes a posting
+// rather than eight: a count of tfOverflow or more is kept as tfOverflow
+// and read from the document's terms (tf).
 type postings struct {
 	term string
-	df   int32 // live documents in p
-	p    []posting
+	df   int32   // live documents in docs
+	docs []int32 // ascending
+	tfs  []uint8 // the count of the term in each of docs, at most tfOverflow
 }
 
-type posting struct {
-	doc, tf int32
+// tfOverflow marks a count too large for postings.tfs.
+const tfOverflow = math.MaxUint8
+
+// tf returns the count of term tid in the document at position j of its
+// postings.
+func (ix *Index) tf(l *postings, tid int32, j int) int32 {
+	if t := l.tfs[j]; t < tfOverflow {
+		return int32(t)
+	}
+	d := &ix.docs[l.docs[j]]
+	for it := d.iter(); it.next(); {
+		if it.tid == tid {
+			return it.tf
+		}
+	}
+	return tfOverflow
 }
 
 type doc struct {
-	terms []int32 // distinct term ids, ascending
-	// tfs holds the count of each term in terms, up to maxDocTF (a
-	// count that reaches it is read from the postings): DocTerms reads
-	// them without a search of each term's postings.
-	tfs   []uint8
+	// terms holds the document's distinct term ids, ascending, each with
+	// its count, as uvarints: the id's difference from the one before
+	// (from -1 for the first) and the count. About two bytes a term
+	// rather than five in arrays, and the snapshot's own encoding, which
+	// Decode copies as it is.
+	terms []byte
+	n     int32 // distinct terms
 	state docState
 }
 
-// maxDocTF is the largest count doc.tfs holds.
-const maxDocTF = math.MaxUint8
+// docTerms walks a document's packed terms:
+//
+//	for it := d.iter(); it.next(); { use it.tid, it.tf }
+type docTerms struct {
+	b       []byte
+	tid, tf int32
+}
+
+func (d *doc) iter() docTerms { return docTerms{b: d.terms, tid: -1} }
+
+// next moves to the next term; the terms were packed by packTerms or
+// checked by Decode, so they are well formed.
+func (it *docTerms) next() bool {
+	// Most ids differ by less than 128 and most counts are below 128:
+	// two bytes, read here; the rest by nextLong.
+	if b := it.b; len(b) > 1 && b[0]|b[1] < 0x80 {
+		it.tid, it.tf, it.b = it.tid+int32(b[0]), int32(b[1]), b[2:]
+		return true
+	}
+	return it.nextLong()
+}
+
+func (it *docTerms) nextLong() bool {
+	if len(it.b) == 0 {
+		return false
+	}
+	delta, n := binary.Uvarint(it.b)
+	tf, m := binary.Uvarint(it.b[n:])
+	it.b = it.b[n+m:]
+	it.tid += int32(delta)
+	it.tf = int32(tf)
+	return true
+}
+
+// appendTermIDs appends the term ids of packed terms b to dst: the
+// loop of the callers that read only the ids, many documents at a time
+// (EachDocValue), with the common one-byte numbers read in line.
+func appendTermIDs(dst []int32, b []byte) []int32 {
+	tid := int32(-1)
+	for i := 0; i < len(b); {
+		if c := b[i]; c < 0x80 {
+			tid += int32(c)
+			i++
+		} else {
+			x, n := binary.Uvarint(b[i:])
+			tid += int32(x)
+			i += max(n, 1)
+		}
+		if i < len(b) && b[i] < 0x80 {
+			i++
+		} else if i < len(b) {
+			_, n := binary.Uvarint(b[i:])
+			i += max(n, 1)
+		}
+		dst = append(dst, tid)
+	}
+	return dst
+}
+
+// appendTerm packs one term, tid after prev, with its count.
+func appendTerm(b []byte, prev, tid, tf int32) []byte {
+	b = binary.AppendUvarint(b, uint64(tid-prev))
+	return binary.AppendUvarint(b, uint64(tf))
+}
 
 type docState uint8
 
@@ -158,7 +242,7 @@ func (ix *Index) clear(id int) {
 		ix.unlink(id)
 		ix.purge(id)
 	case removed:
-		ix.stale -= len(ix.docs[id].terms)
+		ix.stale -= int(ix.docs[id].n)
 		ix.purge(id)
 	}
 }
@@ -167,22 +251,23 @@ func (ix *Index) clear(id int) {
 // sorts ids.
 func (ix *Index) link(id int, ids []int32) {
 	slices.Sort(ids)
-	nd := distinct(ids)
-	terms, tfs := make([]int32, 0, nd), make([]uint8, 0, nd)
+	packed, prev, nd := ix.pack[:0], int32(-1), int32(0)
 	for i := 0; i < len(ids); {
 		j := i + 1
 		for j < len(ids) && ids[j] == ids[i] {
 			j++
 		}
+		tf := int32(min(j-i, math.MaxInt32))
 		l := &ix.lists[ids[i]]
-		l.insert(posting{doc: int32(id), tf: int32(min(j-i, math.MaxInt32))})
+		l.insert(int32(id), tf)
 		l.df++
 		ix.npost++
-		terms = append(terms, ids[i])
-		tfs = append(tfs, uint8(min(j-i, maxDocTF)))
+		packed = appendTerm(packed, prev, ids[i], tf)
+		prev, nd = ids[i], nd+1
 		i = j
 	}
-	ix.docs[id] = doc{terms: terms, tfs: tfs, state: live}
+	ix.pack = packed
+	ix.docs[id] = doc{terms: bytes.Clone(packed), n: nd, state: live}
 	ix.lens[id] = int32(min(len(ids), math.MaxInt32))
 	ix.total += int64(ix.lens[id])
 	ix.live++
@@ -200,7 +285,7 @@ func (ix *Index) Remove(id int) {
 	ix.unlink(id)
 	ix.docs[id].state = removed
 	ix.removed = append(ix.removed, int32(id))
-	ix.stale += len(ix.docs[id].terms)
+	ix.stale += int(ix.docs[id].n)
 	// Postings are left in place, skipped by Search, and swept in one pass
 	// once they are a quarter of the index: removing a document eagerly
 	// would shift every long postings list it appears in.
@@ -211,8 +296,9 @@ func (ix *Index) Remove(id int) {
 
 // unlink takes live document id out of the statistics and out of searches.
 func (ix *Index) unlink(id int) {
-	for _, tid := range ix.docs[id].terms {
-		ix.lists[tid].df--
+	d := &ix.docs[id]
+	for it := d.iter(); it.next(); {
+		ix.lists[it.tid].df--
 	}
 	ix.total -= int64(ix.lens[id])
 	ix.lens[id] = 0
@@ -221,13 +307,15 @@ func (ix *Index) unlink(id int) {
 
 // purge deletes the postings of document id, which is not live, at once.
 func (ix *Index) purge(id int) {
-	for _, tid := range ix.docs[id].terms {
+	d := &ix.docs[id]
+	for it := d.iter(); it.next(); {
+		tid := it.tid
 		l := &ix.lists[tid]
 		if i, ok := l.find(int32(id)); ok {
-			l.p = slices.Delete(l.p, i, i+1)
+			l.docs, l.tfs = slices.Delete(l.docs, i, i+1), slices.Delete(l.tfs, i, i+1)
 			ix.npost--
 		}
-		if len(l.p) == 0 {
+		if len(l.docs) == 0 {
 			ix.freeTerm(tid)
 		}
 	}
@@ -239,9 +327,9 @@ func (ix *Index) purge(id int) {
 func (ix *Index) compact() {
 	touched := make([]uint64, (len(ix.lists)+63)/64)
 	for _, id := range ix.removed {
-		if d := ix.docs[id]; d.state == removed {
-			for _, tid := range d.terms {
-				touched[tid/64] |= 1 << (tid % 64)
+		if d := &ix.docs[id]; d.state == removed {
+			for it := d.iter(); it.next(); {
+				touched[it.tid/64] |= 1 << (it.tid % 64)
 			}
 		}
 	}
@@ -250,15 +338,21 @@ func (ix *Index) compact() {
 			tid := int32(w*64 + bits.TrailingZeros64(word))
 			word &= word - 1
 			l := &ix.lists[tid]
-			kept := slices.DeleteFunc(l.p, func(p posting) bool { return ix.docs[p.doc].state != live })
-			ix.npost -= len(l.p) - len(kept)
+			n := 0
+			for j, d := range l.docs {
+				if ix.docs[d].state == live {
+					l.docs[n], l.tfs[n] = d, l.tfs[j]
+					n++
+				}
+			}
+			ix.npost -= len(l.docs) - n
 			switch {
-			case len(kept) == 0:
+			case n == 0:
 				ix.freeTerm(tid)
-			case cap(kept) > 2*len(kept)+8:
-				l.p = slices.Clone(kept)
+			case cap(l.docs) > 2*n+8:
+				l.docs, l.tfs = slices.Clone(l.docs[:n]), slices.Clone(l.tfs[:n])
 			default:
-				l.p = kept
+				l.docs, l.tfs = l.docs[:n], l.tfs[:n]
 			}
 		}
 	}
@@ -293,29 +387,19 @@ func (ix *Index) freeTerm(tid int32) {
 
 // find returns the position of doc in l, or where it would be inserted.
 func (l *postings) find(doc int32) (int, bool) {
-	return slices.BinarySearchFunc(l.p, doc, func(p posting, doc int32) int { return cmp.Compare(p.doc, doc) })
+	return slices.BinarySearch(l.docs, doc)
 }
 
-// insert adds p to l, in doc order; ids usually arrive in increasing order,
+// insert adds doc, with count tf, to l, in doc order; ids usually arrive in increasing order,
 // which makes this an append.
-func (l *postings) insert(p posting) {
-	if n := len(l.p); n == 0 || l.p[n-1].doc < p.doc {
-		l.p = append(l.p, p)
+func (l *postings) insert(doc, tf int32) {
+	t := uint8(min(tf, tfOverflow))
+	if n := len(l.docs); n == 0 || l.docs[n-1] < doc {
+		l.docs, l.tfs = append(l.docs, doc), append(l.tfs, t)
 		return
 	}
-	i, _ := l.find(p.doc)
-	l.p = slices.Insert(l.p, i, p)
-}
-
-// distinct returns the number of distinct values in sorted s.
-func distinct(s []int32) int {
-	n := 0
-	for i := range s {
-		if i == 0 || s[i] != s[i-1] {
-			n++
-		}
-	}
-	return n
+	i, _ := l.find(doc)
+	l.docs, l.tfs = slices.Insert(l.docs, i, doc), slices.Insert(l.tfs, i, t)
 }
 
 // DocTerms calls fn with each distinct term of document id and the number
@@ -330,15 +414,9 @@ func (ix *Index) DocTerms(id int, fn func(term string, tf int)) {
 		return
 	}
 	d := &ix.docs[id]
-	for k, tid := range d.terms {
-		l := &ix.lists[tid]
-		if isPrefixTerm(l.term) {
-			continue
-		}
-		if tf := d.tfs[k]; tf < maxDocTF {
-			fn(l.term, int(tf))
-		} else if i, ok := l.find(int32(id)); ok {
-			fn(l.term, int(l.p[i].tf))
+	for it := d.iter(); it.next(); {
+		if l := &ix.lists[it.tid]; !isPrefixTerm(l.term) {
+			fn(l.term, int(it.tf))
 		}
 	}
 }
@@ -353,8 +431,9 @@ func (ix *Index) DocWords(id int, fn func(term string)) {
 	if id < 0 || id >= len(ix.docs) || ix.docs[id].state != live {
 		return
 	}
-	for _, tid := range ix.docs[id].terms {
-		if term := ix.lists[tid].term; !isPrefixTerm(term) {
+	d := &ix.docs[id]
+	for it := d.iter(); it.next(); {
+		if term := ix.lists[it.tid].term; !isPrefixTerm(term) {
 			fn(term)
 		}
 	}
@@ -374,6 +453,7 @@ type TermMemo[T any] struct {
 	freed uint64
 	vals  []T
 	state []termState
+	tids  []int32 // EachDocValue's scratch
 }
 
 type termState uint8
@@ -406,7 +486,8 @@ func EachDocValue[T any](ix *Index, m *TermMemo[T], id int, fn func(T)) {
 		m.state = append(m.state, make([]termState, n-len(m.state))...)
 		m.vals = append(m.vals, make([]T, n-len(m.vals))...)
 	}
-	for _, tid := range ix.docs[id].terms {
+	m.tids = appendTermIDs(m.tids[:0], ix.docs[id].terms)
+	for _, tid := range m.tids {
 		switch m.state[tid] {
 		case termUnknown:
 			term := ix.lists[tid].term

@@ -314,10 +314,9 @@ func TestSearchTerms(t *testing.T) {
 }
 
 func TestDocTerms(t *testing.T) {
-	// The last document's counts pass what a document keeps of them
-	// (maxDocTF): they are read from the postings.
+	// The last document's counts pass a byte and a one-byte uvarint.
 	docs := append(benchCorpus(50), "", "the of and", "数据库 数据库 C++ c++ café Cafe",
-		strings.Repeat("coffee ", maxDocTF-1)+strings.Repeat("tea ", maxDocTF)+strings.Repeat("milk ", 600))
+		strings.Repeat("coffee ", 127)+strings.Repeat("tea ", 128)+strings.Repeat("milk ", 600)+strings.Repeat("toast ", 70000))
 	ix := mustIndex(t, docs...)
 	ix.Remove(3)
 	ix.Add(4, "replaced replaced text")

@@ -100,17 +100,21 @@ func (ix *Index) accumulateTerm(s *scratch, tid int32, weight float64) {
 	c2 := ix.k1 * ix.b * n / float64(ix.total) // k1·b / average length
 	l := &ix.lists[tid]
 	w := weight * idf(float64(l.df), n) * (ix.k1 + 1)
-	for _, p := range l.p {
-		dl := lens[p.doc]
+	tfs := l.tfs[:len(l.docs)]
+	for j, doc := range l.docs {
+		dl := lens[doc]
 		if dl == 0 { // removed, awaiting compaction
 			continue
 		}
-		tf := float64(p.tf)
-		sc := scores[p.doc]
-		if sc == 0 {
-			s.touched = append(s.touched, p.doc)
+		tf := float64(tfs[j])
+		if tfs[j] == tfOverflow {
+			tf = float64(ix.tf(l, tid, j))
 		}
-		scores[p.doc] = sc + w*tf/(tf+c1+c2*float64(dl))
+		sc := scores[doc]
+		if sc == 0 {
+			s.touched = append(s.touched, doc)
+		}
+		scores[doc] = sc + w*tf/(tf+c1+c2*float64(dl))
 	}
 }
 
@@ -130,35 +134,45 @@ func (ix *Index) accumulatePrefix(s *scratch, ptid, tid int32, weight float64) {
 	c2 := ix.k1 * ix.b * n / float64(ix.total)
 	l := &ix.lists[ptid]
 	w := prefixWeight * idf(float64(l.df), n) * (ix.k1 + 1)
-	var exact []posting
+	var el *postings // the exact term's postings, walked beside l's
+	e := 0
 	we := 0.0
 	if tid >= 0 {
-		exact = ix.lists[tid].p
-		we = idf(float64(ix.lists[tid].df), n) * (ix.k1 + 1)
+		el = &ix.lists[tid]
+		we = idf(float64(el.df), n) * (ix.k1 + 1)
 	}
-	for _, p := range l.p {
-		dl := lens[p.doc]
+	tfs := l.tfs[:len(l.docs)]
+	for j, doc := range l.docs {
+		dl := lens[doc]
 		if dl == 0 {
 			continue
 		}
 		norm := c1 + c2*float64(dl)
-		tf := float64(p.tf)
-		add := w * tf / (tf + norm)
-		for len(exact) > 0 && exact[0].doc < p.doc {
-			exact = exact[1:]
+		tf := float64(tfs[j])
+		if tfs[j] == tfOverflow {
+			tf = float64(ix.tf(l, ptid, j))
 		}
-		if len(exact) > 0 && exact[0].doc == p.doc {
-			etf := float64(exact[0].tf)
-			add -= we * etf / (etf + norm)
+		add := w * tf / (tf + norm)
+		if el != nil {
+			for e < len(el.docs) && el.docs[e] < doc {
+				e++
+			}
+			if e < len(el.docs) && el.docs[e] == doc {
+				etf := float64(el.tfs[e])
+				if el.tfs[e] == tfOverflow {
+					etf = float64(ix.tf(el, tid, e))
+				}
+				add -= we * etf / (etf + norm)
+			}
 		}
 		if add <= 0 {
 			continue
 		}
-		sc := scores[p.doc]
+		sc := scores[doc]
 		if sc == 0 {
-			s.touched = append(s.touched, p.doc)
+			s.touched = append(s.touched, doc)
 		}
-		scores[p.doc] = sc + weight*add
+		scores[doc] = sc + weight*add
 	}
 }
 

@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -51,7 +52,7 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 			uv(0)
 			continue
 		}
-		uv(uint64(len(d.terms)) + 1)
+		uv(uint64(d.n) + 1)
 		uv(uint64(ix.lens[id]))
 	}
 	// Unused terms are left out, so the others are numbered again, in
@@ -75,31 +76,32 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 		bw.WriteString(l.term)
 		uv(uint64(l.df))
 		prev := int32(-1)
-		for _, p := range l.p {
-			if ix.docs[p.doc].state != live {
+		for j, doc := range l.docs {
+			if ix.docs[doc].state != live {
 				continue
 			}
-			uv(uint64(p.doc - prev))
-			uv(uint64(p.tf))
-			prev = p.doc
+			uv(uint64(doc - prev))
+			uv(uint64(ix.tf(l, int32(i), j)))
+			prev = doc
 		}
 	}
+	// A document's packed terms are written as they are when no term
+	// was left out (the ids are the same), else numbered again.
+	same := used == len(ix.lists)
 	for id := range ix.docs {
 		d := &ix.docs[id]
 		if d.state != live {
 			continue
 		}
+		if same {
+			bw.Write(d.terms)
+			continue
+		}
 		prev := int32(-1)
-		for k, tid := range d.terms {
-			tf := int32(d.tfs[k])
-			if tf >= maxDocTF {
-				if i, ok := ix.lists[tid].find(int32(id)); ok {
-					tf = ix.lists[tid].p[i].tf
-				}
-			}
-			uv(uint64(renum[tid] - prev))
-			uv(uint64(tf))
-			prev = renum[tid]
+		for it := d.iter(); it.next(); {
+			uv(uint64(renum[it.tid] - prev))
+			uv(uint64(it.tf))
+			prev = renum[it.tid]
 		}
 	}
 	if err := bw.Flush(); err != nil {
@@ -192,7 +194,7 @@ func Decode(data []byte, opts Options) (*Index, error) {
 	nterms := d.count(len(d.b) / 2)
 	ix.lists = make([]postings, nterms)
 	ix.terms = make(map[string]int32, nterms)
-	all := make([]posting, total)
+	allDocs, allTFs := make([]int32, total), make([]uint8, total)
 	// The terms are substrings of one builder's text: a few allocations
 	// instead of one per term, and none of data kept.
 	var text strings.Builder
@@ -210,14 +212,15 @@ func Decode(data []byte, opts Options) (*Index, error) {
 			d.fail("term %q has no documents", term)
 		}
 		l := &ix.lists[tid]
-		l.term, l.df, l.p = term, int32(df), all[at:at+df:at+df]
+		l.term, l.df = term, int32(df)
+		l.docs, l.tfs = allDocs[at:at+df:at+df], allTFs[at:at+df:at+df]
 		at += df
 		if d.err != nil {
 			break
 		}
 		// The hot loop: varints decoded from a local slice.
 		b, i, prev := d.b, 0, -1
-		for j := range l.p {
+		for j := range l.docs {
 			delta, n := uvAt(b, i)
 			if n <= 0 {
 				d.fail("posting %d of term %q is truncated", j, term)
@@ -236,7 +239,7 @@ func Decode(data []byte, opts Options) (*Index, error) {
 				break
 			}
 			tf := int32(tf64)
-			l.p[j] = posting{doc: int32(doc), tf: tf}
+			l.docs[j], l.tfs[j] = int32(doc), uint8(min(tf, tfOverflow))
 			left[doc]--
 			hashPosts += pairHash(doc, tid, tf)
 			prev = doc
@@ -257,16 +260,16 @@ func Decode(data []byte, opts Options) (*Index, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	// Each document's terms, in document order: its slots are filled one
-	// after another.
-	docTerms := make([]int32, total)
-	docTFs := make([]uint8, total)
+	// Each document's terms, in document order, are checked, and kept
+	// packed as the snapshot has them (docTerms reads them): one copy of
+	// the section, not a slot written for each term.
+	starts := make([]int, ndocs+1)
 	seen := make([]int32, nterms) // documents listing each term
 	off := 0
 	b, i := d.b, 0
 	for id := 0; id < ndocs && d.err == nil; id++ {
-		dc := &ix.docs[id]
-		if dc.state != live {
+		starts[id] = i
+		if ix.docs[id].state != live {
 			continue
 		}
 		start, prev, toks := off, -1, int64(0)
@@ -289,7 +292,6 @@ func Decode(data []byte, opts Options) (*Index, error) {
 				break
 			}
 			tf := int32(tf64)
-			docTerms[off], docTFs[off] = int32(tid), uint8(min(tf, maxDocTF))
 			seen[tid]++
 			toks += int64(tf)
 			hashDocs += pairHash(id, tid, tf)
@@ -299,8 +301,16 @@ func Decode(data []byte, opts Options) (*Index, error) {
 		if d.err == nil && toks != int64(ix.lens[id]) {
 			d.fail("document %d has %d tokens in its terms, %d in its length", id, toks, ix.lens[id])
 		}
-		dc.terms = docTerms[start:off:off]
-		dc.tfs = docTFs[start:off:off]
+	}
+	if d.err == nil {
+		starts[ndocs] = i
+		section := bytes.Clone(b[:i])
+		for id := range ndocs {
+			if dc := &ix.docs[id]; dc.state == live {
+				lo, hi := starts[id], starts[id+1]
+				dc.terms, dc.n = section[lo:hi:hi], terms[id]
+			}
+		}
 	}
 	if d.err == nil && i != len(b) {
 		d.fail("%d bytes left over", len(b)-i)

@@ -71,11 +71,11 @@ func (s *Store) LoadMidTerm(ctx context.Context, scope memory.Scope) (*memory.Mi
 	if err != nil || !ok {
 		return nil, s.err("read mid-term memory of "+scope.Key(), err)
 	}
-	var st memory.MidTermState
-	if err := json.Unmarshal(raw, &st); err != nil {
+	st, err := memory.DecodeMidTermState(raw)
+	if err != nil {
 		return nil, fmt.Errorf("decode mid-term memory of %s: %w", scope.Key(), err)
 	}
-	return &st, nil
+	return st, nil
 }
 
 // SaveMidTerm replaces the scope's mid-term state.

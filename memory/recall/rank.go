@@ -112,7 +112,11 @@ func dialogueSlice(user, reply string) bool {
 func (st *Pages) updateLinks() {
 	l := &st.links
 	if l.last == nil {
-		l.last = make(map[string]int32)
+		l.last = make(map[string]int32, len(st.Threads))
+	}
+	if n := len(st.Turns) - len(l.prev); n > 1 {
+		l.prev, l.next = slices.Grow(l.prev, n), slices.Grow(l.next, n)
+		l.sitting, l.dialogue = slices.Grow(l.sitting, n), slices.Grow(l.dialogue, n)
 	}
 	for p := len(l.prev); p < len(st.Turns); p++ {
 		t := st.Turns[p]

@@ -42,7 +42,7 @@ type benchConfig struct {
 	server  string
 	dataDir string
 	seed    uint64
-	http    bool // over Streamable HTTP on loopback (command_bench_http.go)
+	http    bool   // over Streamable HTTP on loopback (command_bench_http.go)
 	clients int    // concurrent clients (command_bench_clients.go); 0: one, the sequential run
 	mix     string // with clients: mixAdd, mixRetrieve or mixBoth
 }

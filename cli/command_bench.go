@@ -27,7 +27,14 @@ latency percentiles, start-up time and peak memory:
   3. ask M distinct questions with retrieve_memory;
   4. restart it on the same data and time the initialize answer and the
      first retrieval (which loads and indexes what was stored).
-Peak memory is the server's VmHWM (Linux only).`
+Peak memory is the server's VmHWM (Linux only).
+
+With --http --clients N, N clients call the server at once, all as one
+user (one token): they store the -n exchanges between them, then ask the -m
+questions (--mix add: only the adds; --mix retrieve: the adds are made
+but only the retrievals measured). Each phase prints calls per second,
+latency percentiles and the server's CPU use in cores (its utime+stime
+from /proc/PID/stat over the phase's wall time); there is no restart.`
 
 // benchConfig is mnemo bench's command line.
 type benchConfig struct {
@@ -35,7 +42,9 @@ type benchConfig struct {
 	server  string
 	dataDir string
 	seed    uint64
-	http    bool // over Streamable HTTP on loopback (command_bench_http.go)
+	http    bool   // over Streamable HTTP on loopback (command_bench_http.go)
+	clients int    // concurrent clients (command_bench_clients.go); 0: one, the sequential run
+	mix     string // with clients: mixAdd, mixRetrieve or mixBoth
 }
 
 // runBench runs mnemo bench and returns the exit code.
@@ -55,6 +64,27 @@ func runBench(ctx context.Context, c *call) int {
 	}
 	if bc.n < 1 || bc.m < 1 {
 		return c.fail(exitUsage, "-n and -m must be at least 1")
+	}
+	if c.args.has("clients") {
+		if bc.clients, err = c.args.int("clients", 1); err != nil {
+			return c.fail(exitUsage, "%v", err)
+		}
+		if bc.clients < 1 {
+			return c.fail(exitUsage, "--clients must be at least 1")
+		}
+		if !bc.http {
+			return c.fail(exitUsage, "--clients needs --http: a stdio server has one client")
+		}
+	}
+	bc.mix = mixBoth
+	if c.args.has("mix") {
+		bc.mix = c.args.str("mix")
+		if bc.clients == 0 {
+			return c.fail(exitUsage, "--mix needs --clients")
+		}
+		if bc.mix != mixAdd && bc.mix != mixRetrieve && bc.mix != mixBoth {
+			return c.fail(exitUsage, "--mix %q: use add, retrieve or both", bc.mix)
+		}
 	}
 	if err := bench(ctx, bc, c.stdout, c.stderr); err != nil {
 		return c.fail(exitError, "%v", err)
@@ -80,6 +110,9 @@ func bench(ctx context.Context, bc benchConfig, stdout, stderr io.Writer) error 
 	if bc.http {
 		transport = "Streamable HTTP on loopback, with a bearer token"
 	}
+	if bc.clients > 0 {
+		transport += fmt.Sprintf(", %d clients as one user (--mix %s)", bc.clients, bc.mix)
+	}
 	fmt.Fprintf(stdout, "mnemo bench: %d exchanges, %d retrievals, server %q over %s, %s/%s\n\n", bc.n, bc.m, strings.Join(argv, " "), transport, runtime.GOOS, runtime.GOARCH)
 
 	start := startBenchServer
@@ -91,6 +124,9 @@ func bench(ctx context.Context, bc benchConfig, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer srv.close()
+	if bc.clients > 0 {
+		return benchClients(ctx, bc, srv.(*benchHTTP), stdout, stderr)
+	}
 	gen := newConversation(bc.seed)
 	base := time.Date(2024, 1, 1, 9, 0, 0, 0, time.UTC)
 	adds := make([]time.Duration, 0, bc.n)

@@ -54,7 +54,7 @@ func startBenchHTTP(ctx context.Context, argv []string, dir string, stderr io.Wr
 		return nil, 0, fmt.Errorf("start %s: %w", filepath.Base(argv[0]), err)
 	}
 	s := &benchHTTP{cmd: cmd, token: strings.TrimSpace(string(out)), exited: make(chan struct{}),
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	found := make(chan string, 1)
 	go func() {
 		defer close(s.exited)
@@ -85,6 +85,13 @@ func startBenchHTTP(ctx context.Context, argv []string, dir string, stderr io.Wr
 		return nil, 0, fmt.Errorf("initialize: %w", err)
 	}
 	return s, time.Since(start), nil
+}
+
+// another returns another client of the same server and token, for one
+// goroutine of a concurrent run (its own request ids, the shared
+// connection pool); closing it is closing s.
+func (s *benchHTTP) another() *benchHTTP {
+	return &benchHTTP{cmd: s.cmd, url: s.url, token: s.token, client: s.client, exited: s.exited, done: true}
 }
 
 // call posts one request and returns its result.

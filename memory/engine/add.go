@@ -295,17 +295,28 @@ func sameExchange(st *scopeState, pos []int, turns []memory.Turn, timed bool, no
 // and the caller, once it has released the scope's lock, waits for them
 // with syncTurns. Adds that arrive meanwhile share one flush.
 func (s *Service) writeTurns(ctx context.Context, scope memory.Scope, turns []memory.Turn) ([]memory.Turn, error) {
-	if gc, ok := s.store.(memory.GroupCommitter); ok {
+	if gc, ok := s.groupCommitter(); ok {
+		// As localWrites does for AppendTurns: the Service sees its own
+		// write at once.
+		defer s.invalidate(scope)
 		return gc.WriteTurns(ctx, scope, turns)
 	}
 	return s.store.AppendTurns(ctx, scope, turns)
+}
+
+// groupCommitter returns the store as a memory.GroupCommitter, if it is
+// one. It is asked of the store as given: s.store, which wraps it
+// (localWrites), has only memory.Store's methods.
+func (s *Service) groupCommitter() (memory.GroupCommitter, bool) {
+	gc, ok := s.base.(memory.GroupCommitter)
+	return gc, ok
 }
 
 // syncTurns waits until the turns written to scope are durable. A failed
 // flush cut them from the log again, so st, which holds them, is dropped:
 // the scope is read again at its next use.
 func (s *Service) syncTurns(ctx context.Context, scope memory.Scope, st *scopeState) error {
-	gc, ok := s.store.(memory.GroupCommitter)
+	gc, ok := s.groupCommitter()
 	if !ok {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -187,4 +188,29 @@ func removeMidTerm(b *testing.B, dir string) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkRetrieveParallel measures retrievals of one scope of 5,000
+// exchanges from 8 goroutines at once (one user's clients): they rank in
+// parallel, each under the scope's read lock. ns/op is the time per
+// retrieval over all of them.
+func BenchmarkRetrieveParallel(b *testing.B) {
+	queries := benchQueries(1000)
+	svc := newBenchService(b, b.TempDir())
+	fill(b, svc, 5000)
+	if _, err := svc.Retrieve(context.Background(), memory.RetrieveRequest{ThreadID: "t0", Query: queries[0]}); err != nil {
+		b.Fatal(err)
+	}
+	var n atomic.Int64
+	b.SetParallelism(4) // 4 × GOMAXPROCS(2) = 8 clients
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			q := queries[int(n.Add(1))%len(queries)]
+			if _, err := svc.Retrieve(context.Background(), memory.RetrieveRequest{ThreadID: "t0", Query: q}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

@@ -11,14 +11,27 @@
 // One rule, stated here rather than at each function:
 //
 //   - scopeState.mu guards everything in a scopeState (its recall.Pages,
-//     document, mid-term index, token cache, pending counts). Verbs take
-//     the state through loadedState, which returns it synced and locked
-//     for writing; ranking, injection and mid-term placement run under
-//     that write lock, because they fill caches (links, token counts,
-//     session terms). Only background readers that copy data out (page
-//     index snapshot, embedding batches) take the read lock. Functions
-//     that take a *scopeState or a *recall.Pages expect the caller to
-//     hold it.
+//     document, mid-term index, pending counts). Verbs that change the
+//     state take it through loadedState, which returns it synced and
+//     locked for writing. Retrieve takes it through readState, locked
+//     for reading, so that one scope's retrievals rank in parallel: what
+//     ranking would fill in on the way (mid-term sessions caught up,
+//     page links, pending counts) is filled in under the write lock
+//     first, and only when missing or when the store holds something
+//     new (prepareToRank). Background readers that copy data out (page
+//     index snapshot, embedding batches) take the read lock too.
+//     Functions that take a *scopeState or a *recall.Pages expect the
+//     caller to hold it.
+//   - What a retrieval still writes under the read lock has a lock of
+//     its own, taken for a few lines: scopeState.tokenMu the token
+//     cache, scopeState.visitMu the visit counts of the mid-term
+//     sessions (visits and their heat; every other change to the
+//     sessions is made under the write lock).
+//   - An add writes its turns and applies them under the write lock, in
+//     log order; with a store that commits in groups
+//     (memory.GroupCommitter) it waits for their flush after releasing
+//     it, so one user's concurrent adds share flushes, and it is
+//     acknowledged only after its flush.
 //   - Service.mu guards the scope map and the cache accounting, and is
 //     held only for those few lines. It may be taken while holding a
 //     scopeState.mu (liveState, evict), never the other way round: a
@@ -35,6 +48,7 @@
 //
 //	service.go, onchange.go     the Service, its options, Start and Close
 //	scopestate.go, scopecache.go per-scope state, sync with the store, the cache
+//	readstate.go                the state for parallel retrievals (read lock)
 //	queue.go, updater.go        the update queue and the LLM update of a thread
 //	add.go, host_facts.go       Add; facts handed in by the host
 //	retrieve.go, rank_sessions.go, retrieve_tiers.go

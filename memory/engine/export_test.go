@@ -10,8 +10,8 @@ func ForgetTokenCounts(s *Service) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, st := range s.scopes {
-		st.mu.Lock()
+		st.tokenMu.Lock()
 		clear(st.tokenCache)
-		st.mu.Unlock()
+		st.tokenMu.Unlock()
 	}
 }

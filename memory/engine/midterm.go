@@ -17,10 +17,13 @@ func (s *Service) heatWeights() memory.HeatWeights {
 // visitPages counts a retrieval hit on the sessions holding the given pages
 // (turn ids) and returns those sessions, in the order of their first page, and
 // whether the visit left one of them due for analysis (heat at or over
-// mid_term_heat_threshold, unanalysed pages).
-func (s *Service) visitPages(ctx context.Context, st *scopeState, turnIDs []string) ([]memory.SessionHit, bool) {
-	s.ensureMidTerm(ctx, st)
+// mid_term_heat_threshold, unanalysed pages). The caller holds st.mu for
+// reading, over a state ready to rank (prepareToRank); the visit is
+// counted under st.visitMu.
+func (s *Service) visitPages(st *scopeState, turnIDs []string) ([]memory.SessionHit, bool) {
 	now := s.now()
+	st.visitMu.Lock()
+	defer st.visitMu.Unlock()
 	hits := st.midTerm.Visit(turnIDs, now)
 	out := make([]memory.SessionHit, 0, len(hits))
 	anyDue := false

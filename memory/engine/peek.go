@@ -14,11 +14,13 @@ import (
 
 // peekPages is visitPages without the visit: the sessions holding the
 // pages, in the order of their first page, with their heat as it is. The
-// caller holds st.mu for writing.
-func (s *Service) peekPages(ctx context.Context, st *scopeState, turnIDs []string) []memory.SessionHit {
-	s.ensureMidTerm(ctx, st)
+// caller holds st.mu for reading, over a state ready to rank
+// (prepareToRank); the heat is read under st.visitMu.
+func (s *Service) peekPages(st *scopeState, turnIDs []string) []memory.SessionHit {
 	now := s.now()
 	m := st.midTerm
+	st.visitMu.Lock()
+	defer st.visitMu.Unlock()
 	var hits []*memory.MidTermSession
 	for _, id := range turnIDs {
 		if num, ok := m.ByPage[id]; ok && !slices.Contains(hits, m.Sessions[num]) {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"cmp"
-	"context"
 	"slices"
 	"time"
 
@@ -33,9 +32,10 @@ type rankedSession struct {
 // its thread's short-term window) counts as a session of its own. The
 // query's time windows (read against now) and term coverage then re-rank
 // the pages (refine). It returns the k best pages, best first, and the sessions of those pages,
-// best first.
-func (s *Service) rankWithSessions(ctx context.Context, st *scopeState, query string, keywords []string, now time.Time, qv []float32, k int) ([]lexical.Hit, []rankedSession) {
-	m := s.ensureMidTerm(ctx, st)
+// best first. The caller holds st.mu for reading over a state ready to
+// rank (prepareToRank).
+func (s *Service) rankWithSessions(st *scopeState, query string, keywords []string, now time.Time, qv []float32, k int) ([]lexical.Hit, []rankedSession) {
+	m := st.midTerm
 	hits := recall.RankPages(&st.Pages, query, keywords, qv, s.emb.weight, max(recall.RankPool, k))
 	if len(hits) == 0 || hits[0].Score <= 0 {
 		return hits[:min(k, len(hits))], nil

@@ -32,11 +32,11 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	// Embedding the query is a network call: made before the scope is
 	// locked.
 	qv, fallback := s.queryVector(ctx, scope, req.Query)
-	st, err := s.loadedState(ctx, scope)
+	st, err := s.readState(ctx, scope)
 	if err != nil {
 		return nil, err
 	}
-	defer st.mu.Unlock()
+	defer st.mu.RUnlock()
 
 	res := &memory.RetrieveResult{Pages: []memory.PageHit{}, Scope: scope, ThreadID: thread, StoredTurns: len(st.Turns)}
 	now := s.now()
@@ -44,7 +44,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 		now = req.Now
 	}
 	res.Ranking = rankingInfo(qv, fallback, st.Vec.Count)
-	hits, ranked := s.rankWithSessions(ctx, st, req.Query, req.Keywords, now, qv, maxResults)
+	hits, ranked := s.rankWithSessions(st, req.Query, req.Keywords, now, qv, maxResults)
 	kws := recall.NewKeywords(req.Keywords)
 	for _, h := range hits {
 		t := st.Turns[h.ID]
@@ -54,7 +54,7 @@ func (s *Service) Retrieve(ctx context.Context, req memory.RetrieveRequest) (*me
 	}
 	kterms := recall.KeywordTerms(req.Keywords)
 	kweights := recall.TermWeights(&st.Pages, kterms)
-	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(ctx, st, req.Query, req.Keywords, res.Pages, ranked, req.Peek)
+	res.Sessions, res.UserKnowledge, res.AssistantKnowledge = s.tierRetrieval(st, req.Query, req.Keywords, res.Pages, ranked, req.Peek)
 	conv := s.conversation(st, thread, req.ThreadID != "", now)
 	recentPos := s.recent(conv)
 	res.Recent = make([]memory.RecentTurn, 0, len(recentPos))

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"cmp"
-	"context"
 	"slices"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -15,17 +14,18 @@ import (
 // each visit counted, and the knowledge entries that share terms with the
 // query. When a visit makes a session hot and a model is configured, its
 // analysis (runTiers) starts in the background right away; a peek counts no
-// visit. The caller holds st.mu for writing.
-func (s *Service) tierRetrieval(ctx context.Context, st *scopeState, query string, keywords []string, pages []memory.PageHit, ranked []rankedSession, peek bool) (sessions []memory.SessionHit, user, assistant []memory.FactHit) {
+// visit. The caller holds st.mu for reading, over a state ready to rank
+// (prepareToRank).
+func (s *Service) tierRetrieval(st *scopeState, query string, keywords []string, pages []memory.PageHit, ranked []rankedSession, peek bool) (sessions []memory.SessionHit, user, assistant []memory.FactHit) {
 	ids := make([]string, len(pages))
 	for i, p := range pages {
 		ids[i] = p.ID
 	}
 	due := false
 	if peek {
-		sessions = s.peekPages(ctx, st, ids)
+		sessions = s.peekPages(st, ids)
 	} else {
-		sessions, due = s.visitPages(ctx, st, ids)
+		sessions, due = s.visitPages(st, ids)
 	}
 	// Sessions are listed in their rank order, each with its score.
 	order := make(map[string]int, len(ranked))

@@ -43,7 +43,9 @@ const (
 // estimate returns st's approximate size in memory.
 func (st *scopeState) estimate() int64 {
 	n := int64(stateBaseBytes) + int64(len(st.Turns))*turnBytes + st.textBytes*textFactor
+	st.tokenMu.Lock()
 	n += int64(len(st.tokenCache)) * tokenCacheBytes
+	st.tokenMu.Unlock()
 	if st.doc != nil {
 		n += int64(len(st.doc.Facts)) * factBytes
 	}

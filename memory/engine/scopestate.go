@@ -42,7 +42,16 @@ type scopeState struct {
 	// last caught up with them.
 	touched map[string]bool
 
+	// tokenCache is countTokens' cache; retrievals running in parallel
+	// under the read lock share it, so it has its own lock, tokenMu.
+	tokenMu    sync.Mutex
 	tokenCache map[string]int
+
+	// visitMu guards the visit counts of the mid-term sessions (Visits,
+	// Uses, LastVisit, Due, the index's Dirty) against retrievals that
+	// visit them in parallel under the read lock; writers of the
+	// sessions otherwise hold mu for writing.
+	visitMu sync.Mutex
 
 	// textBytes is the text held by turns, for the size estimate; size
 	// is the estimate last counted in the cache (under Service.mu), used
@@ -178,6 +187,9 @@ func (s *Service) appended(ctx context.Context, st *scopeState, turns []memory.T
 	st.addTurns(turns, 0)
 	s.noteNewPages(st)
 	s.syncMidTerm(ctx, st)
+	// Linked here, a retrieval that follows ranks under the read lock
+	// without taking the write lock first (readState).
+	st.Link()
 	if s.pageStore != nil && st.backgroundSnapshotDue() {
 		s.savePageSnapshot(st)
 	}
@@ -327,14 +339,21 @@ func (s *Service) tokenCounter(st *scopeState) func(string) int {
 // countTokens counts text with a per-scope cache, so rebuilding an injection
 // text over the same items is cheap.
 func (s *Service) countTokens(st *scopeState, text string) int {
-	if n, ok := st.tokenCache[text]; ok {
+	st.tokenMu.Lock()
+	n, ok := st.tokenCache[text]
+	st.tokenMu.Unlock()
+	if ok {
 		return n
 	}
+	// Counted outside the lock: two retrievals that count one text at
+	// once both count it, and store the same number.
+	n = s.tokens.Count(text)
+	st.tokenMu.Lock()
 	if len(st.tokenCache) >= 20000 {
 		clear(st.tokenCache)
 	}
-	n := s.tokens.Count(text)
 	st.tokenCache[text] = n
+	st.tokenMu.Unlock()
 	return n
 }
 

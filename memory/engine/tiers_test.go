@@ -287,7 +287,8 @@ func TestPromotionAtThresholdAndHeatReset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hits, _ := s.visitPages(ctx, st, []string{st.Turns[0].ID, st.Turns[1].ID})
+	s.prepareToRank(ctx, st)
+	hits, _ := s.visitPages(st, []string{st.Turns[0].ID, st.Turns[1].ID})
 	st.mu.Unlock()
 	if len(hits) != 1 || hits[0].Heat != 5 || len(hits[0].PageIDs) != 2 {
 		t.Fatalf("visitPages() = %+v, want one session at heat 5 with both pages", hits)

@@ -1,7 +1,9 @@
 // Package recall ranks a scope's pages for a query and renders the
 // injection text, over one Pages value (turns, page index, threads,
-// sitting links, vectors). It holds no lock and no store: memory/engine
-// calls it under the scope's lock.
+// sitting links, vectors). It holds no store and no lock of the scope's:
+// memory/engine ranks under the scope's read lock, several retrievals at
+// once, after Pages.Link under its write lock; ranking then only reads
+// Pages (its match memos, which it fills, lend each reader its own).
 //
 //	pages.go     Pages, what ranking reads
 //	rank.go      RankPages: lexical ranking, keywords, sitting neighbours, feedback terms

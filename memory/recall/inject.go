@@ -163,7 +163,8 @@ type injItem struct {
 // something is marked "correction"; the header explains a mark when one is
 // offered, and says that the later date holds. The result's token count never exceeds
 // the budget. count is the token count of a text (the engine counts
-// through the scope's token cache, under the scope's write lock).
+// through the scope's token cache, which has a lock of its own: count
+// may be called by retrievals running in parallel).
 func BuildInjection(count func(string) int, in InjectionInput) (string, int) {
 	var header, corrections, profile, facts, knowledge, pages, recent []injItem
 	header = append(header, injItem{secHeader, 0, InjectionIntro, nil})

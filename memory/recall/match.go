@@ -18,7 +18,9 @@ const maxMatchMemos = 8
 // costs a lookup per word rather than a comparison per word and term: on
 // a LongMemEval history (long replies, ~300 distinct words a page) that
 // comparison was half of a retrieval's time. It is safe for concurrent
-// use.
+// use: a memo is lent to one reader at a time (take, give), and
+// retrievals running in parallel each read their own, so that only the
+// lending is under mu.
 type matchMemos struct {
 	mu    sync.Mutex
 	memos []*matchMemo
@@ -32,15 +34,15 @@ type matchMemo struct {
 	prefixShare, member float64
 	memo                *lexical.TermMemo[int32]
 	vecs                [][]float64
+	lent                bool // to a reader, under matchMemos.mu
 }
 
 // each calls fn with how much each word of page p matches each of qterms
 // (wordMatch), skipping the words that match none, as reading
 // ix.DocWords and asking wordMatch would.
 func (ms *matchMemos) each(ix *lexical.Index, p int, qterms []lexical.Term, prefixShare, memberShare float64, fn func([]float64)) {
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	m := ms.find(qterms, prefixShare, memberShare)
+	m := ms.take(qterms, prefixShare, memberShare)
+	defer ms.give(m)
 	lexical.EachDocValue(ix, m.memo, p, func(v int32) {
 		if v > 0 {
 			fn(m.vecs[v-1])
@@ -48,18 +50,29 @@ func (ms *matchMemos) each(ix *lexical.Index, p int, qterms []lexical.Term, pref
 	})
 }
 
-// find returns the memo of qterms at the shares, made when missing.
-func (ms *matchMemos) find(qterms []lexical.Term, prefixShare, memberShare float64) *matchMemo {
+// give returns a memo that take lent.
+func (ms *matchMemos) give(m *matchMemo) {
+	ms.mu.Lock()
+	m.lent = false
+	ms.mu.Unlock()
+}
+
+// take lends the memo of qterms at the shares, made when none is free.
+func (ms *matchMemos) take(qterms []lexical.Term, prefixShare, memberShare float64) *matchMemo {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
 	for _, m := range ms.memos {
-		if m.prefixShare == prefixShare && m.member == memberShare &&
+		if !m.lent && m.prefixShare == prefixShare && m.member == memberShare &&
 			slices.EqualFunc(m.terms, qterms, func(a string, b lexical.Term) bool { return a == b.Text }) {
+			m.lent = true
 			return m
 		}
 	}
 	if len(ms.memos) >= maxMatchMemos {
-		ms.memos = ms.memos[:0]
+		// The memos in use stay theirs; the others go.
+		ms.memos = slices.DeleteFunc(ms.memos, func(m *matchMemo) bool { return !m.lent })
 	}
-	m := &matchMemo{prefixShare: prefixShare, member: memberShare}
+	m := &matchMemo{prefixShare: prefixShare, member: memberShare, lent: true}
 	for _, q := range qterms {
 		m.terms = append(m.terms, q.Text)
 	}

@@ -108,6 +108,17 @@ func dialogueSlice(user, reply string) bool {
 	return (user == "" || SpeakerOf(user) != "") && (reply == "" || SpeakerOf(reply) != "")
 }
 
+// Link extends the session links, which ranking reads, to every turn of
+// st. Ranking extends them itself when turns were added since; a caller
+// that ranks under a read lock, in parallel, calls Link first under its
+// write lock, so that ranking only reads them.
+func (st *Pages) Link() { st.updateLinks() }
+
+// Linked reports whether the session links reach every turn of st.
+func (st *Pages) Linked() bool {
+	return st.links.last != nil && len(st.links.prev) == len(st.Turns)
+}
+
 // updateLinks extends the links to every turn of st.
 func (st *Pages) updateLinks() {
 	l := &st.links

@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -144,5 +145,29 @@ func TestOwnOrderInsideSittings(t *testing.T) {
 	}
 	if hits[0].Score != 9 || hits[5].Score != 4 {
 		t.Errorf("scores = %v, want the places' scores kept", hits)
+	}
+}
+
+// TestMemberWordsHeld: a page naming a member of a category term holds
+// that term, whether the query's terms fit memberWords' bit sets or not;
+// a query naming no category raises nothing.
+func TestMemberWordsHeld(t *testing.T) {
+	st := sittingPages(t, [][2]string{{"We went hiking and surfing last summer.", "Sounds fun."}})
+	cat := QueryTerms("activities")[0]
+	for _, n := range []int{0, maxMemoTerms + 3} {
+		qterms := make([]lexical.Term, 0, n+1)
+		for i := range n {
+			qterms = append(qterms, lexical.Term{Text: fmt.Sprintf("filler%d", i), Weight: 1})
+		}
+		qterms = append(qterms, cat)
+		m := make([]float64, len(qterms))
+		got := (&memberWords{}).held(st, 0, qterms, m)
+		if got[n] != 1 || m[n] != 0 {
+			t.Errorf("%d terms: held = %v (given %v), want the category term raised to 1 in a copy", len(qterms), got[n], m[n])
+		}
+	}
+	plain := []lexical.Term{{Text: "summer", Weight: 1}, {Text: "beach", Weight: 1}}
+	if got := (&memberWords{}).held(st, 0, plain, []float64{1, 0}); got[1] != 0 {
+		t.Errorf("no category term: held = %v, want nothing raised", got)
 	}
 }

@@ -28,6 +28,9 @@ func FloorTerms(query string) []lexical.Term {
 // blanked.
 func withoutDates(query string) string {
 	lower := strings.ToLower(query)
+	if !mayNameDate(lower) {
+		return lower
+	}
 	b := []byte(lower)
 	blank := func(from, to int) {
 		for i := from; i < to; i++ {

@@ -3,7 +3,6 @@ package recall
 import (
 	"cmp"
 	"math"
-	"math/bits"
 	"slices"
 	"sync"
 	"time"
@@ -196,62 +195,40 @@ func coverQuery(st *Pages, qterms, kterms []lexical.Term, hits []lexical.Hit, li
 // +0.003 on both, session all@10 +0.001 and +0.004.
 type memberWords struct {
 	speaker string // analysed name of the asked-about speaker, "" for any
-	// memo holds, per word of the index, the query terms (bit j: the
-	// j-th) it is a member of; built on the first page read, for the
-	// query terms of that call (held is called with one query's terms).
-	memo *lexical.TermMemo[uint64]
-	// cats says, once known (catsRead), whether a query term names a
-	// category: without one no page's words can raise a term.
-	cats, catsRead bool
+	// cats are the query terms that name a category, with their members,
+	// found on the first read (catsRead): held is called with one query's
+	// terms, and a page's words are looked up in these sets only.
+	cats     []categoryTerm
+	catsRead bool
 }
 
-// maxMemoTerms is how many query terms memberWords' bit sets hold; a
-// longer query reads the words' membership one by one.
-const maxMemoTerms = 64
+// categoryTerm is query term j, a category, and its members' set.
+type categoryTerm struct {
+	j       int
+	members map[string]bool
+}
 
-// each calls fn with the set of qterms that each word of page p is a
-// member of, when it is a member of any: bit k of set stands for term
-// at+k.
-func (w *memberWords) each(st *Pages, p int, qterms []lexical.Term, fn func(at int, set uint64)) {
+// each calls fn with the index j of each query term that a word of page p
+// is a member of, once per such word.
+func (w *memberWords) each(st *Pages, p int, qterms []lexical.Term, fn func(j int)) {
 	if !w.catsRead {
 		w.catsRead = true
-		w.cats = slices.ContainsFunc(qterms, func(q lexical.Term) bool { return memberSets()[q.Text] != nil })
-	}
-	if !w.cats {
-		return
-	}
-	if len(qterms) > maxMemoTerms {
-		// Bit sets in groups of maxMemoTerms, the j-th group's bit k
-		// for term j×maxMemoTerms+k, given with fn's offset.
-		st.Index.DocWords(p, func(term string) {
-			for at := 0; at < len(qterms); at += maxMemoTerms {
-				if set := memberSet(qterms[at:], term); set != 0 {
-					fn(at, set)
-				}
+		for j, q := range qterms {
+			if members := memberSets()[q.Text]; members != nil {
+				w.cats = append(w.cats, categoryTerm{j, members})
 			}
-		})
+		}
+	}
+	if len(w.cats) == 0 {
 		return
 	}
-	if w.memo == nil {
-		w.memo = lexical.NewTermMemo(func(term string) uint64 { return memberSet(qterms, term) })
-	}
-	lexical.EachDocValue(st.Index, w.memo, p, func(set uint64) {
-		if set != 0 {
-			fn(0, set)
+	st.Index.DocWords(p, func(term string) {
+		for _, c := range w.cats {
+			if c.members[term] {
+				fn(c.j)
+			}
 		}
 	})
-}
-
-// memberSet returns the qterms (bit j for the j-th, the first
-// maxMemoTerms) that term is a member of.
-func memberSet(qterms []lexical.Term, term string) uint64 {
-	var set uint64
-	for j, q := range qterms[:min(len(qterms), maxMemoTerms)] {
-		if members := memberSets()[q.Text]; members != nil && members[term] {
-			set |= 1 << j
-		}
-	}
-	return set
 }
 
 // held raises m (per query term, how much page p holds it) to 1 for each
@@ -263,15 +240,12 @@ func (w *memberWords) held(st *Pages, p int, qterms []lexical.Term, m []float64)
 		// the page (Tokenize of its text), and reading the text again
 		// would find the same members.
 		var out []float64
-		w.each(st, p, qterms, func(at int, set uint64) {
-			for ; set != 0; set &= set - 1 {
-				j := at + bits.TrailingZeros64(set)
-				if m[j] < 1 && (out == nil || out[j] < 1) {
-					if out == nil {
-						out = slices.Clone(m)
-					}
-					out[j] = 1
+		w.each(st, p, qterms, func(j int) {
+			if m[j] < 1 && (out == nil || out[j] < 1) {
+				if out == nil {
+					out = slices.Clone(m)
 				}
+				out[j] = 1
 			}
 		})
 		if out == nil {
@@ -282,12 +256,8 @@ func (w *memberWords) held(st *Pages, p int, qterms []lexical.Term, m []float64)
 	// Reading the text costs more than the index's words: only a page
 	// whose words hold a member of a term it lacks is read.
 	some := false
-	w.each(st, p, qterms, func(at int, set uint64) {
-		for ; set != 0 && !some; set &= set - 1 {
-			if m[at+bits.TrailingZeros64(set)] < 1 {
-				some = true
-			}
-		}
+	w.each(st, p, qterms, func(j int) {
+		some = some || m[j] < 1
 	})
 	if !some {
 		return m

@@ -130,6 +130,19 @@ func (p *midTermParser) moved(m *map[string]int64) bool {
 	return true
 }
 
+// setList sets *out as json.Unmarshal sets a slice from an array: nil
+// for null, empty for [], else list.
+func setList[T any](out *[]T, list []T, null bool) {
+	switch {
+	case null:
+		*out = nil
+	case list == nil:
+		*out = []T{}
+	default:
+		*out = list
+	}
+}
+
 func (p *midTermParser) sessions(out *[]*MidTermSession) bool {
 	var list []*MidTermSession
 	null, ok := p.array(func() bool {
@@ -141,17 +154,10 @@ func (p *midTermParser) sessions(out *[]*MidTermSession) bool {
 		list = append(list, ses)
 		return p.session(ses)
 	})
-	if !ok {
-		return false
+	if ok {
+		setList(out, list, null)
 	}
-	if null {
-		*out = nil
-	} else if list == nil {
-		*out = []*MidTermSession{}
-	} else {
-		*out = list
-	}
-	return true
+	return ok
 }
 
 func (p *midTermParser) session(ses *MidTermSession) bool {
@@ -194,17 +200,10 @@ func (p *midTermParser) strs(out *[]string) bool {
 		list = append(list, s)
 		return true
 	})
-	if !ok {
-		return false
+	if ok {
+		setList(out, list, null)
 	}
-	if null {
-		*out = nil
-	} else if list == nil {
-		*out = []string{}
-	} else {
-		*out = list
-	}
-	return true
+	return ok
 }
 
 func (p *midTermParser) pages(out *[]MidTermPage) bool {
@@ -213,17 +212,10 @@ func (p *midTermParser) pages(out *[]MidTermPage) bool {
 		list = append(list, MidTermPage{})
 		return p.page(&list[len(list)-1])
 	})
-	if !ok {
-		return false
+	if ok {
+		setList(out, list, null)
 	}
-	if null {
-		*out = nil
-	} else if list == nil {
-		*out = []MidTermPage{}
-	} else {
-		*out = list
-	}
-	return true
+	return ok
 }
 
 // page reads one page: the bulk of a state, so without object's closure.

@@ -43,11 +43,12 @@ import (
 // or print validator internals ("/max_results: &{Got:0/1 Want:1/1}").
 
 // typed pairs tool with a handler that takes decoded arguments of type T.
-// The input schema is compiled on the tool's first call, not at start-up
-// (compiling every schema is a third of a server's start); a schema that
-// does not compile panics there, a bug TestToolSchemasCompile catches.
+// The input schema is compiled on the tool's first call or by
+// warmValidators, whichever comes first, not at start-up (compiling every
+// schema is a third of a server's start); a schema that does not compile
+// panics there, a bug TestToolSchemasCompile catches.
 func typed[T any](tool mcp.Tool, handle func(ctx context.Context, req mcp.CallToolRequest, args T) (*mcp.CallToolResult, error)) server.ServerTool {
-	validator := sync.OnceValue(func() *validator { return newValidator(tool) })
+	validator := validatorOf(tool)
 	scoped := slices.Contains(argNames(reflect.TypeFor[T]()), "user_id")
 	return server.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		check := validator()
@@ -75,6 +76,39 @@ func typed[T any](tool mcp.Tool, handle func(ctx context.Context, req mcp.CallTo
 		}
 		return handle(memory.WithActor(ctx, actor), req, args)
 	}}
+}
+
+// validators holds, per tool name and input schema, the compiled
+// validator made once for every server of the process (the tests make
+// many).
+var validators sync.Map // string → func() *validator
+
+// validatorOf returns the function that compiles tool's input schema once
+// and returns its validator.
+func validatorOf(tool mcp.Tool) func() *validator {
+	raw := tool.RawInputSchema
+	if len(raw) == 0 {
+		var err error
+		if raw, err = json.Marshal(tool.InputSchema); err != nil {
+			panic(fmt.Sprintf("tools: input schema of %s: %v", tool.Name, err))
+		}
+	}
+	key := tool.Name + "\x00" + string(raw)
+	if v, ok := validators.Load(key); ok {
+		return v.(func() *validator)
+	}
+	v, _ := validators.LoadOrStore(key, sync.OnceValue(func() *validator { return newValidator(tool) }))
+	return v.(func() *validator)
+}
+
+// warmValidators compiles the input schemas of tools not yet called, so
+// that the first call of each (the first retrieval of a conversation) does
+// not wait for its schema: NewServer runs it once the client is
+// initialized, beside the client's first requests.
+func warmValidators(tools []server.ServerTool) {
+	for _, t := range tools {
+		validatorOf(t.Tool)()
+	}
 }
 
 // rawArguments returns the call's arguments as JSON; no arguments is {}.

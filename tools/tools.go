@@ -224,7 +224,12 @@ func NewServer(m Memory, version string, opts ...Option) *server.MCPServer {
 		server.WithInstructions(instructions),
 		server.WithToolFilter(viewToolFilter),
 	}, cfg.extra...)...)
-	s.AddTools(All(m, opts...)...)
+	tools := All(m, opts...)
+	s.AddTools(tools...)
+	var warm sync.Once
+	hooks.AddAfterInitialize(func(context.Context, any, *mcp.InitializeRequest, *mcp.InitializeResult) {
+		warm.Do(func() { go warmValidators(tools) })
+	})
 	addResources(s, m, cfg, hooks)
 	if cfg.clientLog != nil {
 		cfg.clientLog.hub.attach(s, hooks, cfg.authenticated)

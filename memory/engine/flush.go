@@ -37,6 +37,9 @@ func (s *Service) Flush(ctx context.Context, req memory.FlushRequest) (*memory.F
 	if s.llm != nil { // without a model no turn is pending: nothing to count
 		_, byThread = st.pending()
 	}
+	// The pages stored since the last retrieval go into their mid-term
+	// sessions now, which the next retrieval would do first.
+	s.prepareToRank(ctx, st)
 	st.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.FlushTimeout)

@@ -21,6 +21,9 @@ func asksForList(query string) bool {
 	words := strings.FieldsFunc(query, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '\'')
 	})
+	if asksForOrder(words) {
+		return true
+	}
 	for i, w := range words {
 		switch strings.ToLower(w) {
 		case "how":
@@ -35,6 +38,27 @@ func asksForList(query string) bool {
 				}
 			}
 			return false
+		}
+	}
+	return false
+}
+
+// asksForOrder reports whether words ask for the order of several things:
+// "in what order" (or sequence), or "order" followed within four words by
+// a plural noun ("What is the order of the concerts I went to?"); each
+// thing was told where it happened, so the question asks for a list.
+func asksForOrder(words []string) bool {
+	for i, w := range words {
+		if w = strings.ToLower(w); w != "order" && w != "sequence" {
+			continue
+		}
+		if i > 0 && (strings.EqualFold(words[i-1], "what") || strings.EqualFold(words[i-1], "which")) {
+			return true
+		}
+		for _, next := range words[i+1 : min(i+5, len(words))] {
+			if pluralNoun(next) {
+				return true
+			}
 		}
 	}
 	return false

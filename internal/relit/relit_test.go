@@ -17,6 +17,11 @@ var testPatterns = []string{
 	`(?i)secret`,
 	`x*`,
 	`(?i)(?:ab)+c{2,3}`,
+	`(?i)\bnot\s+(?:[\w.+#-]+\s+){0,2}?[\w.+#-]+,?\s+but\s+[\w.+#-]+`,
+	`(?i)^\W*no\b[,.!]*\s+(?:it|that)(?:'s| is)\s`,
+	`^no_`,
+	`(?i)\s+just\s+(?:like\s+)?(?:that|this)\b`,
+	`\bab\b|x\Bcd`,
 }
 
 func TestOpen(t *testing.T) {
@@ -34,6 +39,25 @@ func TestOpen(t *testing.T) {
 		{`x*`, "", true},
 		{`(?i)(?:AccountKey|SharedAccessKey)=`, "sharedaccesskey=", true},
 		{`(?i)(?:AccountKey|SharedAccessKey)=`, "account key=", false},
+		// What stands next to a literal narrows where it counts.
+		{`(?i)\bnot\s+x`, "a note", false},
+		{`(?i)\bnot\s+x`, "cannot go", false},
+		{`(?i)\bnot\s+x`, "not x", true},
+		{`(?i)\bnot\s+x`, "Not\tx", true},
+		{`(?i)\bnot\s+x`, "note, not x", true},
+		{`(?i)\bnot\b`, "not", true},
+		{`(?i)\bnot\b`, "not_", false},
+		{`(?i)\bnot\b`, "é not é", true},
+		{`\s+just\s`, "adjust this", false},
+		{`\s+just\s`, "a just b", true},
+		{`(?i)^\W*no\b`, "(note 1) no", false},
+		{`(?i)^\W*no\b`, "-- No!", true},
+		{`(?i)^\W*no\b`, "a no", false},
+		{`(?i)^no\b`, "a no", false},
+		{`(?i)^no\b`, "no", true},
+		// Every piece of a concatenation must be there.
+		{`(?i)\bnot\s+\w+\s+but\s`, "not this", false},
+		{`(?i)\bnot\s+\w+\s+but\s`, "not this but ", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pattern+"/"+tt.text, func(t *testing.T) {
@@ -48,7 +72,8 @@ func TestOpen(t *testing.T) {
 // pieces, a closed gate never stands before a match.
 func TestNeverHidesAMatch(t *testing.T) {
 	pieces := []string{"sk-", "proj-", "abcdefghij", "ABCDEFGHIJKLMNOP0123", "that", "THAT", "’s", " is", " wrong",
-		"AccountKey", "=", "SHAREDaccesskey", "AKIA", "no", ", ", "we", " use", "不对", "secret", "ſecret", "K", "ab", "AB", "c", "C", " ", "\n"}
+		"AccountKey", "=", "SHAREDaccesskey", "AKIA", "no", ", ", "we", " use", "不对", "secret", "ſecret", "K", "ab", "AB", "c", "C", " ", "\n",
+		"not", "NOT", "note", "cannot", "but", "butter", "just", "adjust", "like", "this", "no_", "_", "9", "é", "-- ", "!", "\t", "x", "cd", "'s"}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, p := range testPatterns {
 		re := regexp.MustCompile(p)

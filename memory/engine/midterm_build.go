@@ -145,6 +145,7 @@ func (s *Service) placePage(st *scopeState, p int) {
 	tf := make(map[string]int)
 	st.Index.DocTerms(p, func(term string, n int) { tf[term] += n })
 	kw := tiers.TopTerms(tf, st.Index, tiers.MidTermKeywords)
+	pt := tiers.NewPageTerms(tf)
 	var vec []float32
 	if p < len(st.Vec.Vecs) {
 		vec = st.Vec.Vecs[p]
@@ -176,7 +177,7 @@ func (s *Service) placePage(st *scopeState, p int) {
 			continue
 		}
 		sessionTerms(st, ses)
-		sem := tiers.TermCosine(tf, ses)
+		sem := pt.Cosine(ses)
 		if c := sessionCentroid(st, ses); vec != nil && c != nil {
 			sem = tiers.VecCosine(vec, c)
 		}

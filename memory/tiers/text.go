@@ -56,15 +56,41 @@ func TopTerms(tf map[string]int, ix *lexical.Index, n int) []string {
 
 // TermCosine is the cosine of the page's term counts and the session's.
 func TermCosine(tf map[string]int, ses *memory.MidTermSession) float64 {
-	if len(tf) == 0 || ses.TermsSq == 0 {
+	return NewPageTerms(tf).Cosine(ses)
+}
+
+// PageTerms is a page's term counts made ready to be compared with many
+// sessions: a list, and its squared norm, made once.
+type PageTerms struct {
+	terms  []string
+	counts []int
+	sq     float64
+}
+
+// NewPageTerms returns tf ready for Cosine.
+func NewPageTerms(tf map[string]int) PageTerms {
+	p := PageTerms{terms: make([]string, 0, len(tf)), counts: make([]int, 0, len(tf))}
+	for t, x := range tf {
+		p.terms, p.counts = append(p.terms, t), append(p.counts, x)
+		p.sq += float64(x * x)
+	}
+	return p
+}
+
+// Cosine is the cosine of the page's term counts and the session's (the
+// sums are of whole numbers, so they do not depend on the order of the
+// terms).
+func (p PageTerms) Cosine(ses *memory.MidTermSession) float64 {
+	if len(p.terms) == 0 || ses.TermsSq == 0 {
 		return 0
 	}
-	var dot, na float64
-	for t, x := range tf {
-		na += float64(x * x)
-		dot += float64(x * ses.Terms[t])
+	var dot float64
+	for i, t := range p.terms {
+		if c := ses.Terms[t]; c != 0 {
+			dot += float64(p.counts[i] * c)
+		}
 	}
-	return dot / math.Sqrt(na*ses.TermsSq)
+	return dot / math.Sqrt(p.sq*ses.TermsSq)
 }
 
 func VecCosine(a, b []float32) float64 {

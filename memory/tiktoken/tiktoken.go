@@ -6,7 +6,8 @@
 // splits text into the pieces each encoding's pattern matches, with a scan
 // over runes in place of a regular expression engine, and merge.go counts
 // the byte-pair merge of a piece that is not itself a token. Both allocate
-// nothing for ordinary text. The tests hold the count equal to
+// nothing for ordinary text. ranks.go reads the embedded ranks into a map
+// (the loader's own reader costs a start three times as much). The tests hold the count equal to
 // github.com/pkoukk/tiktoken-go's EncodeOrdinary, the reference.
 package tiktoken
 
@@ -14,8 +15,6 @@ import (
 	"fmt"
 	"sync"
 	"unicode/utf8"
-
-	tkloader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 // Names of the supported encodings.
@@ -53,7 +52,7 @@ type Counter struct {
 // New returns a Counter for the named encoding: "cl100k_base" (also when
 // encoding is empty) or "o200k_base". Any other name is an error that lists
 // the valid choices. The first Counter for an encoding loads its ranks, which
-// takes a few hundred milliseconds; later ones share them.
+// takes some tens of milliseconds; later ones share them.
 func New(encoding string) (*Counter, error) {
 	c, err := NewLazy(encoding)
 	if err != nil {
@@ -85,7 +84,7 @@ func NewLazy(encoding string) (*Counter, error) {
 func (c *Counter) Load() error {
 	e := c.enc
 	e.once.Do(func() {
-		e.ranks, e.err = tkloader.NewOfflineLoader().LoadTiktokenBpe(e.file)
+		e.ranks, e.err = loadRanks(e.file)
 		if e.err == nil && len(e.ranks) < 256 {
 			e.err = fmt.Errorf("%d ranks, want at least one per byte", len(e.ranks))
 		}

@@ -86,14 +86,7 @@ var validators sync.Map // string → func() *validator
 // validatorOf returns the function that compiles tool's input schema once
 // and returns its validator.
 func validatorOf(tool mcp.Tool) func() *validator {
-	raw := tool.RawInputSchema
-	if len(raw) == 0 {
-		var err error
-		if raw, err = json.Marshal(tool.InputSchema); err != nil {
-			panic(fmt.Sprintf("tools: input schema of %s: %v", tool.Name, err))
-		}
-	}
-	key := tool.Name + "\x00" + string(raw)
+	key := tool.Name + "\x00" + string(inputSchemaJSON(tool))
 	if v, ok := validators.Load(key); ok {
 		return v.(func() *validator)
 	}

@@ -32,16 +32,24 @@ type validator struct {
 	integers map[string]bool
 }
 
+// inputSchemaJSON returns tool's input schema as JSON: the raw schema
+// the tool was given, else its typed one encoded. It panics if that does
+// not encode.
+func inputSchemaJSON(tool mcp.Tool) json.RawMessage {
+	if len(tool.RawInputSchema) > 0 {
+		return tool.RawInputSchema
+	}
+	raw, err := json.Marshal(tool.InputSchema)
+	if err != nil {
+		panic(fmt.Sprintf("tools: input schema of %s: %v", tool.Name, err))
+	}
+	return raw
+}
+
 // newValidator compiles tool's input schema. It panics if the schema does
 // not compile.
 func newValidator(tool mcp.Tool) *validator {
-	raw := tool.RawInputSchema
-	if len(raw) == 0 {
-		var err error
-		if raw, err = json.Marshal(tool.InputSchema); err != nil {
-			panic(fmt.Sprintf("tools: input schema of %s: %v", tool.Name, err))
-		}
-	}
+	raw := inputSchemaJSON(tool)
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		panic(fmt.Sprintf("tools: input schema of %s: %v", tool.Name, err))

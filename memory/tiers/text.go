@@ -54,11 +54,6 @@ func TopTerms(tf map[string]int, ix *lexical.Index, n int) []string {
 	return out
 }
 
-// TermCosine is the cosine of the page's term counts and the session's.
-func TermCosine(tf map[string]int, ses *memory.MidTermSession) float64 {
-	return NewPageTerms(tf).Cosine(ses)
-}
-
 // PageTerms is a page's term counts made ready to be compared with many
 // sessions: a list, and its squared norm, made once.
 type PageTerms struct {

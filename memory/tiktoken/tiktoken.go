@@ -7,8 +7,9 @@
 // over runes in place of a regular expression engine, and merge.go counts
 // the byte-pair merge of a piece that is not itself a token. Both allocate
 // nothing for ordinary text. ranks.go reads the embedded ranks into a map
-// (the loader's own reader costs a start three times as much). The tests hold the count equal to
-// github.com/pkoukk/tiktoken-go's EncodeOrdinary, the reference.
+// (the loader's own reader costs a start three times as much). The tests
+// hold the count equal to github.com/pkoukk/tiktoken-go's EncodeOrdinary,
+// the reference.
 package tiktoken
 
 import (

@@ -37,24 +37,36 @@ var phaticWords = sync.OnceValue(func() map[string]bool {
 // isPhatic reports whether sentence s holds only phatic words, and no
 // query term (qterms), digit or capitalised word past its first (a name).
 func isPhatic(s string, qterms []lexical.Term) bool {
+	// The words are read in place, as strings.FieldsFunc would split
+	// them: trimPhatic asks this of the last sentences of every quoted
+	// reply, so a slice of words per sentence was a tenth of what a
+	// retrieval allocates.
 	words := 0
-	first := true
-	var bad bool
-	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’'
-	}) {
-		w = strings.ReplaceAll(w, "’", "'")
-		r := []rune(w)
-		if !first && unicode.IsUpper(r[0]) && w != "I" && w != "I'm" {
-			bad = true
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !wordRune(r) {
+			i += size
+			continue
 		}
-		first = false
-		if !phaticWords()[strings.ToLower(w)] {
-			bad = true
+		j := i + size
+		for j < len(s) {
+			r, size := utf8.DecodeRuneInString(s[j:])
+			if !wordRune(r) {
+				break
+			}
+			j += size
+		}
+		w := strings.ReplaceAll(s[i:j], "’", "'")
+		i = j
+		if first, _ := utf8.DecodeRuneInString(w); words > 0 && unicode.IsUpper(first) && w != "I" && w != "I'm" {
+			return false
+		}
+		if !phaticWord(w) {
+			return false
 		}
 		words++
 	}
-	if bad || words == 0 {
+	if words == 0 {
 		return false
 	}
 	for _, t := range lexical.Tokenize(s) {
@@ -65,6 +77,32 @@ func isPhatic(s string, qterms []lexical.Term) bool {
 		}
 	}
 	return true
+}
+
+// wordRune reports whether r belongs to a word of isPhatic's.
+func wordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '’'
+}
+
+// phaticWord reports whether w, lowercased, is one of phaticWords. A
+// short ASCII word is lowercased on the stack; any other goes through
+// strings.ToLower (which may map a non-ASCII letter to an ASCII one).
+func phaticWord(w string) bool {
+	var buf [16]byte
+	if len(w) > len(buf) {
+		return phaticWords()[strings.ToLower(w)]
+	}
+	for k := 0; k < len(w); k++ {
+		c := w[k]
+		if c >= utf8.RuneSelf {
+			return phaticWords()[strings.ToLower(w)]
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[k] = c
+	}
+	return phaticWords()[string(buf[:len(w)])]
 }
 
 // trimPhatic returns text without its closing run of phatic sentences

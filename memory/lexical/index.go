@@ -464,6 +464,12 @@ const (
 	termPrefix
 )
 
+// Reset empties m and makes it a memo of of's values, keeping its
+// storage for the values to come.
+func (m *TermMemo[T]) Reset(of func(term string) T) {
+	m.of, m.ix = of, nil
+}
+
 // NewTermMemo returns an empty memo of of's values.
 func NewTermMemo[T any](of func(term string) T) *TermMemo[T] {
 	return &TermMemo[T]{of: of}

@@ -24,6 +24,12 @@ const maxMatchMemos = 8
 type matchMemos struct {
 	mu    sync.Mutex
 	memos []*matchMemo
+	// spare are the word memos of memos that were let go, for the memos
+	// made next to reuse: a memo holds a value per word of the index,
+	// and most retrievals ask of a new query, so making them anew was a
+	// fifth of what a retrieval allocates. memos and spare together
+	// hold no more than memos did.
+	spare []*lexical.TermMemo[int32]
 }
 
 // matchMemo is the memo of one query term list: per word, the index in
@@ -69,14 +75,20 @@ func (ms *matchMemos) take(qterms []lexical.Term, prefixShare, memberShare float
 		}
 	}
 	if len(ms.memos) >= maxMatchMemos {
-		// The memos in use stay theirs; the others go.
-		ms.memos = slices.DeleteFunc(ms.memos, func(m *matchMemo) bool { return !m.lent })
+		// The memos in use stay theirs; the others go, their storage
+		// kept as spare.
+		ms.memos = slices.DeleteFunc(ms.memos, func(m *matchMemo) bool {
+			if !m.lent {
+				ms.spare = append(ms.spare, m.memo)
+			}
+			return !m.lent
+		})
 	}
 	m := &matchMemo{prefixShare: prefixShare, member: memberShare, lent: true}
 	for _, q := range qterms {
 		m.terms = append(m.terms, q.Text)
 	}
-	m.memo = lexical.NewTermMemo(func(word string) int32 {
+	of := func(word string) int32 {
 		var vec []float64
 		for j, q := range m.terms {
 			if x := wordMatch(word, q, prefixShare, memberShare); x > 0 {
@@ -94,7 +106,15 @@ func (ms *matchMemos) take(qterms []lexical.Term, prefixShare, memberShare float
 		}
 		m.vecs = append(m.vecs, vec)
 		return int32(len(m.vecs))
-	})
+	}
+	if n := len(ms.spare); n > 0 {
+		m.memo = ms.spare[n-1]
+		ms.spare[n-1] = nil
+		ms.spare = ms.spare[:n-1]
+		m.memo.Reset(of)
+	} else {
+		m.memo = lexical.NewTermMemo(of)
+	}
 	ms.memos = append(ms.memos, m)
 	return m
 }

@@ -268,15 +268,18 @@ func (w *memberWords) held(st *Pages, p int, qterms []lexical.Term, m []float64)
 		if w.speaker != "" && SpeakerOf(side) != w.speaker {
 			continue
 		}
-		lexical.Words(side, func(term, _ string) {
-			for j, q := range qterms {
-				if m[j] < 1 && (out == nil || out[j] < 1) && isMember(q.Text, term) {
+		// Only the category terms (w.cats, read by each above) have
+		// members.
+		lexical.AnyTerm(side, func(term []byte) bool {
+			for _, c := range w.cats {
+				if j := c.j; m[j] < 1 && (out == nil || out[j] < 1) && c.members[string(term)] {
 					if out == nil {
 						out = slices.Clone(m)
 					}
 					out[j] = 1
 				}
 			}
+			return false
 		})
 	}
 	if out == nil {

@@ -157,6 +157,11 @@ type sideWords struct {
 	total, ktotal float64
 	held, kheld   []float64
 	memberShare   float64
+	// words, prefixes and members are what a word must be, begin with
+	// or belong to for any term to match it (wordMatch): a word in none
+	// of them matches no term, and a long reply's words are mostly such.
+	words, prefixes map[string]bool
+	members         []map[string]bool
 }
 
 func newSideWords(st *Pages, terms, kterms []lexical.Term, memberShare float64) *sideWords {
@@ -164,7 +169,43 @@ func newSideWords(st *Pages, terms, kterms []lexical.Term, memberShare float64) 
 		held: make([]float64, len(terms)), kheld: make([]float64, len(kterms))}
 	w.idf, w.total = termIDF(st, terms)
 	w.kidf, w.ktotal = termIDF(st, kterms)
+	fillMatchSets(w)
 	return w
+}
+
+// fillMatchSets fills in what mayMatch reads from w's terms.
+func fillMatchSets(w *sideWords) {
+	w.words, w.prefixes = make(map[string]bool), make(map[string]bool)
+	for _, ts := range [2][]lexical.Term{w.terms, w.kterms} {
+		for _, q := range ts {
+			w.words[q.Text] = true
+			if samePrefix(q.Text, q.Text) {
+				w.prefixes[q.Text[:5]] = true
+			}
+		}
+	}
+	if w.memberShare > 0 {
+		for _, q := range w.terms {
+			if m := memberSets()[q.Text]; m != nil {
+				w.members = append(w.members, m)
+			}
+		}
+	}
+}
+
+// mayMatch reports whether some term of w could match the analysed word
+// t (wordMatch above 0): t is a term, shares a term's prefix or names a
+// member of a category term.
+func (w *sideWords) mayMatch(t []byte) bool {
+	if w.words[string(t)] || (letterPrefix(t) && w.prefixes[string(t[:5])]) {
+		return true
+	}
+	for _, m := range w.members {
+		if m[string(t)] {
+			return true
+		}
+	}
+	return false
 }
 
 // reset forgets the words read, for the next page.
@@ -176,13 +217,18 @@ func (w *sideWords) reset() {
 // read counts the words of one side (a prefix match half, a member of a
 // category term memberShare; keywords by word and prefix).
 func (w *sideWords) read(side string) {
-	lexical.Words(side, func(term, _ string) {
+	lexical.AnyTerm(side, func(t []byte) bool {
+		if !w.mayMatch(t) {
+			return false
+		}
+		term := string(t)
 		for j, q := range w.terms {
 			w.held[j] = max(w.held[j], wordMatch(term, q.Text, 0.5, w.memberShare))
 		}
 		for j, q := range w.kterms {
 			w.kheld[j] = max(w.kheld[j], wordMatch(term, q.Text, 0.5, 0))
 		}
+		return false
 	})
 }
 

@@ -337,20 +337,35 @@ func TestE2EHTTPLoadPostgres(t *testing.T) {
 	t.Logf("flush through both instances: %v", time.Since(flushStart).Round(time.Millisecond))
 	// One more turn per user through each instance, flushed through the
 	// same instance at once, so that both instances have run updates of
-	// every scope whatever the load's lock contests gave.
+	// every scope whatever the load's lock contests gave. The other
+	// instance, told of the turn, may still update it first (its debounce
+	// ends while the flush waits for the lock); then another turn is sent,
+	// a few times at most.
+	updatedBy := func(user, key string) bool {
+		for _, c := range llm.calls() {
+			if c.scope == user[:1] && strings.TrimPrefix(c.instance, "Bearer ") == key {
+				return true
+			}
+		}
+		return false
+	}
+	extra := 0
 	for i, inst := range instances {
 		for u, user := range users {
 			c := newClient(i, u)
-			word := loadWord(user, inst.name, perInstance)
-			var res addResult
-			if err := callJSON(ctx, c, "add_memory", map[string]any{"thread_id": "last",
-				"user_input": "last turn: my project is " + word, "agent_response": "noted"}, &res); err != nil || len(res.TurnIDs) != 1 {
-				t.Fatalf("add_memory = %v, %v", res.TurnIDs, err)
-			}
-			acked = append(acked, ackedTurn{user, res.TurnIDs[0], word})
-			var fr flushResult
-			if err := callJSON(ctx, c, "flush_memory", map[string]any{}, &fr); err != nil {
-				t.Fatal(err)
+			for attempt := 0; attempt < 5 && (attempt == 0 || !updatedBy(user, inst.key)); attempt++ {
+				word := loadWord(user, inst.name, perInstance+attempt)
+				var res addResult
+				if err := callJSON(ctx, c, "add_memory", map[string]any{"thread_id": "last",
+					"user_input": "last turn: my project is " + word, "agent_response": "noted"}, &res); err != nil || len(res.TurnIDs) != 1 {
+					t.Fatalf("add_memory = %v, %v", res.TurnIDs, err)
+				}
+				acked = append(acked, ackedTurn{user, res.TurnIDs[0], word})
+				extra++
+				var fr flushResult
+				if err := callJSON(ctx, c, "flush_memory", map[string]any{}, &fr); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 	}
@@ -367,7 +382,7 @@ func TestE2EHTTPLoadPostgres(t *testing.T) {
 		}
 		want[a.user][a.id] = a.word
 	}
-	if want := len(instances) * (perInstance + len(users)); len(acked) != want {
+	if want := len(instances)*perInstance + extra; len(acked) != want {
 		t.Errorf("%d turns acknowledged, want %d", len(acked), want)
 	}
 	var stored []string // codewords of the stored turns

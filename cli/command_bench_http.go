@@ -96,27 +96,6 @@ func (s *benchHTTP) another() *benchHTTP {
 
 // call posts one request and returns its result.
 func (s *benchHTTP) call(method string, params any) (json.RawMessage, error) {
-	data, err := s.post(method, params)
-	if err != nil {
-		return nil, err
-	}
-	var msg struct {
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(data, &msg); err != nil {
-		return nil, fmt.Errorf("answer is not JSON-RPC: %.80q", data)
-	}
-	if msg.Error != nil {
-		return nil, errors.New(msg.Error.Message)
-	}
-	return msg.Result, nil
-}
-
-// post posts one request and returns the body of its 200 answer.
-func (s *benchHTTP) post(method string, params any) ([]byte, error) {
 	s.nextID++
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.nextID, "method": method, "params": params})
 	if err != nil {
@@ -142,39 +121,36 @@ func (s *benchHTTP) post(method string, params any) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("status %d: %.200s", resp.StatusCode, data)
 	}
-	return data, nil
-}
-
-// callTool calls a tool and returns the round trip's time. The answer is
-// decoded once, into what tells success (a result, and its isError) and
-// nothing of the rest: decoding all of a retrieval's ~20 KB twice, as
-// call and then its result, was CPU the load client took from the
-// server on a small machine.
-func (s *benchHTTP) callTool(_ context.Context, name string, args map[string]any) (time.Duration, error) {
-	start := time.Now()
-	data, err := s.post("tools/call", map[string]any{"name": name, "arguments": args})
-	took := time.Since(start)
-	if err != nil {
-		return 0, err
-	}
 	var msg struct {
-		Result *struct {
-			IsError bool `json:"isError"`
-		} `json:"result"`
-		Error *struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
 			Message string `json:"message"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(data, &msg); err != nil {
-		return 0, fmt.Errorf("answer is not JSON-RPC: %.80q", data)
+		return nil, fmt.Errorf("answer is not JSON-RPC: %.80q", data)
 	}
-	switch {
-	case msg.Error != nil:
-		return 0, errors.New(msg.Error.Message)
-	case msg.Result == nil:
-		return 0, fmt.Errorf("answer has no result: %.200s", data)
-	case msg.Result.IsError:
-		return 0, fmt.Errorf("tool error: %.200s", data)
+	if msg.Error != nil {
+		return nil, errors.New(msg.Error.Message)
+	}
+	return msg.Result, nil
+}
+
+func (s *benchHTTP) callTool(_ context.Context, name string, args map[string]any) (time.Duration, error) {
+	start := time.Now()
+	res, err := s.call("tools/call", map[string]any{"name": name, "arguments": args})
+	took := time.Since(start)
+	if err != nil {
+		return 0, err
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		return 0, err
+	}
+	if r.IsError {
+		return 0, fmt.Errorf("tool error: %.200s", res)
 	}
 	return took, nil
 }

@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -66,17 +67,9 @@ func isPhatic(s string, qterms []lexical.Term) bool {
 		}
 		words++
 	}
-	if words == 0 {
-		return false
-	}
-	for _, t := range lexical.Tokenize(s) {
-		for _, q := range qterms {
-			if t == q.Text {
-				return false
-			}
-		}
-	}
-	return true
+	return words > 0 && !lexical.AnyTerm(s, func(t []byte) bool {
+		return slices.ContainsFunc(qterms, func(q lexical.Term) bool { return q.Text == string(t) })
+	})
 }
 
 // wordRune reports whether r belongs to a word of isPhatic's.

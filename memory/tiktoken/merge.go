@@ -16,7 +16,7 @@ const noRank = math.MaxInt
 // twice and nothing is allocated for pieces of up to 127 bytes. Longer
 // pieces (runs of one letter, of spaces, Han text without punctuation) go
 // to mergeCountLong, which does the same merge in O(n log n).
-func mergeCount(piece string, ranks map[string]int) int {
+func mergeCount(piece string, ranks *rankTable) int {
 	if len(piece) < 2 {
 		return len(piece)
 	}
@@ -28,7 +28,7 @@ func mergeCount(piece string, ranks map[string]int) int {
 
 // mergeCountScan is mergeCount by scanning all parts for the lowest rank
 // before each merge: quadratic, and the fastest for short pieces.
-func mergeCountScan(piece string, ranks map[string]int) int {
+func mergeCountScan(piece string, ranks *rankTable) int {
 	// part i starts at start[i] and would merge with part i+1 at rank[i];
 	// the last entry is the end of the piece.
 	type part struct{ start, rank int }
@@ -43,7 +43,7 @@ func mergeCountScan(piece string, ranks map[string]int) int {
 		if i+2 >= len(parts) {
 			return noRank
 		}
-		if r, ok := ranks[piece[parts[i].start:parts[i+2].start]]; ok {
+		if r, ok := ranks.get(piece[parts[i].start:parts[i+2].start]); ok {
 			return r
 		}
 		return noRank
@@ -79,7 +79,7 @@ func mergeCountScan(piece string, ranks map[string]int) int {
 // the pairs on either side stale; they are left in the heap and skipped when
 // they come out (a pair is current while its left part lives and holds the
 // same rank: ranks are one per byte string, and parts only grow).
-func mergeCountLong(piece string, ranks map[string]int) int {
+func mergeCountLong(piece string, ranks *rankTable) int {
 	n := len(piece)
 	next := make([]int, n+1) // part at i ends where next[i] starts; n is the end
 	prev := make([]int, n+1)
@@ -92,7 +92,7 @@ func mergeCountLong(piece string, ranks map[string]int) int {
 		if j >= n {
 			return noRank
 		}
-		if r, ok := ranks[piece[i:next[j]]]; ok {
+		if r, ok := ranks.get(piece[i:next[j]]); ok {
 			return r
 		}
 		return noRank

@@ -6,8 +6,9 @@
 // splits text into the pieces each encoding's pattern matches, with a scan
 // over runes in place of a regular expression engine, and merge.go counts
 // the byte-pair merge of a piece that is not itself a token. Both allocate
-// nothing for ordinary text. ranks.go reads the embedded ranks into a map
-// (the loader's own reader costs a start three times as much). The tests
+// nothing for ordinary text. ranks.go reads the embedded ranks into a table
+// that the garbage collector need not scan (the loader's own reader costs
+// a start three times as much, and its map is scanned by every GC cycle). The tests
 // hold the count equal to github.com/pkoukk/tiktoken-go's EncodeOrdinary,
 // the reference.
 package tiktoken
@@ -32,7 +33,7 @@ type encoding struct {
 	file  string                    // the ranks' file name in tiktoken-go-loader
 	piece func(s string, i int) int // the end of the piece that starts at i
 	once  sync.Once
-	ranks map[string]int
+	ranks *rankTable
 	err   error
 }
 
@@ -86,8 +87,8 @@ func (c *Counter) Load() error {
 	e := c.enc
 	e.once.Do(func() {
 		e.ranks, e.err = loadRanks(e.file)
-		if e.err == nil && len(e.ranks) < 256 {
-			e.err = fmt.Errorf("%d ranks, want at least one per byte", len(e.ranks))
+		if e.err == nil && e.ranks.len() < 256 {
+			e.err = fmt.Errorf("%d ranks, want at least one per byte", e.ranks.len())
 		}
 	})
 	if e.err != nil {
@@ -129,7 +130,7 @@ func (c *Counter) Count(text string) int {
 
 // countPiece returns the number of tokens of one piece.
 func (e *encoding) countPiece(piece string) int {
-	if _, ok := e.ranks[piece]; ok {
+	if _, ok := e.ranks.get(piece); ok {
 		return 1
 	}
 	return mergeCount(piece, e.ranks)

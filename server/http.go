@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -297,11 +296,13 @@ func readiness(ready *atomic.Bool) error {
 // startService loads the default scope and resumes pending updates in the
 // background, once after is closed (at once when it is nil): stdio serve
 // waits for its initialize answer. lowGC lowers the GC percent to
-// serveGCPercent once the scope is loaded. The returned func stops both
-// and waits.
+// serveGCPercent once the scope is loaded, with at least gcHeadroom of
+// growth between collections (paceGC). The returned func stops both and
+// waits.
 func startService(ctx context.Context, svc *engine.Service, log *slog.Logger, lowGC bool, after <-chan struct{}) func() {
 	startCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	stopGC := func() {}
 	wg.Go(func() {
 		if after != nil {
 			select {
@@ -314,13 +315,13 @@ func startService(ctx context.Context, svc *engine.Service, log *slog.Logger, lo
 			log.Warn("cannot preload the default user's memory; it is loaded on first use", "err", err)
 		}
 		if lowGC {
-			debug.SetGCPercent(serveGCPercent)
+			stopGC = paceGC(serveGCPercent, gcHeadroom)
 		}
 		if err := svc.Start(startCtx); err != nil && startCtx.Err() == nil {
 			log.Error("cannot resume pending memory updates", "err", err)
 		}
 	})
-	return func() { cancel(); wg.Wait() }
+	return func() { cancel(); wg.Wait(); stopGC() }
 }
 
 // httpStack is the composed HTTP handler and what shutdown needs of it.

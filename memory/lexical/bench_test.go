@@ -2,9 +2,11 @@ package lexical
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -226,5 +228,112 @@ func BenchmarkSnapshotRead(b *testing.B) {
 		if _, err := Read(bytes.NewReader(buf.Bytes()), Options{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// chatVocab is a small conversational vocabulary, as mnemo bench's
+// generated exchanges use: every word of it is common.
+var chatVocab = strings.Fields(`i you we the a to and of in is it that for on with my this was have
+	be are not at but so do can what how when where why will would like just about get know think
+	go trip kyoto paris berlin coffee tea dog cat garden guitar piano running marathon yoga book
+	novel painting photo camera wedding birthday sister brother mother father friend job interview
+	manager project deadline release database migration server bug test deploy python golang rust
+	recipe pasta curry vegan dinner lunch weekend holiday beach mountain hiking camping concert
+	movie series music band album school class exam teacher student university degree research
+	paper conference talk meeting budget salary house apartment rent move city car bike train
+	doctor dentist gym swimming tennis football chess podcast newsletter blog garden tomato basil`)
+
+// chatText returns n words of chatVocab, the first ones more often.
+func chatText(rng *rand.Rand, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		f := rng.Float64()
+		b.WriteString(chatVocab[int(f*f*float64(len(chatVocab)))])
+	}
+	return b.String()
+}
+
+// BenchmarkSearchTermsFeedback measures the page search of a retrieval
+// (recall's lexicalPages) in 100,000 documents: the 100 best for a
+// question's terms, then for them times 0.7 and ten feedback terms, the
+// first hits' most telling ones, sharing 0.3 of the question's weight.
+// corpus=zipf draws from benchVocab's long tail, corpus=chat from
+// chatVocab as mnemo bench's exchanges do; the loop cycles through 64
+// questions.
+func BenchmarkSearchTermsFeedback(b *testing.B) {
+	for _, corpus := range []string{"zipf", "chat"} {
+		b.Run("corpus="+corpus+"/docs=100000", func(b *testing.B) {
+			ix, queries := feedbackBench(corpus, 100_000)
+			i := 0
+			for b.Loop() {
+				q := queries[i%len(queries)]
+				i++
+				ix.SearchTermsFeedback(q, 100, benchExpand(ix, q))
+			}
+		})
+	}
+}
+
+// feedbackBench returns an index of n documents of corpus (see
+// BenchmarkSearchTermsFeedback) and 64 questions' terms.
+func feedbackBench(corpus string, n int) (*Index, [][]Term) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	var docs []string
+	if corpus == "zipf" {
+		docs = benchCorpus(n)
+	} else {
+		for range n {
+			docs = append(docs, chatText(rng, 45+rng.IntN(20))+"\n"+chatText(rng, 25+rng.IntN(30)))
+		}
+	}
+	ids := make([]int, len(docs))
+	for i := range ids {
+		ids[i] = i
+	}
+	ix := New(Options{})
+	ix.AddBatch(ids, docs)
+	queries := make([][]Term, 64)
+	for i := range queries {
+		var words []string
+		if corpus == "zipf" {
+			for range 4 + i%5 {
+				words = append(words, benchVocab[rng.IntN(len(benchVocab)/50)])
+			}
+		} else {
+			words = strings.Fields(chatText(rng, 4+i%5))
+		}
+		for _, t := range Tokenize(strings.Join(words, " ")) {
+			queries[i] = append(queries[i], Term{t, 1})
+		}
+	}
+	return ix, queries
+}
+
+// benchExpand returns an expand for SearchTermsFeedback that names as
+// feedback does the ten terms of the first five hits with the most
+// counts times IDF, sharing 0.3 of the weight of query q.
+func benchExpand(ix *Index, q []Term) func(first []Hit) (float64, []Term) {
+	return func(first []Hit) (float64, []Term) {
+		w := make(map[string]float64)
+		for _, h := range first[:min(5, len(first))] {
+			ix.DocTerms(h.ID, func(t string, tf int) { w[t] += float64(tf) * ix.IDF(t) })
+		}
+		var extra []Term
+		for t, x := range w {
+			extra = append(extra, Term{t, x})
+		}
+		slices.SortFunc(extra, func(a, b Term) int { return cmp.Or(cmp.Compare(b.Weight, a.Weight), cmp.Compare(a.Text, b.Text)) })
+		extra = extra[:min(10, len(extra))]
+		sum := 0.0
+		for _, t := range extra {
+			sum += t.Weight
+		}
+		for i := range extra {
+			extra[i].Weight *= 0.3 * float64(len(q)) / sum
+		}
+		return 0.7, extra
 	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -37,7 +38,10 @@ func TestGCPercentFor(t *testing.T) {
 func TestPaceGCFollowsTheHeap(t *testing.T) {
 	old := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(old)
-	percent := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
+	// Read, not set and set back: a pacer adjusting in between would be
+	// undone, and it does not set again a percent it set last.
+	gogc := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	percent := func() int { metrics.Read(gogc); return int(gogc[0].Value.Uint64()) }
 	// waitFor collects until the percent is want: the pacer adjusts on
 	// the finalizer goroutine, after a collection.
 	waitFor := func(what string, want func(int) bool) {

@@ -15,17 +15,18 @@ import (
 // CPU for it.
 const gcHeadroom = 16 << 20
 
-// maxGCPercent bounds the percent gcPercentFor gives a nearly empty heap.
-const maxGCPercent = 10000
+// minHeap is the Go runtime's least heap goal at GOGC=100, which it scales
+// with the percent: at 10,000 a nearly empty heap could grow to 400 MB
+// before its first collection.
+const minHeap = 4 << 20
 
 // gcPercentFor returns the GC percent for a live heap of live bytes:
-// base, or more when base's share of live is less than headroom.
+// base, or more when base's share of live is less than headroom. A heap
+// under minHeap is taken for minHeap, so that the runtime's least goal
+// (minHeap times the percent) stays near headroom too.
 func gcPercentFor(live uint64, base int, headroom uint64) int {
-	if live == 0 {
-		return maxGCPercent
-	}
-	p := int(min((100*headroom+live-1)/live, maxGCPercent))
-	return max(base, p)
+	live = max(live, minHeap)
+	return max(base, int((100*headroom+live-1)/live))
 }
 
 // gcPacer keeps the GC percent at gcPercentFor of the live heap, read

@@ -296,7 +296,9 @@ func (d *decoder) index(opts Options) (*Index, error) {
 				break
 			}
 			i += m
-			doc := prev + int(min(delta, uint64(ndocs)))
+			// Clamped past the end, so that a delta too large is refused
+			// rather than read as the last document.
+			doc := prev + int(min(delta, uint64(ndocs)+1))
 			if delta == 0 || doc >= ndocs || tf64 == 0 || tf64 > math.MaxInt32 || left[doc] == 0 {
 				d.fail("posting %d of term %q is out of order or range", j, term)
 				break
@@ -349,7 +351,7 @@ func (d *decoder) index(opts Options) (*Index, error) {
 				break
 			}
 			i += m
-			tid := prev + int(min(delta, uint64(nterms)))
+			tid := prev + int(min(delta, uint64(nterms)+1))
 			if delta == 0 || tid >= nterms || tf64 == 0 || tf64 > uint64(ix.lens[id]) {
 				d.fail("term %d of document %d is out of order or range", off-start, id)
 				break

@@ -291,3 +291,52 @@ func TestReadSizedRefusesBadInput(t *testing.T) {
 		}
 	})
 }
+
+// TestSnapshotRefusesLongDelta builds the snapshot of one document
+// holding one term by hand and checks that a document or term id written
+// past the end is refused, not read as the last one (the deltas were
+// once clamped to it).
+func TestSnapshotRefusesLongDelta(t *testing.T) {
+	build := func(docDelta, termDelta uint64) []byte {
+		b := []byte(snapshotMagic)
+		for _, x := range []uint64{analyzerVersion, 1, 2, 1, 1, 1} { // version; 1 document: 1 term, length 1; 1 term, of 1 byte
+			b = binary.AppendUvarint(b, x)
+		}
+		b = append(b, 'x')
+		for _, x := range []uint64{1, docDelta, 1, termDelta, 1} { // df; its posting; the document's term
+			b = binary.AppendUvarint(b, x)
+		}
+		return reseal(b)
+	}
+	tests := []struct {
+		name                string
+		docDelta, termDelta uint64
+		ok                  bool
+	}{
+		{"as written", 1, 1, true},
+		{"document past the end", 2, 1, false},
+		{"document far past the end", 1 << 40, 1, false},
+		{"term past the end", 1, 2, false},
+		{"term far past the end", 1, 1 << 40, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := build(tt.docDelta, tt.termDelta)
+			ix, err := Decode(data, Options{})
+			sized, serr := ReadSized(bytes.NewReader(data), int64(len(data)), Options{})
+			if tt.ok {
+				if err != nil || serr != nil {
+					t.Fatalf("Decode() = %v, ReadSized() = %v; want no error", err, serr)
+				}
+				sameIndex(t, ix, sized)
+				if hits := ix.Search("x", 10, nil); len(hits) != 1 || hits[0].ID != 0 {
+					t.Errorf("Search(x) = %v, want document 0", hits)
+				}
+				return
+			}
+			if !errors.Is(err, ErrSnapshot) || !errors.Is(serr, ErrSnapshot) {
+				t.Errorf("Decode() = %v, ReadSized() = %v; want ErrSnapshot errors", err, serr)
+			}
+		})
+	}
+}

@@ -215,9 +215,12 @@ func (s *Store) readAll(ctx context.Context, st *scopeFiles, path string, f *os.
 			count := bytes.Count(lines, []byte{'\n'})
 			if out == nil && off < size {
 				// The turns of the blocks to come are estimated from this
-				// one's, so that out is allocated once, not in append's
-				// quarter steps (five times its size, all told).
-				rest := float64(count) * float64(size-off) / float64(end)
+				// one's lines and the log's last ones, so that out is
+				// allocated once, not in append's quarter steps (five
+				// times its size, all told), and not much larger than it
+				// needs: the array is kept as long as the turns.
+				perLine := (float64(end)/float64(count) + tailLineLength(f, off, size, float64(end)/float64(count))) / 2
+				rest := float64(size-off) / perLine
 				out = make([]memory.Turn, 0, count+int(rest*1.02)+16)
 			}
 			// The lines are decoded in place, into out's spare room, not
@@ -247,6 +250,29 @@ func (s *Store) readAll(ctx context.Context, st *scopeFiles, path string, f *os.
 		s.logTorn(st, path, cur.off, held)
 	}
 	return out, cur, nil
+}
+
+// tailSample is how much of the end of a log tailLineLength reads.
+const tailSample = 64 << 10
+
+// tailLineLength returns the mean length of the complete lines in the
+// last tailSample bytes of f before size, when those start past from;
+// else, or when they hold no whole line, guess.
+func tailLineLength(f io.ReaderAt, from, size int64, guess float64) float64 {
+	if size-from < 2*tailSample {
+		return guess
+	}
+	buf := make([]byte, tailSample)
+	if _, err := f.ReadAt(buf, size-tailSample); err != nil {
+		return guess
+	}
+	start := bytes.IndexByte(buf, '\n') + 1
+	end := bytes.LastIndexByte(buf, '\n') + 1
+	n := bytes.Count(buf[start:end], []byte{'\n'})
+	if start == 0 || n == 0 {
+		return guess
+	}
+	return float64(end-start) / float64(n)
 }
 
 // decodeLines decodes lines (each ending in '\n'; the first is line

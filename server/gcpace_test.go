@@ -76,3 +76,48 @@ func TestPaceGCFollowsTheHeap(t *testing.T) {
 		t.Errorf("after stop the pacer set the percent to %d", p)
 	}
 }
+
+// TestWithoutGC: the collector is off while f runs and the percent is
+// the caller's again after, when f panics too.
+func TestWithoutGC(t *testing.T) {
+	old := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(old)
+	percent := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
+	inside := 0
+	withoutGC(func() { inside = percent() })
+	if inside != -1 {
+		t.Errorf("GC percent while f runs = %d, want -1 (off)", inside)
+	}
+	if got := percent(); got != 77 {
+		t.Errorf("GC percent after withoutGC = %d, want 77", got)
+	}
+	func() {
+		defer func() { recover() }()
+		withoutGC(func() { panic("boom") })
+	}()
+	if got := percent(); got != 77 {
+		t.Errorf("GC percent after f panicked = %d, want 77", got)
+	}
+
+	// Two calls overlapping, the first ending first: the collector stays
+	// off until the second ends.
+	entered, firstDone, secondCheck, secondDone := make(chan struct{}), make(chan struct{}), make(chan int), make(chan struct{})
+	go func() {
+		defer close(secondDone)
+		withoutGC(func() {
+			close(entered)
+			<-firstDone
+			secondCheck <- percent()
+		})
+	}()
+	<-entered
+	withoutGC(func() {})
+	close(firstDone)
+	if got := <-secondCheck; got != -1 {
+		t.Errorf("GC percent in a call that outlasts another = %d, want -1 (off)", got)
+	}
+	<-secondDone
+	if got := percent(); got != 77 {
+		t.Errorf("GC percent after both calls = %d, want 77", got)
+	}
+}

@@ -21,7 +21,7 @@
 //	chain.go        the one middleware chain every HTTP route passes
 //	viewer.go       the viewer under /ui: its login form, log-out and mount
 //	team.go         what instances share: the token store and the viewer's key (PostgreSQL or data dir)
-//	gcpace.go       paceGC: the GC percent of serve, with a least growth between collections for a small heap; withoutGC for the preload
+//	gcpace.go       paceGC: the GC percent of serve, with a least growth between collections for a small heap
 //
 // Subpackages: httpauth (bearer tokens, OAuth, the guards the chain is
 // made of) and ui (the memory viewer's pages, mounted here and by mnemo ui).

@@ -86,38 +86,3 @@ func (p *gcPacer) adjust() bool {
 	}
 	return true
 }
-
-// withoutGC runs f with the garbage collector off and then sets the GC
-// percent back. startService preloads the default scope under it: the
-// load allocates what it keeps (turns, their index, the sessions) and
-// little else, so collections during it only mark a heap that keeps
-// growing; at 100,000 exchanges they were a third of the load's CPU
-// (0.60 -> 0.38 s), for 14 MB more at the peak, what the load lets go.
-// A memory limit (GOMEMLIMIT) still starts a collection. Calls may
-// overlap (services of one process loading at once): the collector is
-// off until the last ends, and then gets the percent from before the
-// first.
-func withoutGC(f func()) {
-	noGC.Lock()
-	if noGC.n == 0 {
-		noGC.prev = debug.SetGCPercent(-1)
-	}
-	noGC.n++
-	noGC.Unlock()
-	defer func() {
-		noGC.Lock()
-		if noGC.n--; noGC.n == 0 {
-			debug.SetGCPercent(noGC.prev)
-		}
-		noGC.Unlock()
-	}()
-	f()
-}
-
-// noGC counts the withoutGC calls running and holds the percent from
-// before the first.
-var noGC struct {
-	sync.Mutex
-	n    int
-	prev int
-}

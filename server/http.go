@@ -295,8 +295,7 @@ func readiness(ready *atomic.Bool) error {
 
 // startService loads the default scope and resumes pending updates in the
 // background, once after is closed (at once when it is nil): stdio serve
-// waits for its initialize answer. The load runs with the garbage
-// collector off (withoutGC). lowGC lowers the GC percent to
+// waits for its initialize answer. lowGC lowers the GC percent to
 // serveGCPercent once the scope is loaded, with at least gcHeadroom of
 // growth between collections (paceGC). The returned func stops both and
 // waits.
@@ -312,9 +311,7 @@ func startService(ctx context.Context, svc *engine.Service, log *slog.Logger, lo
 				return
 			}
 		}
-		var err error
-		withoutGC(func() { err = svc.Preload(startCtx, "", "") })
-		if err != nil && startCtx.Err() == nil {
+		if err := svc.Preload(startCtx, "", ""); err != nil && startCtx.Err() == nil {
 			log.Warn("cannot preload the default user's memory; it is loaded on first use", "err", err)
 		}
 		if lowGC {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -22,10 +24,14 @@ type textArena struct {
 	spans []textSpan
 }
 
-// textSpan is a string of turn number turn of the chunk.
+// textSpan is a string of turn number turn of the chunk: field (a key
+// bit) is to be set to lines[start:end], or with esc, esc[start:end].
+// Its numbers are 32 bits (the chunk is smaller than 2 GiB), so that the
+// spans of a chunk take an eighth of its size rather than a third.
 type textSpan struct {
-	turn int
-	span
+	turn, start, end int32
+	field            uint16
+	esc              bool
 }
 
 // decodeChunkLines decodes lines into dst, one turn a line, up to the
@@ -34,8 +40,12 @@ type textSpan struct {
 // The turns of dst must be zero; a is the arena their strings are
 // gathered in.
 func decodeChunkLines(ctx context.Context, a *textArena, lines []byte, dst []memory.Turn) (int, error) {
-	a.lines, a.esc, a.spans = lines, a.esc[:0], a.spans[:0]
-	defer a.set(dst)
+	arena := len(lines) <= math.MaxInt32
+	if arena {
+		// Up to four strings a line: the spans are allocated once.
+		a.lines, a.esc, a.spans = lines, a.esc[:0], slices.Grow(a.spans[:0], 4*bytes.Count(lines, []byte{'\n'}))
+		defer a.set(dst)
+	}
 	n, off := 0, 0
 	for off < len(lines) {
 		if n%256 == 0 {
@@ -44,7 +54,13 @@ func decodeChunkLines(ctx context.Context, a *textArena, lines []byte, dst []mem
 			}
 		}
 		end := off + bytes.IndexByte(lines[off:], '\n') + 1
-		if err := a.decode(lines[off:end], off, n, &dst[n]); err != nil {
+		var err error
+		if arena {
+			err = a.decode(lines[off:end], off, n, &dst[n])
+		} else {
+			err = decodeTurn(lines[off:end], &dst[n])
+		}
+		if err != nil {
 			dst[n] = memory.Turn{}
 			return n, fmt.Errorf("%w: %w", memory.ErrCorrupt, err)
 		}
@@ -76,9 +92,9 @@ func (a *textArena) set(dst []memory.Turn) {
 	n, m := 0, 0
 	for _, sp := range a.spans {
 		if sp.field == keyMeta {
-			m += sp.end - sp.start
+			m += int(sp.end - sp.start)
 		} else {
-			n += sp.end - sp.start
+			n += int(sp.end - sp.start)
 		}
 	}
 	var sb strings.Builder
@@ -102,13 +118,13 @@ func (a *textArena) set(dst []memory.Turn) {
 	for _, sp := range a.spans {
 		t := &dst[sp.turn]
 		if sp.field == keyMeta {
-			next := mat + sp.end - sp.start
+			next := mat + int(sp.end-sp.start)
 			t.MetaData = meta[mat:next:next]
 			mat = next
 			continue
 		}
-		next := at + sp.end - sp.start
-		switch s := all[at:next]; sp.field {
+		next := at + int(sp.end-sp.start)
+		switch s := all[at:next]; int(sp.field) {
 		case keyID:
 			t.ID = s
 		case keyThread:

@@ -75,7 +75,7 @@ func (p *turnParser) setSpans(t *memory.Turn) {
 			if !sp.esc {
 				sp.start, sp.end = sp.start+p.off, sp.end+p.off
 			}
-			p.text.spans = append(p.text.spans, textSpan{turn: p.num, span: sp})
+			p.text.spans = append(p.text.spans, textSpan{turn: int32(p.num), start: int32(sp.start), end: int32(sp.end), field: uint16(sp.field), esc: sp.esc})
 		}
 		p.nspans = 0
 		return

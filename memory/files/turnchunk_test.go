@@ -77,6 +77,9 @@ func TestDecodeChunkLines(t *testing.T) {
 // shape gets its strings in one allocation and its meta data in another, not one
 // a line.
 func TestDecodeChunkLinesAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
 	chunk := encodeLog(t, storetest.NewTurns("t", 0, 200))
 	dst := make([]memory.Turn, 200)
 	var a textArena

@@ -157,7 +157,9 @@ func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err err
 					pg.Seq = st.Turns[p].Seq
 					m.Dirty = true // saved again with the Seq, for the next start
 				}
-				pg.Pos = p
+				// The turn's own id, equal to the page's: the copy
+				// decoded from the saved state is let go.
+				pg.Pos, pg.TurnID = p, st.Turns[p].ID
 				pages = append(pages, pg)
 			}
 		}

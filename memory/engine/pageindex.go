@@ -1,12 +1,12 @@
 package engine
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"io/fs"
 	"time"
@@ -52,35 +52,51 @@ type pageSnapshot struct {
 }
 
 // readPageSnapshot reads the scope's snapshot; a nil result means there
-// is none to use.
+// is none to use. A snapshot in a file is decoded as it is read
+// (lexical.ReadSized), never held whole beside the index made from it.
 func (s *Service) readPageSnapshot(ctx context.Context, scope memory.Scope) *pageSnapshot {
 	rc, err := s.pageStore.OpenPageIndex(ctx, scope)
 	if err != nil || rc == nil {
 		return &pageSnapshot{err: err}
 	}
 	defer rc.Close()
-	data, err := readSized(rc)
+	var r io.Reader = rc
+	size := int64(-1)
+	if f, ok := rc.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+	}
+	if size < 0 {
+		data, err := readSized(rc)
+		if err != nil {
+			return &pageSnapshot{err: fmt.Errorf("read page index snapshot: %w", err)}
+		}
+		r, size = bytes.NewReader(data), int64(len(data))
+	}
+	br := bufio.NewReaderSize(r, 4096)
+	line, err := br.ReadSlice('\n')
 	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull) {
+			return &pageSnapshot{err: errors.New("read page index header: no end of line")}
+		}
 		return &pageSnapshot{err: fmt.Errorf("read page index snapshot: %w", err)}
 	}
-	line, rest, ok := bytes.Cut(data, []byte{'\n'})
-	if !ok {
-		return &pageSnapshot{err: errors.New("read page index header: no end of line")}
-	}
+	line = bytes.TrimSuffix(line, []byte{'\n'})
 	var head pageIndexHeader
 	if err := json.Unmarshal(line, &head); err != nil || head.Version != pageIndexVersion {
 		return &pageSnapshot{err: fmt.Errorf("page index header %.80q is not version %d", line, pageIndexVersion)}
 	}
-	ix, err := lexical.Decode(rest, lexical.Options{})
+	ix, err := lexical.ReadSized(br, size-int64(len(line))-1, lexical.Options{})
 	if err != nil {
 		return &pageSnapshot{err: err}
 	}
 	return &pageSnapshot{head: head, ix: ix}
 }
 
-// readSized reads r to its end into one buffer, sized at once when r is
-// a file: a snapshot is read in one allocation, not in the doubling steps
-// of io.ReadAll.
+// readSized reads r to its end into one buffer, sized at once when r can
+// tell its size: a snapshot is read in one allocation, not in the
+// doubling steps of io.ReadAll.
 func readSized(r io.Reader) ([]byte, error) {
 	var buf bytes.Buffer
 	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
@@ -103,14 +119,22 @@ func (p *pageSnapshot) fits(turns []memory.Turn, epoch int64) bool {
 }
 
 // turnIDsHash is the FNV-64a of the ids 0 to n-1, each ended by a zero
-// byte.
+// byte. It is hashed here, a byte at a time, rather than through
+// hash/fnv's Write: a restart hashes every id of the log.
 func turnIDsHash(n int, id func(int) string) uint64 {
-	h := fnv.New64a()
+	const (
+		offset64 = 14695981039346656037
+		prime64  = 1099511628211
+	)
+	h := uint64(offset64)
 	for i := range n {
-		io.WriteString(h, id(i))
-		h.Write([]byte{0})
+		s := id(i)
+		for j := 0; j < len(s); j++ {
+			h = (h ^ uint64(s[j])) * prime64
+		}
+		h *= prime64 // the zero byte: h ^ 0 is h
 	}
-	return h.Sum64()
+	return h
 }
 
 // snapshotDue reports whether st's index has grown by least pages or more

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -163,6 +164,28 @@ func TestSnapshotDueAtClose(t *testing.T) {
 		}
 		if got := st.backgroundSnapshotDue(); got != tt.wantInUse {
 			t.Errorf("%d pages, %d saved, busy %v: backgroundSnapshotDue() = %v, want %v", tt.pages, tt.saved, st.snapBusy, got, tt.wantInUse)
+		}
+	}
+}
+
+// TestTurnIDsHash holds turnIDsHash to hash/fnv's FNV-64a of the ids,
+// each ended by a zero byte, as snapshots saved before it was written
+// out were hashed.
+func TestTurnIDsHash(t *testing.T) {
+	tests := [][]string{
+		nil,
+		{""},
+		{"turn_01a236ea-73d4-7971-beb4-51de06091ee7"},
+		{"a", "b", "", "café 数据", "\x00\xff"},
+	}
+	for _, ids := range tests {
+		h := fnv.New64a()
+		for _, id := range ids {
+			io.WriteString(h, id)
+			h.Write([]byte{0})
+		}
+		if got, want := turnIDsHash(len(ids), func(i int) string { return ids[i] }), h.Sum64(); got != want {
+			t.Errorf("turnIDsHash(%q) = %#x, want %#x", ids, got, want)
 		}
 	}
 }

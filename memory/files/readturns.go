@@ -189,6 +189,8 @@ func (s *Store) readAll(ctx context.Context, st *scopeFiles, path string, f *os.
 		buf  = make([]byte, min(int64(block), size-from.off))
 		held int // bytes of buf holding an incomplete line carried over
 		off  = from.off
+		// The decoders' string arenas, kept from one block to the next.
+		arenas []textArena
 	)
 	for {
 		// Bytes appended since the stat are left to the next read.
@@ -213,16 +215,19 @@ func (s *Store) readAll(ctx context.Context, st *scopeFiles, path string, f *os.
 			count := bytes.Count(lines, []byte{'\n'})
 			if out == nil && off < size {
 				// The turns of the blocks to come are estimated from this
-				// one's, so that out is allocated once, not in append's
-				// quarter steps (five times its size, all told).
-				rest := float64(count) * float64(size-off) / float64(end)
+				// one's lines and the log's last ones, so that out is
+				// allocated once, not in append's quarter steps (five
+				// times its size, all told), and not much larger than it
+				// needs: the array is kept as long as the turns.
+				perLine := (float64(end)/float64(count) + tailLineLength(f, off, size, float64(end)/float64(count))) / 2
+				rest := float64(size-off) / perLine
 				out = make([]memory.Turn, 0, count+int(rest*1.02)+16)
 			}
 			// The lines are decoded in place, into out's spare room, not
 			// into a block's worth of turns copied over after.
 			out = slices.Grow(out, count)
 			dst := out[len(out) : len(out)+count]
-			n, err := decodeLines(ctx, lines, cur.line, chunk, dst)
+			n, err := decodeLines(ctx, &arenas, lines, cur.line, chunk, dst)
 			for i := range dst[:n] {
 				if dst[i].Seq <= cur.seq {
 					return nil, cur, fmt.Errorf("line %d: %w: seq %d does not follow %d", cur.line+1, memory.ErrCorrupt, dst[i].Seq, cur.seq)
@@ -247,13 +252,37 @@ func (s *Store) readAll(ctx context.Context, st *scopeFiles, path string, f *os.
 	return out, cur, nil
 }
 
+// tailSample is how much of the end of a log tailLineLength reads.
+const tailSample = 64 << 10
+
+// tailLineLength returns the mean length of the complete lines in the
+// last tailSample bytes of f before size, when those start past from;
+// else, or when they hold no whole line, guess.
+func tailLineLength(f io.ReaderAt, from, size int64, guess float64) float64 {
+	if size-from < 2*tailSample {
+		return guess
+	}
+	buf := make([]byte, tailSample)
+	if _, err := f.ReadAt(buf, size-tailSample); err != nil {
+		return guess
+	}
+	start := bytes.IndexByte(buf, '\n') + 1
+	end := bytes.LastIndexByte(buf, '\n') + 1
+	n := bytes.Count(buf[start:end], []byte{'\n'})
+	if start == 0 || n == 0 {
+		return guess
+	}
+	return float64(end-start) / float64(n)
+}
+
 // decodeLines decodes lines (each ending in '\n'; the first is line
-// first+1 of the log) into dst, one turn a line, in chunks of at least
-// chunk bytes, no more chunks than CPUs, one goroutine each. It returns
+// first+1 of the log) into dst, whose turns must be zero, one turn a
+// line, in chunks of at least chunk bytes, no more chunks than CPUs, one
+// goroutine and one of arenas (grown to their number) each. It returns
 // how many lines, from the first, were decoded, and the error that
 // stopped it there: a line that does not parse (an error wrapping
 // memory.ErrCorrupt that names it) or the end of the context.
-func decodeLines(ctx context.Context, lines []byte, first, chunk int, dst []memory.Turn) (int, error) {
+func decodeLines(ctx context.Context, arenas *[]textArena, lines []byte, first, chunk int, dst []memory.Turn) (int, error) {
 	type part struct {
 		lines []byte
 		at    int // index in dst of its first line
@@ -272,9 +301,12 @@ func decodeLines(ctx context.Context, lines []byte, first, chunk int, dst []memo
 		at += bytes.Count(rest[:end], []byte{'\n'})
 		rest = rest[end:]
 	}
+	for len(*arenas) < len(parts) {
+		*arenas = append(*arenas, textArena{})
+	}
 	decode := func(i int) {
 		p := &parts[i]
-		p.n, p.err = decodeChunkLines(ctx, p.lines, dst[p.at:])
+		p.n, p.err = decodeChunkLines(ctx, &(*arenas)[i], p.lines, dst[p.at:])
 	}
 	var wg sync.WaitGroup
 	for i := 1; i < len(parts); i++ {
@@ -291,28 +323,6 @@ func decodeLines(ctx context.Context, lines []byte, first, chunk int, dst []memo
 		}
 	}
 	return len(dst), nil
-}
-
-// decodeChunkLines decodes lines into dst, one turn a line, up to the
-// first that does not parse; it returns how many it decoded and, if it
-// stopped early, an error wrapping memory.ErrCorrupt or the context's.
-func decodeChunkLines(ctx context.Context, lines []byte, dst []memory.Turn) (int, error) {
-	n := 0
-	for len(lines) > 0 {
-		if n%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return n, err
-			}
-		}
-		end := bytes.IndexByte(lines, '\n') + 1
-		if err := decodeTurn(lines[:end], &dst[n]); err != nil {
-			dst[n] = memory.Turn{}
-			return n, fmt.Errorf("%w: %w", memory.ErrCorrupt, err)
-		}
-		n++
-		lines = lines[end:]
-	}
-	return n, nil
 }
 
 // logTorn reports an unterminated last line once per scope: usually it is

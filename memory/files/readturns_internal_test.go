@@ -269,3 +269,67 @@ func cloneLines(lines [][]byte) [][]byte {
 	}
 	return out
 }
+
+// TestReadAllSizesTurns checks that readAll allocates its turns about as
+// many as the log holds when its lines grow longer from first to last, as
+// a log does whose texts grow: estimated from the first block alone,
+// the array would be several times too large, and it is kept.
+func TestReadAllSizesTurns(t *testing.T) {
+	var turns []memory.Turn
+	for i := range 1500 {
+		turn := storetest.NewTurn("t", i)
+		turn.User = strings.Repeat("w", i/3)
+		turns = append(turns, turn)
+	}
+	data := encodeLog(t, turns)
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	st, err := s.state(memory.Scope{UserID: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(st.turnsPath), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(st.turnsPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(st.turnsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, _, err := s.readAll(t.Context(), st, st.turnsPath, f, checkpoint{}, int64(len(data)), 16<<10, decodeChunk)
+	if err != nil || len(got) != len(turns) {
+		t.Fatalf("readAll() = %d turns, %v; want %d", len(got), err, len(turns))
+	}
+	if c := cap(got); c > len(got)*12/10 {
+		t.Errorf("readAll() allocated %d turns for %d", c, len(got))
+	}
+}
+
+func TestTailLineLength(t *testing.T) {
+	lines := bytes.Repeat([]byte(strings.Repeat("x", 99)+"\n"), 3*tailSample/100)
+	tests := []struct {
+		name string
+		data []byte
+		from int64
+		want float64
+	}{
+		{"short log", lines[:tailSample], 0, 7},
+		{"lines of 100 bytes", lines, 0, 100},
+		{"sample before from", lines, int64(len(lines)) - tailSample, 7},
+		{"no line end", bytes.Repeat([]byte("x"), 3*tailSample), 0, 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tailLineLength(bytes.NewReader(tt.data), tt.from, int64(len(tt.data)), 7)
+			if got != tt.want {
+				t.Errorf("tailLineLength() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

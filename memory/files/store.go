@@ -26,6 +26,19 @@
 // may share one directory: writers serialize on flock(2) of the scope's
 // .lock file (see lockFile for systems without it), readers take no lock
 // and notice other processes' changes with a stat.
+//
+// # Files
+//
+//	store.go, scopes.go, scopedir.go  the Store, its options, scopes and their directories
+//	root.go, sys_unix.go, sys_other.go confinement to the data directory; file locks
+//	turnlog.go, groupcommit.go        appending turns: one write and fsync, or grouped
+//	readturns.go, checkpoints.go      reading the log, in parallel from the start, and where reads ended
+//	turndecode.go, turnchunk.go       decoding a turn's line; a chunk's lines with one string for all
+//	turns_rewrite.go, delete.go       removing turns (forget) and whole scopes
+//	document.go, versions.go          the memory document and its kept versions
+//	generation.go                     the scope's generation: no cache saved over a forget
+//	midterm.go, pageindex.go, vectors.go
+//	                                  the caches: mid-term state, page index snapshot, vectors
 package files
 
 import (

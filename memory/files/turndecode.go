@@ -34,23 +34,52 @@ type turnParser struct {
 	b   []byte
 	i   int
 	buf []byte // unescaped string scratch
-	// spans are the strings read without escapes, not yet set: a line's
-	// are copied into one allocation once it has parsed, not one each.
+	// spans are the strings read, not yet set: a line's are copied into
+	// one allocation once it has parsed, not one each, or, with text, a
+	// whole chunk's.
 	spans  [6]span
 	nspans int
+	// text, when set, gathers the strings of the chunk the line is of,
+	// at offset off, turn number num of the chunk (textArena).
+	text     *textArena
+	off, num int
 }
 
 // span is a string of the line, b[start:end], that a field of the turn
-// (one of the key bits) is to be set to. It names the field rather than
-// pointing at it, which would move the turn being parsed to the heap.
+// (one of the key bits) is to be set to, or with esc, one unescaped into
+// text.esc[start:end]. It names the field rather than pointing at it,
+// which would move the turn being parsed to the heap.
 type span struct {
 	field      int
 	start, end int
+	esc        bool
+}
+
+// addSpan records that the field is to be set to the string at
+// [start:end] of the line (esc false) or of text.esc; it reports false
+// when the spans are full.
+func (p *turnParser) addSpan(field, start, end int, esc bool) bool {
+	if p.nspans == len(p.spans) {
+		return false
+	}
+	p.spans[p.nspans] = span{field: field, start: start, end: end, esc: esc}
+	p.nspans++
+	return true
 }
 
 // setSpans sets the strings of p.spans, all substrings of one copy.
 func (p *turnParser) setSpans(t *memory.Turn) {
 	spans := p.spans[:p.nspans]
+	if p.text != nil {
+		for _, sp := range spans {
+			if !sp.esc {
+				sp.start, sp.end = sp.start+p.off, sp.end+p.off
+			}
+			p.text.spans = append(p.text.spans, textSpan{turn: int32(p.num), start: int32(sp.start), end: int32(sp.end), field: uint16(sp.field), esc: sp.esc})
+		}
+		p.nspans = 0
+		return
+	}
 	n := 0
 	for _, sp := range spans {
 		n += sp.end - sp.start
@@ -212,12 +241,9 @@ func (p *turnParser) str(dst *string, field int) bool {
 	// eight bytes are checked at a time up to the closing quote.
 	if q := bytes.IndexByte(p.b[start:], '"'); q >= 0 && plainASCII(p.b[start:start+q]) {
 		p.i = start + q + 1
-		if p.nspans == len(p.spans) {
+		if !p.addSpan(field, start, start+q, false) {
 			*dst = string(p.b[start : start+q])
-			return true
 		}
-		p.spans[p.nspans] = span{field: field, start: start, end: start + q}
-		p.nspans++
 		return true
 	}
 	for p.i < len(p.b) {
@@ -229,10 +255,12 @@ func (p *turnParser) str(dst *string, field int) bool {
 			if wide && !utf8.Valid(s) {
 				return false // json replaces invalid bytes with U+FFFD
 			}
-			*dst = string(s)
+			if !p.addSpan(field, start, p.i-1, false) {
+				*dst = string(s)
+			}
 			return true
 		case c == '\\':
-			return p.escaped(start, wide, dst)
+			return p.escaped(start, wide, field, dst)
 		case c < 0x20:
 			return false
 		case c >= utf8.RuneSelf:
@@ -269,9 +297,13 @@ func plainASCII(b []byte) bool {
 }
 
 // escaped finishes a string, started at start, whose first escape is at
-// p.i.
-func (p *turnParser) escaped(start int, wide bool, dst *string) bool {
-	buf := append(p.buf[:0], p.b[start:p.i]...)
+// p.i. With text, the string is unescaped onto text.esc.
+func (p *turnParser) escaped(start int, wide bool, field int, dst *string) bool {
+	buf, from := p.buf[:0], 0
+	if p.text != nil {
+		buf, from = p.text.esc, len(p.text.esc)
+	}
+	buf = append(buf, p.b[start:p.i]...)
 	for p.i < len(p.b) {
 		c := p.b[p.i]
 		switch {
@@ -279,6 +311,13 @@ func (p *turnParser) escaped(start int, wide bool, dst *string) bool {
 			p.i++
 			if wide && !utf8.Valid(p.b[start:p.i-1]) {
 				return false
+			}
+			if p.text != nil {
+				p.text.esc = buf
+				if !p.addSpan(field, from, len(buf), true) {
+					*dst = string(buf[from:])
+				}
+				return true
 			}
 			*dst = string(buf)
 			p.buf = buf
@@ -513,7 +552,9 @@ func (p *turnParser) raw(dst *json.RawMessage) bool {
 			if !json.Valid(v) {
 				return false
 			}
-			*dst = append(json.RawMessage(nil), v...)
+			if p.text == nil || !p.addSpan(keyMeta, start, p.i, false) {
+				*dst = append(json.RawMessage(nil), v...)
+			}
 			return true
 		}
 	}

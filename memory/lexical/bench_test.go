@@ -337,3 +337,26 @@ func benchExpand(ix *Index, q []Term) func(first []Hit) (float64, []Term) {
 		return 0.7, extra
 	}
 }
+
+// BenchmarkSnapshotReadSized reads the snapshot of BenchmarkSnapshotRead
+// with ReadSized, a window at a time, as a restart reads a file.
+func BenchmarkSnapshotReadSized(b *testing.B) {
+	ix := New(Options{})
+	corpus := benchCorpus(100_000)
+	ids := make([]int, len(corpus))
+	for i := range ids {
+		ids[i] = i
+	}
+	ix.AddBatch(ids, corpus)
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(buf.Len()))
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := ReadSized(bytes.NewReader(buf.Bytes()), int64(buf.Len()), Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

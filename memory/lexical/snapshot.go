@@ -141,6 +141,47 @@ func Read(r io.Reader, opts Options) (*Index, error) {
 	return Decode(data, opts)
 }
 
+// ReadSized rebuilds an index, as Decode does, from a snapshot of size
+// bytes read from r (the rest of a file, say), reading no more of r. It
+// reads a window at a time rather than the whole snapshot first, so that
+// the snapshot is never held beside the index made from it, and reads
+// the documents' term lists, the last section, straight into the buffer
+// the index keeps. The checksum is compared once all is read: a damaged
+// snapshot is refused after it is decoded rather than before. An error
+// reading r is returned wrapped, not as ErrSnapshot, unless r ends
+// before size bytes (a truncated snapshot).
+func ReadSized(r io.Reader, size int64, opts Options) (*Index, error) {
+	return readSized(r, size, opts, snapWindow)
+}
+
+// readSized is ReadSized reading window bytes at a time.
+func readSized(r io.Reader, size int64, opts Options, window int) (*Index, error) {
+	if size < int64(len(snapshotMagic))+4 {
+		return nil, fmt.Errorf("%w: not a snapshot of this format", ErrSnapshot)
+	}
+	d := &decoder{r: r, left: size - 4, window: window}
+	d.fill(len(snapshotMagic))
+	if d.err != nil {
+		return nil, d.err
+	}
+	if len(d.b) < len(snapshotMagic) || string(d.b[:len(snapshotMagic)]) != snapshotMagic {
+		return nil, fmt.Errorf("%w: not a snapshot of this format", ErrSnapshot)
+	}
+	ix, err := d.index(opts)
+	if d.err == nil && d.left == 0 {
+		var sum [4]byte
+		if _, rerr := io.ReadFull(r, sum[:]); rerr != nil {
+			d.readFailed(rerr)
+		} else if d.crc != binary.LittleEndian.Uint32(sum[:]) {
+			return nil, fmt.Errorf("%w: checksum mismatch (damaged or truncated)", ErrSnapshot)
+		}
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return ix, err
+}
+
 // Decode rebuilds an index from the bytes of a snapshot written by
 // WriteTo, with the given ranking options; the index keeps no reference
 // to data. A snapshot that is damaged, truncated, or was made by another
@@ -157,15 +198,25 @@ func Decode(data []byte, opts Options) (*Index, error) {
 	if crc32.ChecksumIEEE(body) != sum {
 		return nil, fmt.Errorf("%w: checksum mismatch (damaged or truncated)", ErrSnapshot)
 	}
-	d := &decoder{b: body[len(snapshotMagic):]}
+	d := &decoder{b: body}
+	return d.index(opts)
+}
+
+// index decodes a snapshot body from its magic to its end (the checksum
+// is the caller's).
+func (d *decoder) index(opts Options) (*Index, error) {
+	d.b = d.b[len(snapshotMagic):]
 	if v := d.uv(); v != analyzerVersion {
+		if d.err != nil {
+			return nil, d.err
+		}
 		return nil, fmt.Errorf("%w: made by analyzer version %d, this is %d", ErrSnapshot, v, analyzerVersion)
 	}
 	ix := New(opts)
 	// Every document takes at least a byte, every term and posting two:
 	// counts are bounded by the size of the body before anything is
 	// allocated for them.
-	ndocs := d.count(min(len(d.b), math.MaxInt32))
+	ndocs := d.count(min(d.rest(), math.MaxInt32))
 	ix.docs = make([]doc, ndocs)
 	ix.lens = make([]int32, ndocs)
 	// terms counts each document's terms; left, its postings not yet
@@ -187,26 +238,31 @@ func Decode(data []byte, opts Options) (*Index, error) {
 		ix.live++
 		ix.total += int64(ix.lens[id])
 	}
-	if total > len(d.b)/4 {
-		d.fail("%d postings cannot fit in %d bytes", total, len(d.b))
+	if d.err != nil {
 		return nil, d.err
 	}
-	nterms := d.count(len(d.b) / 2)
+	if total > d.rest()/4 {
+		d.fail("%d postings cannot fit in %d bytes", total, d.rest())
+		return nil, d.err
+	}
+	nterms := d.count(d.rest() / 2)
 	ix.lists = make([]postings, nterms)
 	ix.terms = make(map[string]int32, nterms)
 	allDocs, allTFs := make([]int32, total), make([]uint8, total)
 	// The terms are substrings of one builder's text: a few allocations
 	// instead of one per term, and none of data kept.
 	var text strings.Builder
-	text.Grow(min(len(d.b)/8, 1<<20))
+	text.Grow(min(d.rest()/8, 1<<20))
 	var hashPosts, hashDocs uint64
 	at := 0
 	for tid := range nterms {
 		term := d.str(&text, d.count(maxTokenBytes*4))
-		if _, dup := ix.terms[term]; dup || term == "" {
+		// One map operation a term: a term listed twice leaves the map
+		// short of one entry.
+		ix.terms[term] = int32(tid)
+		if len(ix.terms) != tid+1 || term == "" {
 			d.fail("term %q listed twice or empty", term)
 		}
-		ix.terms[term] = int32(tid)
 		df := d.count(total - at)
 		if df == 0 {
 			d.fail("term %q has no documents", term)
@@ -218,9 +274,16 @@ func Decode(data []byte, opts Options) (*Index, error) {
 		if d.err != nil {
 			break
 		}
-		// The hot loop: varints decoded from a local slice.
+		// The hot loop: varints decoded from a local slice, which holds
+		// at least the next posting (two numbers of at most ten bytes)
+		// unless the body ends first.
 		b, i, prev := d.b, 0, -1
 		for j := range l.docs {
+			if len(b)-i < 2*binary.MaxVarintLen64 && d.left > 0 {
+				d.b = b[i:]
+				d.fill(2 * binary.MaxVarintLen64)
+				b, i = d.b, 0
+			}
 			delta, n := uvAt(b, i)
 			if n <= 0 {
 				d.fail("posting %d of term %q is truncated", j, term)
@@ -233,7 +296,9 @@ func Decode(data []byte, opts Options) (*Index, error) {
 				break
 			}
 			i += m
-			doc := prev + int(min(delta, uint64(ndocs)))
+			// Clamped past the end, so that a delta too large is refused
+			// rather than read as the last document.
+			doc := prev + int(min(delta, uint64(ndocs)+1))
 			if delta == 0 || doc >= ndocs || tf64 == 0 || tf64 > math.MaxInt32 || left[doc] == 0 {
 				d.fail("posting %d of term %q is out of order or range", j, term)
 				break
@@ -261,12 +326,12 @@ func Decode(data []byte, opts Options) (*Index, error) {
 		return nil, d.err
 	}
 	// Each document's terms, in document order, are checked, and kept
-	// packed as the snapshot has them (docTerms reads them): one copy of
-	// the section, not a slot written for each term.
+	// packed as the snapshot has them (docTerms reads them): the rest of
+	// the body, the one section the index keeps as it is.
+	b := d.section()
 	starts := make([]int, ndocs+1)
 	seen := make([]int32, nterms) // documents listing each term
-	off := 0
-	b, i := d.b, 0
+	off, i := 0, 0
 	for id := 0; id < ndocs && d.err == nil; id++ {
 		starts[id] = i
 		if ix.docs[id].state != live {
@@ -286,7 +351,7 @@ func Decode(data []byte, opts Options) (*Index, error) {
 				break
 			}
 			i += m
-			tid := prev + int(min(delta, uint64(nterms)))
+			tid := prev + int(min(delta, uint64(nterms)+1))
 			if delta == 0 || tid >= nterms || tf64 == 0 || tf64 > uint64(ix.lens[id]) {
 				d.fail("term %d of document %d is out of order or range", off-start, id)
 				break
@@ -302,18 +367,17 @@ func Decode(data []byte, opts Options) (*Index, error) {
 			d.fail("document %d has %d tokens in its terms, %d in its length", id, toks, ix.lens[id])
 		}
 	}
+	if d.err == nil && i != len(b) {
+		d.fail("%d bytes left over", len(b)-i)
+	}
 	if d.err == nil {
 		starts[ndocs] = i
-		section := bytes.Clone(b[:i])
 		for id := range ndocs {
 			if dc := &ix.docs[id]; dc.state == live {
 				lo, hi := starts[id], starts[id+1]
-				dc.terms, dc.n = section[lo:hi:hi], terms[id]
+				dc.terms, dc.n = b[lo:hi:hi], terms[id]
 			}
 		}
-	}
-	if d.err == nil && i != len(b) {
-		d.fail("%d bytes left over", len(b)-i)
 	}
 	for tid := 0; d.err == nil && tid < nterms; tid++ {
 		if seen[tid] != ix.lists[tid].df {
@@ -344,10 +408,88 @@ func pairHash(doc, tid int, tf int32) uint64 {
 }
 
 // decoder reads uvarints from a snapshot body, remembering the first
-// error.
+// error. The body is either all in b (Decode) or read from r a window at
+// a time (ReadSized): then b is the unread end of win, left counts the
+// body's bytes not read from r yet, and crc is the checksum of those
+// read and consumed.
 type decoder struct {
 	b   []byte
 	err error
+
+	r      io.Reader
+	window int // the least read from r at a time
+	win    []byte
+	left   int64
+	crc    uint32
+}
+
+// snapWindow is how much of a snapshot ReadSized reads at a time.
+const snapWindow = 256 << 10
+
+// rest returns how many bytes of the body are left to decode.
+func (d *decoder) rest() int {
+	return int(min(int64(len(d.b))+d.left, math.MaxInt))
+}
+
+// fill makes at least k bytes unread in b, or all that is left of the
+// body, reading from r.
+func (d *decoder) fill(k int) {
+	if len(d.b) >= k || d.left == 0 || d.err != nil {
+		return
+	}
+	d.crc = crc32.Update(d.crc, crc32.IEEETable, d.win[:len(d.win)-len(d.b)])
+	size := min(int64(max(k, d.window)), int64(len(d.b))+d.left)
+	win := d.win[:cap(d.win)]
+	if int64(len(win)) < size {
+		win = make([]byte, size)
+	}
+	n := copy(win, d.b)
+	m := int(min(int64(len(win)-n), d.left))
+	if _, err := io.ReadFull(d.r, win[n:n+m]); err != nil {
+		d.readFailed(err)
+		d.b, d.win = nil, nil
+		return
+	}
+	d.left -= int64(m)
+	d.win = win[:n+m]
+	d.b = d.win
+}
+
+// section returns the rest of the body, for the index to keep: a copy of
+// it when the body is in memory, else read from r into a buffer of its
+// own.
+func (d *decoder) section() []byte {
+	if d.err != nil {
+		return nil
+	}
+	if d.r == nil {
+		s := bytes.Clone(d.b)
+		d.b = d.b[len(d.b):]
+		return s
+	}
+	d.crc = crc32.Update(d.crc, crc32.IEEETable, d.win[:len(d.win)-len(d.b)])
+	s := make([]byte, int64(len(d.b))+d.left)
+	n := copy(s, d.b)
+	d.b, d.win = nil, nil
+	if _, err := io.ReadFull(d.r, s[n:]); err != nil {
+		d.readFailed(err)
+		return nil
+	}
+	d.left = 0
+	d.crc = crc32.Update(d.crc, crc32.IEEETable, s)
+	return s
+}
+
+// readFailed records an error reading r: the end of r before the size
+// given is a truncated snapshot.
+func (d *decoder) readFailed(err error) {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		d.fail("truncated snapshot")
+		return
+	}
+	if d.err == nil {
+		d.err = fmt.Errorf("read index snapshot: %w", err)
+	}
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -359,6 +501,9 @@ func (d *decoder) fail(format string, args ...any) {
 func (d *decoder) uv() uint64 {
 	if d.err != nil {
 		return 0
+	}
+	if len(d.b) < binary.MaxVarintLen64 {
+		d.fill(binary.MaxVarintLen64)
 	}
 	if len(d.b) > 0 && d.b[0] < 0x80 {
 		x := d.b[0]
@@ -407,6 +552,7 @@ func (d *decoder) str(text *strings.Builder, n int) string {
 	if d.err != nil {
 		return ""
 	}
+	d.fill(n)
 	if n > len(d.b) {
 		d.fail("truncated text")
 		return ""

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // sameBehaviour fails unless a and b answer alike: the same documents,
@@ -163,16 +166,177 @@ func FuzzReadSnapshot(f *testing.F) {
 		f.Add(buf.Bytes()[len(snapshotMagic) : buf.Len()-4])
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ix, err := Read(bytes.NewReader(reseal(append([]byte(snapshotMagic), body...))), Options{})
+		data := reseal(append([]byte(snapshotMagic), body...))
+		ix, err := Read(bytes.NewReader(data), Options{})
+		// ReadSized, a few bytes at a time, refuses and accepts alike.
+		sized, serr := readSized(iotest.HalfReader(bytes.NewReader(data)), int64(len(data)), Options{}, 16)
+		if (err == nil) != (serr == nil) {
+			t.Fatalf("Read() error %v, ReadSized() error %v", err, serr)
+		}
 		if err != nil {
-			if !errors.Is(err, ErrSnapshot) {
-				t.Fatalf("Read() error %v does not wrap ErrSnapshot", err)
+			if !errors.Is(err, ErrSnapshot) || !errors.Is(serr, ErrSnapshot) {
+				t.Fatalf("Read() error %v or ReadSized() error %v does not wrap ErrSnapshot", err, serr)
 			}
 			return
 		}
+		sameIndex(t, ix, sized)
 		checkInvariants(t, ix)
 		ix.Search("a b c", 10, nil)
 		ix.Add(len(ix.docs), "a new document")
 		checkInvariants(t, ix)
 	})
+}
+
+// TestReadSized checks that ReadSized, whatever its window and however r
+// splits its reads, rebuilds the index Decode rebuilds, and reads no
+// more of r than the size it is given.
+func TestReadSized(t *testing.T) {
+	corpus := benchCorpus(300)
+	indexes := map[string]func() *Index{
+		"empty": func() *Index { return New(Options{}) },
+		"documents": func() *Index {
+			ix := New(Options{})
+			for i, d := range corpus {
+				ix.Add(i, d)
+			}
+			return ix
+		},
+		"removals and a long document": func() *Index {
+			ix := New(Options{})
+			for i, d := range corpus {
+				ix.Add(i*3, d)
+			}
+			for i := range 40 {
+				ix.Remove(i * 9)
+			}
+			ix.Add(1, strings.Repeat("tea coffee ", 400))
+			return ix
+		},
+	}
+	readers := map[string]func(io.Reader) io.Reader{
+		"whole":    func(r io.Reader) io.Reader { return r },
+		"one byte": iotest.OneByteReader,
+		"halves":   iotest.HalfReader,
+	}
+	for name, build := range indexes {
+		ix := build()
+		data := snapshot(t, ix)
+		want, err := Decode(data, Options{})
+		if err != nil {
+			t.Fatalf("%s: Decode() = %v", name, err)
+		}
+		for rname, wrap := range readers {
+			for _, window := range []int{1, 7, 64, 4096, snapWindow} {
+				t.Run(fmt.Sprintf("%s/%s/window %d", name, rname, window), func(t *testing.T) {
+					r := bytes.NewReader(append(slices.Clone(data), "after"...))
+					got, err := readSized(wrap(r), int64(len(data)), Options{}, window)
+					if err != nil {
+						t.Fatalf("readSized() = %v", err)
+					}
+					sameIndex(t, want, got)
+					sameBehaviour(t, ix, got)
+					if rest, _ := io.ReadAll(r); string(rest) != "after" {
+						t.Errorf("readSized() left %q of what follows the snapshot, want %q", rest, "after")
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestReadSizedRefusesBadInput holds ReadSized to Decode's refusals, and
+// checks that a short or failing reader is a truncated snapshot or the
+// reader's own error.
+func TestReadSizedRefusesBadInput(t *testing.T) {
+	ix := New(Options{})
+	for i, d := range benchCorpus(50) {
+		ix.Add(i, d)
+	}
+	good := snapshot(t, ix)
+	body := good[:len(good)-4]
+	tests := map[string][]byte{
+		"empty":               nil,
+		"other format":        append([]byte("MNLX\x01"), good[5:]...),
+		"truncated":           good[:len(good)/2],
+		"checksum cut":        good[:len(good)-1],
+		"checksum flipped":    func() []byte { b := slices.Clone(good); b[len(b)-1] ^= 1; return b }(),
+		"one byte flipped":    func() []byte { b := slices.Clone(good); b[len(b)/3] ^= 0x40; return b }(),
+		"a posting flipped":   func() []byte { b := slices.Clone(good); b[len(b)/5] ^= 0x01; return b }(),
+		"cut short, resealed": reseal(body[:len(body)-3]),
+		"trailing, resealed":  reseal(append(slices.Clone(body), 1, 2, 3)),
+		"term list, resealed": func() []byte { b := slices.Clone(body); b[len(b)-2]++; return reseal(b) }(),
+	}
+	for name, data := range tests {
+		for _, window := range []int{1, 64, snapWindow} {
+			t.Run(fmt.Sprintf("%s/window %d", name, window), func(t *testing.T) {
+				got, err := readSized(bytes.NewReader(data), int64(len(data)), Options{}, window)
+				if !errors.Is(err, ErrSnapshot) || got != nil {
+					t.Errorf("readSized() = %v, %v; want an ErrSnapshot error", got, err)
+				}
+			})
+		}
+	}
+	t.Run("size past the end", func(t *testing.T) {
+		got, err := ReadSized(bytes.NewReader(good), int64(len(good))+10, Options{})
+		if !errors.Is(err, ErrSnapshot) || got != nil {
+			t.Errorf("ReadSized() = %v, %v; want an ErrSnapshot error", got, err)
+		}
+	})
+	t.Run("reader fails", func(t *testing.T) {
+		boom := errors.New("disk on fire")
+		r := io.MultiReader(bytes.NewReader(good[:len(good)/2]), iotest.ErrReader(boom))
+		got, err := ReadSized(r, int64(len(good)), Options{})
+		if !errors.Is(err, boom) || errors.Is(err, ErrSnapshot) || got != nil {
+			t.Errorf("ReadSized() = %v, %v; want the reader's error, not ErrSnapshot", got, err)
+		}
+	})
+}
+
+// TestSnapshotRefusesLongDelta builds the snapshot of one document
+// holding one term by hand and checks that a document or term id written
+// past the end is refused, not read as the last one (the deltas were
+// once clamped to it).
+func TestSnapshotRefusesLongDelta(t *testing.T) {
+	build := func(docDelta, termDelta uint64) []byte {
+		b := []byte(snapshotMagic)
+		for _, x := range []uint64{analyzerVersion, 1, 2, 1, 1, 1} { // version; 1 document: 1 term, length 1; 1 term, of 1 byte
+			b = binary.AppendUvarint(b, x)
+		}
+		b = append(b, 'x')
+		for _, x := range []uint64{1, docDelta, 1, termDelta, 1} { // df; its posting; the document's term
+			b = binary.AppendUvarint(b, x)
+		}
+		return reseal(b)
+	}
+	tests := []struct {
+		name                string
+		docDelta, termDelta uint64
+		ok                  bool
+	}{
+		{"as written", 1, 1, true},
+		{"document past the end", 2, 1, false},
+		{"document far past the end", 1 << 40, 1, false},
+		{"term past the end", 1, 2, false},
+		{"term far past the end", 1, 1 << 40, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := build(tt.docDelta, tt.termDelta)
+			ix, err := Decode(data, Options{})
+			sized, serr := ReadSized(bytes.NewReader(data), int64(len(data)), Options{})
+			if tt.ok {
+				if err != nil || serr != nil {
+					t.Fatalf("Decode() = %v, ReadSized() = %v; want no error", err, serr)
+				}
+				sameIndex(t, ix, sized)
+				if hits := ix.Search("x", 10, nil); len(hits) != 1 || hits[0].ID != 0 {
+					t.Errorf("Search(x) = %v, want document 0", hits)
+				}
+				return
+			}
+			if !errors.Is(err, ErrSnapshot) || !errors.Is(serr, ErrSnapshot) {
+				t.Errorf("Decode() = %v, ReadSized() = %v; want ErrSnapshot errors", err, serr)
+			}
+		})
+	}
 }

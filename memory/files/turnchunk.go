@@ -124,16 +124,7 @@ func (a *textArena) set(dst []memory.Turn) {
 			continue
 		}
 		next := at + int(sp.end-sp.start)
-		switch s := all[at:next]; int(sp.field) {
-		case keyID:
-			t.ID = s
-		case keyThread:
-			t.ThreadID = s
-		case keyUser:
-			t.User = s
-		case keyReply:
-			t.Reply = s
-		}
+		setText(t, int(sp.field), all[at:next])
 		at = next
 	}
 	a.lines, a.spans = nil, a.spans[:0]

@@ -92,19 +92,25 @@ func (p *turnParser) setSpans(t *memory.Turn) {
 	all, at := sb.String(), 0
 	for _, sp := range spans {
 		next := at + sp.end - sp.start
-		switch s := all[at:next]; sp.field {
-		case keyID:
-			t.ID = s
-		case keyThread:
-			t.ThreadID = s
-		case keyUser:
-			t.User = s
-		case keyReply:
-			t.Reply = s
-		}
+		setText(t, sp.field, all[at:next])
 		at = next
 	}
 	p.nspans = 0
+}
+
+// setText sets the string field key of t (keyID, keyThread, keyUser or
+// keyReply) to s.
+func setText(t *memory.Turn, key int, s string) {
+	switch key {
+	case keyID:
+		t.ID = s
+	case keyThread:
+		t.ThreadID = s
+	case keyUser:
+		t.User = s
+	case keyReply:
+		t.Reply = s
+	}
 }
 
 // The keys of memory.Turn, as bits of a seen-set.

@@ -208,9 +208,9 @@ func BenchmarkTokenizeCount(b *testing.B) {
 	}
 }
 
-// BenchmarkSnapshotRead reads back a snapshot of an index of 100,000
-// generated exchanges.
-func BenchmarkSnapshotRead(b *testing.B) {
+// benchSnapshot returns the snapshot of an index of 100,000 generated
+// exchanges, having set b's bytes per op to its size.
+func benchSnapshot(b *testing.B) *bytes.Buffer {
 	ix := New(Options{})
 	corpus := benchCorpus(100_000)
 	ids := make([]int, len(corpus))
@@ -223,6 +223,13 @@ func BenchmarkSnapshotRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(buf.Len()))
+	return &buf
+}
+
+// BenchmarkSnapshotRead reads back a snapshot of an index of 100,000
+// generated exchanges.
+func BenchmarkSnapshotRead(b *testing.B) {
+	buf := benchSnapshot(b)
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := Read(bytes.NewReader(buf.Bytes()), Options{}); err != nil {
@@ -341,18 +348,7 @@ func benchExpand(ix *Index, q []Term) func(first []Hit) (float64, []Term) {
 // BenchmarkSnapshotReadSized reads the snapshot of BenchmarkSnapshotRead
 // with ReadSized, a window at a time, as a restart reads a file.
 func BenchmarkSnapshotReadSized(b *testing.B) {
-	ix := New(Options{})
-	corpus := benchCorpus(100_000)
-	ids := make([]int, len(corpus))
-	for i := range ids {
-		ids[i] = i
-	}
-	ix.AddBatch(ids, corpus)
-	var buf bytes.Buffer
-	if _, err := ix.WriteTo(&buf); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(buf.Len()))
+	buf := benchSnapshot(b)
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := ReadSized(bytes.NewReader(buf.Bytes()), int64(buf.Len()), Options{}); err != nil {

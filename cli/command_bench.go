@@ -17,6 +17,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mnemo-mcp/mnemo/internal/chatwords"
 )
 
 // benchDetails documents mnemo bench.
@@ -379,30 +381,12 @@ type conversation struct {
 	r *rand.Rand
 }
 
-var benchWords = strings.Fields(`i you we the a to and of in is it that for on with my this was have
-	be are not at but so do can what how when where why will would like just about get know think
-	go trip kyoto paris berlin coffee tea dog cat garden guitar piano running marathon yoga book
-	novel painting photo camera wedding birthday sister brother mother father friend job interview
-	manager project deadline release database migration server bug test deploy python golang rust
-	recipe pasta curry vegan dinner lunch weekend holiday beach mountain hiking camping concert
-	movie series music band album school class exam teacher student university degree research
-	paper conference talk meeting budget salary house apartment rent move city car bike train
-	doctor dentist gym swimming tennis football chess podcast newsletter blog garden tomato basil`)
-
 func newConversation(seed uint64) *conversation {
 	return &conversation{r: rand.New(rand.NewPCG(seed, 2))}
 }
 
 func (c *conversation) text(n int) string {
-	var b strings.Builder
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		f := c.r.Float64()
-		b.WriteString(benchWords[int(f*f*float64(len(benchWords)))])
-	}
-	return b.String()
+	return chatwords.Text(c.r, n)
 }
 
 // exchange returns the i-th user message and reply; each names a number

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mnemo-mcp/mnemo/internal/chatwords"
 )
 
 // benchVocab is a word list ranked by frequency: English function words,
@@ -238,37 +240,12 @@ func BenchmarkSnapshotRead(b *testing.B) {
 	}
 }
 
-// chatVocab is a small conversational vocabulary, as mnemo bench's
-// generated exchanges use: every word of it is common.
-var chatVocab = strings.Fields(`i you we the a to and of in is it that for on with my this was have
-	be are not at but so do can what how when where why will would like just about get know think
-	go trip kyoto paris berlin coffee tea dog cat garden guitar piano running marathon yoga book
-	novel painting photo camera wedding birthday sister brother mother father friend job interview
-	manager project deadline release database migration server bug test deploy python golang rust
-	recipe pasta curry vegan dinner lunch weekend holiday beach mountain hiking camping concert
-	movie series music band album school class exam teacher student university degree research
-	paper conference talk meeting budget salary house apartment rent move city car bike train
-	doctor dentist gym swimming tennis football chess podcast newsletter blog garden tomato basil`)
-
-// chatText returns n words of chatVocab, the first ones more often.
-func chatText(rng *rand.Rand, n int) string {
-	var b strings.Builder
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		f := rng.Float64()
-		b.WriteString(chatVocab[int(f*f*float64(len(chatVocab)))])
-	}
-	return b.String()
-}
-
 // BenchmarkSearchTermsFeedback measures the page search of a retrieval
 // (recall's lexicalPages) in 100,000 documents: the 100 best for a
 // question's terms, then for them times 0.7 and ten feedback terms, the
 // first hits' most telling ones, sharing 0.3 of the question's weight.
 // corpus=zipf draws from benchVocab's long tail, corpus=chat from
-// chatVocab as mnemo bench's exchanges do; the loop cycles through 64
+// chatwords as mnemo bench's exchanges do; the loop cycles through 64
 // questions.
 func BenchmarkSearchTermsFeedback(b *testing.B) {
 	for _, corpus := range []string{"zipf", "chat"} {
@@ -293,7 +270,7 @@ func feedbackBench(corpus string, n int) (*Index, [][]Term) {
 		docs = benchCorpus(n)
 	} else {
 		for range n {
-			docs = append(docs, chatText(rng, 45+rng.IntN(20))+"\n"+chatText(rng, 25+rng.IntN(30)))
+			docs = append(docs, chatwords.Text(rng, 45+rng.IntN(20))+"\n"+chatwords.Text(rng, 25+rng.IntN(30)))
 		}
 	}
 	ids := make([]int, len(docs))
@@ -310,7 +287,7 @@ func feedbackBench(corpus string, n int) (*Index, [][]Term) {
 				words = append(words, benchVocab[rng.IntN(len(benchVocab)/50)])
 			}
 		} else {
-			words = strings.Fields(chatText(rng, 4+i%5))
+			words = strings.Fields(chatwords.Text(rng, 4+i%5))
 		}
 		for _, t := range Tokenize(strings.Join(words, " ")) {
 			queries[i] = append(queries[i], Term{t, 1})

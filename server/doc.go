@@ -17,6 +17,7 @@
 //	server.go       Config: the settings served and the ways to open the store, the service and the viewer
 //	stdio.go        Stdio: MCP on stdin/stdout until stdin closes or the context ends
 //	stdio_guard.go  the guard between stdin and the MCP server (line limit, ids, initialize first)
+//	stdio_conn.go   the stdio transport: one decode per line, requests served on the reading goroutine, the session
 //	http.go         HTTP: listen, TLS, the routes (httpHandler), streams and shutdown
 //	chain.go        the one middleware chain every HTTP route passes
 //	viewer.go       the viewer under /ui: its login form, log-out and mount

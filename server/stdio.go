@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/mark3labs/mcp-go/server"
 	"golang.org/x/term"
 
 	"github.com/mnemo-mcp/mnemo/tools"
@@ -44,8 +43,6 @@ func Stdio(ctx context.Context, cfg Config, stdin io.Reader, stdout io.Writer, l
 
 	mcpServer := tools.NewServer(svc, cfg.Version, tools.WithDefaultUser(cfg.Memory.UserID), tools.WithLLMConfigured(cfg.LLMConfigured),
 		tools.WithClientLog(clientLog), tools.WithAfterFirstAnswer(markAnswered))
-	stdio := server.NewStdioServer(mcpServer)
-	stdio.SetErrorLogger(slog.NewLogLogger(log.Handler(), slog.LevelError))
 	log.Info("serving MCP on stdio",
 		"version", cfg.Version, "storage", cfg.Storage, "user_id", cfg.Memory.UserID,
 		"token_encoding", cfg.TokenEncoding, "llm", cfg.LLM)
@@ -67,7 +64,7 @@ func Stdio(ctx context.Context, cfg Config, stdin io.Reader, stdout io.Writer, l
 	stopStart := startService(ctx, svc, log, cfg.LowGC, answered)
 
 	out := &lockedWriter{w: stdout}
-	err = stdio.Listen(ctx, newStdioGuard(stdin, out, maxRequestLine(cfg.Memory)), out)
+	err = serveStdio(ctx, mcpServer, newStdioGuard(stdin, out, maxRequestLine(cfg.Memory)), out, log)
 	switch {
 	case err == nil:
 		log.Info("stdin closed; shutting down", "grace", cfg.ShutdownGrace)

@@ -37,14 +37,14 @@ func maxRequestLine(c memory.Config) int {
 // reach the server: a line longer than the limit (skipped without being
 // held in memory), an id that is neither a string nor an integer a client
 // can represent exactly, and a request other than initialize or ping
-// before initialize. Everything else, including lines that are not JSON,
-// goes to the server unchanged, which answers parse errors itself.
+// before initialize. Everything else goes to the transport (stdio_conn.go)
+// unchanged, with the envelope the guard decoded; a line that is not JSON
+// is answered there with a parse error.
 type stdioGuard struct {
 	in    *bufio.Reader
 	out   io.Writer // shared with the server: a lockedWriter
 	limit int
 
-	buf         []byte // the line being passed on
 	initialized bool
 }
 
@@ -54,23 +54,22 @@ func newStdioGuard(stdin io.Reader, out io.Writer, limit int) *stdioGuard {
 	return &stdioGuard{in: bufio.NewReaderSize(stdin, 64<<10), out: out, limit: limit}
 }
 
-// Read gives the server the next line that passed the checks.
-func (g *stdioGuard) Read(p []byte) (int, error) {
-	for len(g.buf) == 0 {
+// next returns the next message that passed the checks, with its envelope
+// (parsed is false for a line that is not one JSON object, which the
+// transport answers with a parse error). At the end of input it returns
+// the last message, if any, with the read error.
+func (g *stdioGuard) next() ([]byte, rpcEnvelope, error) {
+	for {
 		line, err := g.nextLine()
 		if len(line) > 0 {
-			g.buf = g.check(line)
+			if msg, env, ok := g.check(line); ok {
+				return msg, env, err
+			}
 		}
 		if err != nil {
-			if len(g.buf) > 0 {
-				break
-			}
-			return 0, err
+			return nil, rpcEnvelope{}, err
 		}
 	}
-	n := copy(p, g.buf)
-	g.buf = g.buf[n:]
-	return n, nil
 }
 
 // nextLine reads one line with its newline, at most limit bytes of it. A
@@ -102,11 +101,19 @@ func (g *stdioGuard) nextLine() ([]byte, error) {
 	}
 }
 
-// rpcEnvelope is the part of a JSON-RPC message the guard looks at.
+// rpcEnvelope is the part of a JSON-RPC message the guard and the
+// transport look at: the one decode of a line before the MCP server's.
 type rpcEnvelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+
+	parsed bool // the line is one JSON object
 }
+
+// hasID reports whether the message carries an id: a request or an answer.
+func (e rpcEnvelope) hasID() bool { return len(e.ID) > 0 && string(e.ID) != "null" }
 
 // modernRequest reports whether line is a request of protocol 2026-07-28
 // or later, which has no initialize: it names its revision in _meta.
@@ -121,38 +128,39 @@ func modernRequest(line []byte) bool {
 	return json.Unmarshal(line, &req) == nil && mcp.IsModernProtocol(req.Params.Meta.ProtocolVersion)
 }
 
-// check returns line if it may go to the server, else answers it and
-// returns nil.
-func (g *stdioGuard) check(line []byte) []byte {
+// check returns the message in line, its envelope and true if it may go
+// to the server, else answers it and returns false.
+func (g *stdioGuard) check(line []byte) ([]byte, rpcEnvelope, bool) {
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
-		return nil
+		return nil, rpcEnvelope{}, false
 	}
 	var msg rpcEnvelope
 	if trimmed[0] != '{' || json.Unmarshal(trimmed, &msg) != nil {
-		return line // not one JSON object: the server answers it
+		return trimmed, rpcEnvelope{}, true // not one JSON object: a parse error
 	}
-	hasID := len(msg.ID) > 0 && string(msg.ID) != "null"
+	msg.parsed = true
+	hasID := msg.hasID()
 	if hasID {
 		if err := checkRequestID(msg.ID); err != nil {
 			g.reply(nil, rpcInvalidRequest, err.Error())
-			return nil
+			return nil, rpcEnvelope{}, false
 		}
 	}
 	switch {
 	case msg.Method == "":
-		return line // a response to a request of the server's
+		return trimmed, msg, true // a response to a request of the server's
 	case msg.Method == "initialize":
 		g.initialized = true
 	case g.initialized || msg.Method == "ping":
 	case modernRequest(trimmed):
 	case !hasID:
-		return nil // a notification before initialize: nothing to answer
+		return nil, rpcEnvelope{}, false // a notification before initialize: nothing to answer
 	default:
 		g.reply(msg.ID, rpcInvalidRequest, fmt.Sprintf("the server is not initialized: send initialize before %s", msg.Method))
-		return nil
+		return nil, rpcEnvelope{}, false
 	}
-	return line
+	return trimmed, msg, true
 }
 
 // maxExactID is the largest integer id every client can hold exactly

@@ -56,16 +56,20 @@ func typed[T any](tool mcp.Tool, handle func(ctx context.Context, req mcp.CallTo
 		if err != nil {
 			return argumentError("arguments: cannot be read: " + err.Error())
 		}
-		raw = check.normalize(raw)
+		raw, names := check.normalizeNames(raw)
 		if msg := check.validate(raw); msg != "" {
 			return argumentError(msg)
 		}
-		raw, msg := confineArguments(ctx, raw, scoped)
+		confined, msg := confineArguments(ctx, raw, scoped)
+		if !sameBytes(confined, raw) {
+			names = nil // confinement rewrote them: bind reads the names anew
+		}
+		raw = confined
 		if msg != "" {
 			return mcp.NewToolResultError("not allowed: " + msg), nil
 		}
 		var args T
-		if msg := bind(raw, &args); msg != "" {
+		if msg := bindNamed(raw, names, &args); msg != "" {
 			return argumentError(msg)
 		}
 		// Every change a tool makes is the assistant's (the fact history
@@ -126,10 +130,28 @@ func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
 // normalize applies step 1 to the arguments; anything it cannot read is
 // returned unchanged for validation to report.
 func (v *validator) normalize(raw json.RawMessage) json.RawMessage {
+	raw, _ = v.normalizeNames(raw)
+	return raw
+}
+
+// normalizeNames is normalize that also returns the top-level argument
+// names it read (nil when raw is not an object), so that bind need not
+// decode the arguments once more to check them.
+func (v *validator) normalizeNames(raw json.RawMessage) (json.RawMessage, []string) {
 	var args map[string]json.RawMessage
-	if json.Unmarshal(raw, &args) != nil {
-		return raw
+	if json.Unmarshal(raw, &args) != nil || args == nil {
+		return raw, nil
 	}
+	raw = v.normalizeArgs(raw, args) // drops null arguments from args too
+	names := make([]string, 0, len(args))
+	for name := range args {
+		names = append(names, name)
+	}
+	return raw, names
+}
+
+// normalizeArgs is normalize on the decoded arguments of raw.
+func (v *validator) normalizeArgs(raw json.RawMessage, args map[string]json.RawMessage) json.RawMessage {
 	changed := false
 	for name, val := range args {
 		if string(val) == "null" {
@@ -274,10 +296,23 @@ func pruneNulls(v any) bool {
 // ignored, as chat logs carry fields mnemo does not use. It returns "" on
 // success, else a message that starts with the argument name.
 func bind(raw json.RawMessage, target any) string {
-	var names map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &names); err == nil {
+	return bindNamed(raw, nil, target)
+}
+
+// bindNamed is bind given the top-level names of raw, when its caller
+// has read them (nil: bind reads them).
+func bindNamed(raw json.RawMessage, names []string, target any) string {
+	if names == nil {
+		var top map[string]json.RawMessage
+		if json.Unmarshal(raw, &top) == nil {
+			for name := range top {
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) > 0 {
 		known := argNames(reflect.TypeOf(target).Elem())
-		for name := range names {
+		for _, name := range names {
 			if !slices.Contains(known, name) {
 				return name + ": is not an argument of this tool; its arguments are " + strings.Join(known, ", ")
 			}
@@ -295,6 +330,11 @@ func bind(raw json.RawMessage, target any) string {
 		return fmt.Sprintf("%s: got JSON %s, want %s", typeErr.Field, typeErr.Value, jsonKind(typeErr.Type))
 	}
 	return "arguments: cannot be decoded: " + err.Error()
+}
+
+// sameBytes reports whether a and b are the same slice.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // argNames lists the JSON names of a struct's fields, in field order.

@@ -45,6 +45,7 @@ type stdioConn struct {
 	requests sync.WaitGroup  // requests still being served
 
 	mu       sync.Mutex
+	closing  bool       // serveStdio is waiting for the requests: no new one starts
 	reader   uint64     // which reading turn may read: see handOff
 	finished chan error // the read loop's end, sent once
 }
@@ -82,6 +83,9 @@ func serveStdio(ctx context.Context, mcpServer *server.MCPServer, guard *stdioGu
 		err = ctx.Err()
 	}
 	cancel()
+	c.mu.Lock()
+	c.closing = true // every Add happens before this Wait
+	c.mu.Unlock()
 	c.requests.Wait()
 	<-notesDone
 	return err
@@ -149,7 +153,13 @@ func (c *stdioConn) serve(turn uint64, msg []byte, env rpcEnvelope) bool {
 		// behind a request (notifications/cancelled).
 		c.handle(c.ctx, env.ID, msg)
 	default:
+		c.mu.Lock()
+		if c.closing {
+			c.mu.Unlock()
+			return false // the connection is ending: the request is not served
+		}
 		c.requests.Add(1)
+		c.mu.Unlock()
 		defer c.requests.Done()
 		r := &inline{turn: turn}
 		// The request may wait on the client: an elicitation hands

@@ -24,11 +24,16 @@ type connHarness struct {
 
 func startConn(t *testing.T, s *server.MCPServer) *connHarness {
 	t.Helper()
+	return startConnCtx(t, context.Background(), s)
+}
+
+func startConnCtx(t *testing.T, ctx context.Context, s *server.MCPServer) *connHarness {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	h := &connHarness{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1)}
 	go func() {
-		h.done <- serveStdio(context.Background(), s, newStdioGuard(inR, &lockedWriter{w: outW}, 1<<20), &lockedWriter{w: outW}, slog.New(slog.DiscardHandler))
+		h.done <- serveStdio(ctx, s, newStdioGuard(inR, &lockedWriter{w: outW}, 1<<20), &lockedWriter{w: outW}, slog.New(slog.DiscardHandler))
 		outW.Close()
 	}()
 	t.Cleanup(func() { inW.Close() })
@@ -206,5 +211,35 @@ func TestStdioConnElicitation(t *testing.T) {
 	h.send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
 	if m, line := h.read(); m["id"] != float64(5) {
 		t.Errorf("ping after the questions answered %s", line)
+	}
+}
+
+// TestStdioConnSignal checks a shutdown by signal (the context ends):
+// the running request is cancelled and awaited, and serve returns the
+// context's error while stdin stays open.
+func TestStdioConnSignal(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	h := startConnCtx(t, ctx, testServer(
+		tool("wait", func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			close(started)
+			<-ctx.Done()
+			return mcp.NewToolResultText("cancelled"), nil
+		}),
+	))
+	h.initialize(`{}`)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}`)
+	<-started
+	cancel()
+	if m, line := h.read(); m["id"] != float64(1) {
+		t.Errorf("answer %s, want the cancelled tool's", line)
+	}
+	select {
+	case err := <-h.done:
+		if err != context.Canceled {
+			t.Errorf("serve ended with %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not end after the context was cancelled")
 	}
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // stdioConn is MCP over stdin/stdout: one client, one JSON-RPC message per
-// line. It replaces mcp-go's StdioServer, which decoded each line seven
+// line. It replaces mcp-go's StdioServer, which decoded each line five
 // times before the MCP server decoded it again and passed every message
 // through two goroutines. Here a line is decoded once (the guard's
 // envelope) and then handed to the MCP server (HandleMessage):
@@ -145,7 +145,7 @@ func (c *stdioConn) finish(r *inline) bool {
 func (c *stdioConn) serve(turn uint64, msg []byte, env rpcEnvelope) bool {
 	switch {
 	case !env.parsed:
-		c.write(json.RawMessage("null"), nil, &rpcError{Code: mcp.PARSE_ERROR, Message: "Parse error"})
+		c.guard.reply(nil, mcp.PARSE_ERROR, "Parse error")
 	case env.Method == "" && env.hasID() && (len(env.Result) > 0 || len(env.Error) > 0):
 		c.sess.answer(env)
 	case !env.hasID():
@@ -216,13 +216,13 @@ type rpcError struct {
 func (c *stdioConn) writeMessage(id json.RawMessage, res mcp.JSONRPCMessage) {
 	switch r := res.(type) {
 	case mcp.JSONRPCResponse:
-		c.write(id, r.Result, nil)
+		writeAnswer(c.out, id, r.Result, nil)
 	case *mcp.JSONRPCResponse:
-		c.write(id, r.Result, nil)
+		writeAnswer(c.out, id, r.Result, nil)
 	case mcp.JSONRPCError:
-		c.write(id, nil, &rpcError{Code: r.Error.Code, Message: r.Error.Message, Data: r.Error.Data})
+		writeAnswer(c.out, id, nil, &rpcError{Code: r.Error.Code, Message: r.Error.Message, Data: r.Error.Data})
 	case *mcp.JSONRPCError:
-		c.write(id, nil, &rpcError{Code: r.Error.Code, Message: r.Error.Message, Data: r.Error.Data})
+		writeAnswer(c.out, id, nil, &rpcError{Code: r.Error.Code, Message: r.Error.Message, Data: r.Error.Data})
 	default:
 		data, err := json.Marshal(res)
 		if err != nil {
@@ -233,8 +233,12 @@ func (c *stdioConn) writeMessage(id json.RawMessage, res mcp.JSONRPCMessage) {
 	}
 }
 
-// write writes one answer: result, or e when it is not nil.
-func (c *stdioConn) write(id json.RawMessage, result any, e *rpcError) {
+// writeAnswer writes one answer line to id (null when nil) on out: the
+// error e when it is not nil, else result.
+func writeAnswer(out io.Writer, id json.RawMessage, result any, e *rpcError) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
 	var body []byte
 	var err error
 	if e != nil {
@@ -243,9 +247,8 @@ func (c *stdioConn) write(id json.RawMessage, result any, e *rpcError) {
 		body, err = marshalResult(result)
 	}
 	if err != nil {
-		c.log.Error("cannot encode an answer", "err", err)
-		body, _ = json.Marshal(rpcError{Code: mcp.INTERNAL_ERROR, Message: "the answer could not be encoded: " + err.Error()})
-		e = &rpcError{}
+		e = &rpcError{Code: mcp.INTERNAL_ERROR, Message: "the answer could not be encoded: " + err.Error()}
+		body, _ = json.Marshal(e)
 	}
 	line := make([]byte, 0, len(body)+len(id)+40)
 	line = append(line, `{"jsonrpc":"2.0","id":`...)
@@ -256,8 +259,8 @@ func (c *stdioConn) write(id json.RawMessage, result any, e *rpcError) {
 		line = append(line, `,"result":`...)
 	}
 	line = append(line, body...)
-	line = append(line, '}')
-	c.writeLine(line)
+	line = append(line, '}', '\n')
+	_, _ = out.Write(line) // a client gone from stdout is seen as the end of stdin
 }
 
 // marshalResult encodes a result; one that marshals itself is asked

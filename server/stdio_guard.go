@@ -206,21 +206,7 @@ func idFromPrefix(head []byte) json.RawMessage {
 
 // reply writes a JSON-RPC error answer to id (null when nil).
 func (g *stdioGuard) reply(id json.RawMessage, code int, message string) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	data, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, message}})
-	g.out.Write(append(data, '\n'))
+	writeAnswer(g.out, id, nil, &rpcError{Code: code, Message: message})
 }
 
 // clipBytes is b, cut to n bytes for a message.

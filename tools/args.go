@@ -56,7 +56,7 @@ func typed[T any](tool mcp.Tool, handle func(ctx context.Context, req mcp.CallTo
 		if err != nil {
 			return argumentError("arguments: cannot be read: " + err.Error())
 		}
-		raw, names := check.normalizeNames(raw)
+		raw, names := check.normalize(raw)
 		if msg := check.validate(raw); msg != "" {
 			return argumentError(msg)
 		}
@@ -69,7 +69,7 @@ func typed[T any](tool mcp.Tool, handle func(ctx context.Context, req mcp.CallTo
 			return mcp.NewToolResultError("not allowed: " + msg), nil
 		}
 		var args T
-		if msg := bindNamed(raw, names, &args); msg != "" {
+		if msg := bind(raw, names, &args); msg != "" {
 			return argumentError(msg)
 		}
 		// Every change a tool makes is the assistant's (the fact history
@@ -128,21 +128,15 @@ func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
 }
 
 // normalize applies step 1 to the arguments; anything it cannot read is
-// returned unchanged for validation to report.
-func (v *validator) normalize(raw json.RawMessage) json.RawMessage {
-	raw, _ = v.normalizeNames(raw)
-	return raw
-}
-
-// normalizeNames is normalize that also returns the top-level argument
-// names it read (nil when raw is not an object), so that bind need not
-// decode the arguments once more to check them.
-func (v *validator) normalizeNames(raw json.RawMessage) (json.RawMessage, []string) {
+// returned unchanged for validation to report. It also returns the
+// top-level argument names it read (nil when raw is not an object), so
+// that bind need not decode the arguments once more to check them.
+func (v *validator) normalize(raw json.RawMessage) (json.RawMessage, []string) {
 	var args map[string]json.RawMessage
 	if json.Unmarshal(raw, &args) != nil || args == nil {
 		return raw, nil
 	}
-	raw = v.normalizeArgs(raw, args) // drops null arguments from args too
+	raw = v.normalizeArgs(raw, args)
 	names := make([]string, 0, len(args))
 	for name := range args {
 		names = append(names, name)
@@ -150,7 +144,8 @@ func (v *validator) normalizeNames(raw json.RawMessage) (json.RawMessage, []stri
 	return raw, names
 }
 
-// normalizeArgs is normalize on the decoded arguments of raw.
+// normalizeArgs is normalize on the decoded arguments of raw; it drops
+// null arguments from args as well.
 func (v *validator) normalizeArgs(raw json.RawMessage, args map[string]json.RawMessage) json.RawMessage {
 	changed := false
 	for name, val := range args {
@@ -294,14 +289,10 @@ func pruneNulls(v any) bool {
 // Unknown top-level names are refused (the schema refuses them too; this
 // keeps a handler safe without it); unknown members of nested objects are
 // ignored, as chat logs carry fields mnemo does not use. It returns "" on
-// success, else a message that starts with the argument name.
-func bind(raw json.RawMessage, target any) string {
-	return bindNamed(raw, nil, target)
-}
-
-// bindNamed is bind given the top-level names of raw, when its caller
-// has read them (nil: bind reads them).
-func bindNamed(raw json.RawMessage, names []string, target any) string {
+// success, else a message that starts with the argument name. names are
+// raw's top-level names when the caller has read them (nil: bind reads
+// them).
+func bind(raw json.RawMessage, names []string, target any) string {
 	if names == nil {
 		var top map[string]json.RawMessage
 		if json.Unmarshal(raw, &top) == nil {

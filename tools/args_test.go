@@ -30,26 +30,25 @@ func TestNormalize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := v.normalize(json.RawMessage(tt.in))
-			if !jsonEqual(t, got, tt.want) {
-				t.Errorf("normalize(%s) = %s, want %s", tt.in, got, tt.want)
+			fixed, names := v.normalize(json.RawMessage(tt.in))
+			if !jsonEqual(t, fixed, tt.want) {
+				t.Errorf("normalize(%s) = %s, want %s", tt.in, fixed, tt.want)
 			}
 			// The names handed to bind are those of what normalize
 			// returns: a null argument dropped is no name to check.
-			fixed, names := v.normalizeNames(json.RawMessage(tt.in))
 			var want map[string]json.RawMessage
 			if json.Unmarshal(fixed, &want) != nil {
 				if names != nil {
-					t.Errorf("normalizeNames(%s) names = %v, want none for a non-object", tt.in, names)
+					t.Errorf("normalize(%s) names = %v, want none for a non-object", tt.in, names)
 				}
 				return
 			}
 			if len(names) != len(want) {
-				t.Errorf("normalizeNames(%s) names = %v, want the %d of %s", tt.in, names, len(want), fixed)
+				t.Errorf("normalize(%s) names = %v, want the %d of %s", tt.in, names, len(want), fixed)
 			}
 			for _, n := range names {
 				if _, ok := want[n]; !ok {
-					t.Errorf("normalizeNames(%s) names %v hold %q, not in %s", tt.in, names, n, fixed)
+					t.Errorf("normalize(%s) names %v hold %q, not in %s", tt.in, names, n, fixed)
 				}
 			}
 		})
@@ -95,11 +94,11 @@ func TestBind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var a args
-		got := bind(json.RawMessage(tt.in), &a)
+		got := bind(json.RawMessage(tt.in), nil, &a)
 		if tt.want == "" && got != "" || !strings.HasPrefix(got, tt.want) {
 			t.Errorf("bind(%s) = %q, want %q", tt.in, got, tt.want)
 		}
-		// Given the names normalize read, bind answers the same.
+		// Given the names normalize read, bind answers as when it reads them.
 		var top map[string]json.RawMessage
 		var names []string
 		if json.Unmarshal([]byte(tt.in), &top) == nil {
@@ -108,8 +107,8 @@ func TestBind(t *testing.T) {
 			}
 		}
 		var b args
-		if got2 := bindNamed(json.RawMessage(tt.in), names, &b); got2 != got {
-			t.Errorf("bindNamed(%s, %v) = %q, want bind's %q", tt.in, names, got2, got)
+		if got2 := bind(json.RawMessage(tt.in), names, &b); got2 != got {
+			t.Errorf("bind(%s, %v) = %q, want %q as without the names", tt.in, names, got2, got)
 		}
 	}
 }

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -153,5 +155,59 @@ func TestRacingRetriesStoreOnce(t *testing.T) {
 				t.Errorf("%d of %d racing adds answered as new, want 1 (the others duplicates)", fresh, clients)
 			}
 		})
+	}
+}
+
+// failingFlush is a store that commits in groups and whose every flush
+// fails, cutting what was written since from the log, as the file store
+// does when an fsync fails.
+type failingFlush struct {
+	*memStore
+	mu       sync.Mutex
+	unsynced map[string]bool
+}
+
+func (f *failingFlush) WriteTurns(ctx context.Context, sc memory.Scope, turns []memory.Turn) ([]memory.Turn, error) {
+	out, err := f.memStore.AppendTurns(ctx, sc, turns)
+	f.mu.Lock()
+	for _, t := range out {
+		f.unsynced[t.ID] = true
+	}
+	f.mu.Unlock()
+	return out, err
+}
+
+func (f *failingFlush) SyncTurns(ctx context.Context, sc memory.Scope) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := f.memStore.DeleteTurns(ctx, sc, func(t memory.Turn) bool { return f.unsynced[t.ID] }); err != nil {
+		return err
+	}
+	clear(f.unsynced)
+	return errors.New("fsync: input/output error")
+}
+
+// TestAddWhoseFlushFailsIsForgotten: an add whose flush fails is not
+// acknowledged, and what it held in memory goes with it: no retrieval
+// finds the exchange the log no longer has.
+func TestAddWhoseFlushFailsIsForgotten(t *testing.T) {
+	t.Parallel()
+	store := &failingFlush{memStore: newMemStore(), unsynced: map[string]bool{}}
+	s := newTestService(t, store, memory.DefaultConfig())
+	res, err := s.Add(t.Context(), memory.AddRequest{ThreadID: "t", UserInput: "my passport is in the blue drawer", AgentResponse: "Noted."})
+	if err == nil || !strings.Contains(err.Error(), "input/output error") {
+		t.Fatalf("Add with a failing flush = %+v, %v; want the flush's error", res, err)
+	}
+	got, err := s.Retrieve(t.Context(), memory.RetrieveRequest{Query: "where is my passport"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range got.Pages {
+		if strings.Contains(p.User, "passport") {
+			t.Errorf("Retrieve after the failed add found %q: the unflushed exchange stayed in memory", p.User)
+		}
+	}
+	if strings.Contains(got.Injection, "passport") {
+		t.Errorf("the injection after the failed add mentions the unflushed exchange:\n%s", got.Injection)
 	}
 }

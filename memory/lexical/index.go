@@ -439,6 +439,43 @@ func (ix *Index) DocWords(id int, fn func(term string)) {
 	}
 }
 
+// DocHolds calls fn with the position in terms of each of them that
+// document id holds, in the order of the terms' ids (a term given twice
+// is reported at both positions). It reads the
+// document's terms once and looks up only the given ones: for a caller
+// that asks about a few terms, it spares what DocWords costs, a call
+// and a look-up per word of a long page. fn must not call back into the
+// index.
+func (ix *Index) DocHolds(id int, terms []string, fn func(i int)) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if id < 0 || id >= len(ix.docs) || ix.docs[id].state != live || len(terms) == 0 {
+		return
+	}
+	type want struct{ tid, i int32 }
+	var buf [16]want
+	ws := buf[:0]
+	for i, t := range terms {
+		if tid, ok := ix.terms[t]; ok && !isPrefixTerm(t) {
+			ws = append(ws, want{tid, int32(i)})
+		}
+	}
+	if len(ws) == 0 {
+		return
+	}
+	slices.SortStableFunc(ws, func(a, b want) int { return int(a.tid - b.tid) })
+	d := &ix.docs[id]
+	k := 0
+	for it := d.iter(); k < len(ws) && it.next(); {
+		for k < len(ws) && ws[k].tid < it.tid {
+			k++
+		}
+		for ; k < len(ws) && ws[k].tid == it.tid; k++ {
+			fn(int(ws[k].i))
+		}
+	}
+}
+
 // TermMemo holds a value for each word term of one Index, computed by of
 // from the term's text the first time a document holding it is read
 // (EachDocValue): a caller that asks the same question of the words of

@@ -37,9 +37,29 @@ func (k Keywords) InPage(st *Pages, p int) []string {
 	if len(k.entries) == 0 {
 		return nil
 	}
-	words := make(map[string]bool)
-	st.Index.DocWords(p, func(term string) { words[term] = true })
-	return k.held(words)
+	// One list of every keyword's terms, and for each the keyword it
+	// belongs to: the page's words are read once, and only these looked
+	// up (a long reply has hundreds).
+	var buf [32]string
+	var ofBuf [32]int
+	terms, of := buf[:0], ofBuf[:0]
+	for i, ts := range k.terms {
+		terms = append(terms, ts...)
+		for range ts {
+			of = append(of, i)
+		}
+	}
+	var heldBuf [16]bool
+	held := heldBuf[:0]
+	held = append(held, make([]bool, len(k.entries))...)
+	st.Index.DocHolds(p, terms, func(i int) { held[of[i]] = true })
+	var out []string
+	for i, h := range held {
+		if h {
+			out = append(out, k.entries[i])
+		}
+	}
+	return out
 }
 
 // InText returns the keywords a word of which text holds, in the order

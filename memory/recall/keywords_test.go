@@ -82,3 +82,31 @@ func TestKeywordsHeld(t *testing.T) {
 		t.Errorf("InText(unrelated) = %q, want nil", got)
 	}
 }
+
+// TestKeywordsInPage: a page's matched keywords are those a word of
+// which it holds, in the host's order, a word shared by two keywords
+// counting for both, and the same as InText finds in the page's text.
+func TestKeywordsInPage(t *testing.T) {
+	st := sittingPages(t, [][2]string{
+		{"We flew to Tokyo in May and ate sushi every day.", "That sounds wonderful."},
+		{"Plays the cello on Sundays.", "Nice."},
+	})
+	k := NewKeywords([]string{"Tokyo trip", "sushi", "Kyoto", "tokyo", "what", "days"})
+	tests := []struct {
+		p    int
+		want []string
+	}{
+		{0, []string{"Tokyo trip", "sushi", "tokyo", "days"}},
+		{1, nil},
+	}
+	for _, tt := range tests {
+		got := k.InPage(st, tt.p)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("InPage(%d) = %q, want %q", tt.p, got, tt.want)
+		}
+		tu := st.Turns[tt.p]
+		if text := k.InText(tu.User + " " + tu.Reply); !slices.Equal(got, text) {
+			t.Errorf("InPage(%d) = %q, InText of its text = %q: they differ", tt.p, got, text)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package recall
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"sync"
 	"time"
@@ -200,6 +201,10 @@ type memberWords struct {
 	// terms, and a page's words are looked up in these sets only.
 	cats     []categoryTerm
 	catsRead bool
+	// memo holds, per word of the index, the cats (bit i: cats[i]) it
+	// is a member of: a page's words are looked up in the member sets
+	// once per distinct word of a retrieval, not once per page.
+	memo *lexical.TermMemo[uint64]
 }
 
 // categoryTerm is query term j, a category, and its members' set.
@@ -219,14 +224,33 @@ func (w *memberWords) each(st *Pages, p int, qterms []lexical.Term, fn func(j in
 			}
 		}
 	}
-	if len(w.cats) == 0 {
+	switch {
+	case len(w.cats) == 0:
+		return
+	case len(w.cats) > 64:
+		st.Index.DocWords(p, func(term string) {
+			for _, c := range w.cats {
+				if c.members[term] {
+					fn(c.j)
+				}
+			}
+		})
 		return
 	}
-	st.Index.DocWords(p, func(term string) {
-		for _, c := range w.cats {
-			if c.members[term] {
-				fn(c.j)
+	if w.memo == nil {
+		w.memo = lexical.NewTermMemo(func(term string) uint64 {
+			var in uint64
+			for i, c := range w.cats {
+				if c.members[term] {
+					in |= 1 << i
+				}
 			}
+			return in
+		})
+	}
+	lexical.EachDocValue(st.Index, w.memo, p, func(in uint64) {
+		for ; in != 0; in &= in - 1 {
+			fn(w.cats[bits.TrailingZeros64(in)].j)
 		}
 	})
 }

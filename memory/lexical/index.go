@@ -65,9 +65,14 @@ type Index struct {
 // and read from the document's terms (tf).
 type postings struct {
 	term string
-	df   int32   // live documents in docs
-	docs []int32 // ascending
-	tfs  []uint8 // the count of the term in each of docs, at most tfOverflow
+	df   int32 // live documents in docs
+	// words, of a prefix term, counts the word terms of the index that
+	// have it as their prefix term: when that is one, the prefix term is
+	// in the same documents as the word, as often, and adds nothing to
+	// its score (accumulateTerms skips it).
+	words int32
+	docs  []int32 // ascending
+	tfs   []uint8 // the count of the term in each of docs, at most tfOverflow
 }
 
 // tfOverflow marks a count too large for postings.tfs.
@@ -375,10 +380,50 @@ func (ix *Index) newTerm(term string) int32 {
 		ix.lists = append(ix.lists, postings{term: term})
 	}
 	ix.terms[term] = tid
+	if ptid, ok := ix.prefixOf(term, true); ok {
+		ix.lists[ptid].words++
+	}
 	return tid
 }
 
+// prefixOf returns the id of word term's prefix term, if it has one and
+// the index holds it; create makes it when it does not. A prefix term
+// has none.
+func (ix *Index) prefixOf(term string, create bool) (int32, bool) {
+	if isPrefixTerm(term) {
+		return 0, false
+	}
+	var buf [1 + prefixLen]byte
+	p, ok := appendPrefix(buf[:0], term)
+	if !ok {
+		return 0, false
+	}
+	ptid, ok := ix.terms[string(p)]
+	if !ok && create {
+		ptid, ok = ix.newTerm(string(p)), true
+	}
+	return ptid, ok
+}
+
+// countPrefixWords sets the words count of every prefix term (see
+// postings.words), for an index whose terms were made without newTerm.
+func (ix *Index) countPrefixWords() {
+	for i := range ix.lists {
+		ix.lists[i].words = 0
+	}
+	for i := range ix.lists {
+		if term := ix.lists[i].term; term != "" {
+			if ptid, ok := ix.prefixOf(term, false); ok {
+				ix.lists[ptid].words++
+			}
+		}
+	}
+}
+
 func (ix *Index) freeTerm(tid int32) {
+	if ptid, ok := ix.prefixOf(ix.lists[tid].term, false); ok {
+		ix.lists[ptid].words--
+	}
 	delete(ix.terms, ix.lists[tid].term)
 	ix.lists[tid] = postings{}
 	ix.free = append(ix.free, tid)

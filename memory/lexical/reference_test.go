@@ -12,7 +12,10 @@ import (
 // compares every search with a brute-force BM25 over the live documents.
 func TestAgainstReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	words := []string{"apple", "banana", "cherry", "date", "elder", "fig", "grape", "honeydew", "kiwi", "lemon", "mango", "咖啡", "数据库"}
+	// Some words share a prefix term ("allergic", "allergies"; "track",
+	// "tracker"), most have one of their own.
+	words := []string{"apple", "banana", "cherry", "date", "elder", "fig", "grape", "honeydew", "kiwi", "lemon", "mango", "咖啡", "数据库",
+		"allergic", "allergies", "track", "tracker"}
 	text := func(long bool) string {
 		n := rng.IntN(12)
 		s := ""
@@ -146,6 +149,18 @@ func checkInvariants(tb testing.TB, ix *Index) {
 		}
 		if df != int(l.df) || len(l.docs) == 0 {
 			tb.Fatalf("term %q: df %d, %d postings (%d live); want df = live > 0", l.term, l.df, len(l.docs), df)
+		}
+	}
+	// Each prefix term counts the word terms it is the prefix of.
+	words := map[string]int32{}
+	for _, l := range ix.lists {
+		if p, ok := appendPrefix(nil, l.term); ok && l.term != "" && !isPrefixTerm(l.term) {
+			words[string(p)]++
+		}
+	}
+	for _, l := range ix.lists {
+		if isPrefixTerm(l.term) && l.words != words[l.term] {
+			tb.Fatalf("prefix term %q counts %d words, want %d", l.term, l.words, words[l.term])
 		}
 	}
 	for id, d := range ix.docs {

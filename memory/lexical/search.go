@@ -63,7 +63,7 @@ func (ix *Index) accumulate(s *scratch, query string) {
 		}
 		if p, ok := appendPrefix(s.pre[:0], tok); ok {
 			s.pre = p
-			if ptid, ok := ix.terms[string(p)]; ok && ix.lists[ptid].df > 0 {
+			if ptid, ok := ix.terms[string(p)]; ok && ix.lists[ptid].df > 0 && (tid < 0 || ix.lists[ptid].words != 1) {
 				s.qp = append(s.qp, [2]int32{ptid, tid})
 			}
 		}
@@ -218,7 +218,9 @@ func (ix *Index) accumulateTerms(s *scratch, terms []Term, scale float64) {
 		}
 		if p, ok := appendPrefix(s.pre[:0], t.Text); ok {
 			s.pre = p
-			if ptid, ok := ix.terms[string(p)]; ok && ix.lists[ptid].df > 0 {
+			// A prefix term of one word, the term itself, would add
+			// nothing where the term scored (see postings.words).
+			if ptid, ok := ix.terms[string(p)]; ok && ix.lists[ptid].df > 0 && (tid < 0 || ix.lists[ptid].words != 1) {
 				ix.accumulatePrefix(s, ptid, tid, w)
 			}
 		}

@@ -391,6 +391,7 @@ func (d *decoder) index(opts Options) (*Index, error) {
 		return nil, d.err
 	}
 	ix.npost = total
+	ix.countPrefixWords()
 	return ix, nil
 }
 

@@ -29,17 +29,19 @@ type SignalPatterns struct {
 	// gates holds the literal tests of the patterns above (relit), made
 	// on first use: a pattern whose literals a message lacks is not run.
 	gatesOnce sync.Once
-	gates     [3][]relit.Gate
+	gates     [3]*relit.Set
 }
 
 // patternGates returns the gates of Correction, CorrectionIgnore and
 // Reinforcement.
-func (sp *SignalPatterns) patternGates() *[3][]relit.Gate {
+func (sp *SignalPatterns) patternGates() *[3]*relit.Set {
 	sp.gatesOnce.Do(func() {
 		for i, res := range [3][]*regexp.Regexp{sp.Correction, sp.CorrectionIgnore, sp.Reinforcement} {
-			for _, re := range res {
-				sp.gates[i] = append(sp.gates[i], relit.Required(re))
+			gates := make([]relit.Gate, len(res))
+			for j, re := range res {
+				gates[j] = relit.Required(re)
 			}
+			sp.gates[i] = relit.NewSet(gates)
 		}
 	})
 	return &sp.gates
@@ -131,9 +133,13 @@ func (sp *SignalPatterns) detect(msgs []Message, gated bool) Signals {
 	return s
 }
 
-func anyMatch(res []*regexp.Regexp, gates []relit.Gate, text string, pt relit.Text, gated bool) bool {
+func anyMatch(res []*regexp.Regexp, gates *relit.Set, text string, pt relit.Text, gated bool) bool {
+	var open relit.Open
+	if gated {
+		open = gates.Scan(pt)
+	}
 	for i, re := range res {
-		if gated && !gates[i].Open(pt) {
+		if gated && !open.Has(i) {
 			continue
 		}
 		if re.MatchString(text) {
@@ -148,14 +154,22 @@ func anyMatch(res []*regexp.Regexp, gates []relit.Gate, text string, pt relit.Te
 // the gates; so is the Text returned with the result.
 func (sp *SignalPatterns) blankIgnored(text string, pt relit.Text, gated bool) (string, relit.Text) {
 	g := sp.patternGates()
+	var open relit.Open
+	if gated {
+		open = g[1].Scan(pt)
+	}
 	for i, re := range sp.CorrectionIgnore {
-		if gated && !g[1][i].Open(pt) {
+		if gated && !open.Has(i) {
 			continue
 		}
 		out := re.ReplaceAllStringFunc(text, func(m string) string { return strings.Repeat(" ", len(m)) })
 		if out != text {
-			// Blanks can join words into a new literal: prepare again.
+			// Blanks can join words into a new literal: prepare and
+			// scan again.
 			text, pt = out, relit.Prepare(out)
+			if gated {
+				open = g[1].Scan(pt)
+			}
 		}
 	}
 	return text, pt

@@ -4,9 +4,12 @@
 // only those whose literals the text holds. A Gate never changes a result:
 // it says "cannot match" only when no match is possible.
 //
-// Map: relit.go, Required and Gate; relit_test.go checks that a closed gate
-// never hides a match, on the patterns of memory/redact and signals.json
-// and on random text.
+// Map: relit.go, Required and Gate; set.go, Set, many gates tested in one
+// scan of a text; relit_test.go checks that a closed gate never hides a
+// match and that a Set's scan answers as its gates do, on patterns like
+// those of memory/redact and signals.json and on random text (the
+// one-pass tests of memory and memory/redact compare gated results with
+// every pattern run).
 package relit
 
 import (

@@ -80,13 +80,14 @@ var rules = sync.OnceValue(func() []rule {
 	}
 })
 
-// gates are the rules' literal tests, in the order of rules.
-var gates = sync.OnceValue(func() []relit.Gate {
+// gates are the rules' literal tests, in the order of rules, as one set
+// that a text is scanned with once.
+var gates = sync.OnceValue(func() *relit.Set {
 	out := make([]relit.Gate, len(rules()))
 	for i, r := range rules() {
 		out[i] = relit.Required(r.re)
 	}
-	return out
+	return relit.NewSet(out)
 })
 
 // Text returns text with every secret replaced by "[redacted: KIND]", and
@@ -98,9 +99,9 @@ func Text(text string) (string, []Finding) { return text2(text, true) }
 // changes the result: the tests compare it with every rule run.
 func text2(text string, gated bool) (string, []Finding) {
 	var found []Finding
-	pt, gs := relit.Prepare(text), gates()
+	open := gates().Scan(relit.Prepare(text))
 	for i, r := range rules() {
-		if gated && !gs[i].Open(pt) {
+		if gated && !open.Has(i) {
 			continue
 		}
 		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {

@@ -106,16 +106,12 @@ func (s *Service) Add(ctx context.Context, req memory.AddRequest) (*memory.AddRe
 		st = s.liveState(scope)
 	}
 	var stored []memory.Turn
-	var flushed <-chan error
 	if len(turns) > 0 {
 		stored, err = s.writeTurns(ctx, scope, turns)
 		if err != nil {
 			st.mu.Unlock()
 			return nil, fmt.Errorf("store turns: %w", err)
 		}
-		// The flush runs while the turns are indexed and placed, not
-		// after: the answer waits for the longer of the two, not both.
-		flushed = s.startFlush(ctx, scope)
 		for _, t := range stored {
 			res.TurnIDs = append(res.TurnIDs, t.ID)
 		}
@@ -143,7 +139,7 @@ func (s *Service) Add(ctx context.Context, req memory.AddRequest) (*memory.AddRe
 	res.Pending = s.pendingInfo(st, thread)
 	st.mu.Unlock()
 	if len(turns) > 0 {
-		if err := s.flushDone(flushed, st); err != nil {
+		if err := s.syncTurns(ctx, scope, st); err != nil {
 			return nil, err
 		}
 		if len(stored) > 0 && s.llm != nil {
@@ -314,33 +310,6 @@ func (s *Service) writeTurns(ctx context.Context, scope memory.Scope, turns []me
 func (s *Service) groupCommitter() (memory.GroupCommitter, bool) {
 	gc, ok := s.base.(memory.GroupCommitter)
 	return gc, ok
-}
-
-// startFlush starts making the turns written to scope durable, on a
-// goroutine of its own, and returns where its outcome arrives (nil when
-// the store's writes are durable as they return); flushDone waits for it.
-func (s *Service) startFlush(ctx context.Context, scope memory.Scope) <-chan error {
-	gc, ok := s.groupCommitter()
-	if !ok {
-		return nil
-	}
-	done := make(chan error, 1)
-	go func() { done <- gc.SyncTurns(ctx, scope) }()
-	return done
-}
-
-// flushDone waits for the flush startFlush started. A failed flush cut
-// the turns from the log again, so st, which holds them, is dropped (as
-// syncTurns does).
-func (s *Service) flushDone(flushed <-chan error, st *scopeState) error {
-	if flushed == nil {
-		return nil
-	}
-	if err := <-flushed; err != nil {
-		s.dropState(st)
-		return fmt.Errorf("store turns: %w", err)
-	}
-	return nil
 }
 
 // syncTurns waits until the turns written to scope are durable. A failed

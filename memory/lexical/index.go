@@ -486,11 +486,10 @@ func (ix *Index) DocWords(id int, fn func(term string)) {
 
 // DocHolds calls fn with the position in terms of each of them that
 // document id holds, in the order of the terms' ids (a term given twice
-// is reported at both positions). It reads the
-// document's terms once and looks up only the given ones: for a caller
-// that asks about a few terms, it spares what DocWords costs, a call
-// and a look-up per word of a long page. fn must not call back into the
-// index.
+// is reported at both positions). It reads the document's terms once and
+// looks up only the given ones: for a caller that asks about a few
+// terms, it spares what DocWords costs, a call and a look-up per word of
+// a long page. fn must not call back into the index.
 func (ix *Index) DocHolds(id int, terms []string, fn func(i int)) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()

@@ -10,6 +10,10 @@ import (
 type Keywords struct {
 	entries []string
 	terms   [][]string
+	// flat lists every entry's terms in one list, and of says whose each
+	// is: InPage reads a page's terms once for all of them.
+	flat []string
+	of   []int
 }
 
 // NewKeywords analyses the host's keywords; entries with no searchable
@@ -24,6 +28,10 @@ func NewKeywords(keywords []string) Keywords {
 			}
 		}
 		if len(ts) > 0 {
+			for range ts {
+				k.of = append(k.of, len(k.entries))
+			}
+			k.flat = append(k.flat, ts...)
 			k.entries = append(k.entries, kw)
 			k.terms = append(k.terms, ts)
 		}
@@ -37,22 +45,8 @@ func (k Keywords) InPage(st *Pages, p int) []string {
 	if len(k.entries) == 0 {
 		return nil
 	}
-	// One list of every keyword's terms, and for each the keyword it
-	// belongs to: the page's words are read once, and only these looked
-	// up (a long reply has hundreds).
-	var buf [32]string
-	var ofBuf [32]int
-	terms, of := buf[:0], ofBuf[:0]
-	for i, ts := range k.terms {
-		terms = append(terms, ts...)
-		for range ts {
-			of = append(of, i)
-		}
-	}
-	var heldBuf [16]bool
-	held := heldBuf[:0]
-	held = append(held, make([]bool, len(k.entries))...)
-	st.Index.DocHolds(p, terms, func(i int) { held[of[i]] = true })
+	held := make([]bool, len(k.entries))
+	st.Index.DocHolds(p, k.flat, func(i int) { held[k.of[i]] = true })
 	var out []string
 	for i, h := range held {
 		if h {

@@ -520,6 +520,61 @@ func (ix *Index) DocHolds(id int, terms []string, fn func(i int)) {
 	}
 }
 
+// EachHolder calls fn with the position in docs (document ids,
+// ascending) of each live document that holds term, a word term; with
+// prefix, of each that holds a word whose prefix term is term's (a word
+// of at least prefixLen letters a–z sharing its first prefixLen; term
+// itself need not be indexed). It reads term's postings where docs fall,
+// not the documents' terms: for a caller asking which of a few pages hold
+// each of a query's words, it costs a search per page and word rather
+// than a look-up per word of each page. fn must not call back into the
+// index.
+func (ix *Index) EachHolder(term string, prefix bool, docs []int32, fn func(k int)) {
+	if len(docs) == 0 {
+		return
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var tid int32
+	var ok bool
+	if prefix {
+		var buf [1 + prefixLen]byte
+		p, has := appendPrefix(buf[:0], term)
+		tid, ok = ix.terms[string(p)]
+		ok = ok && has
+	} else {
+		tid, ok = ix.terms[term]
+		ok = ok && !isPrefixTerm(term)
+	}
+	if !ok {
+		return
+	}
+	held := ix.lists[tid].docs
+	if len(held) <= 4*len(docs) {
+		// Comparable lengths: one merge of the two lists.
+		j := 0
+		for k, d := range docs {
+			for j < len(held) && held[j] < d {
+				j++
+			}
+			if j == len(held) {
+				return
+			}
+			if held[j] == d && ix.docs[d].state == live {
+				fn(k)
+			}
+		}
+		return
+	}
+	for k, d := range docs {
+		j, found := slices.BinarySearch(held, d)
+		if found && ix.docs[d].state == live {
+			fn(k)
+		}
+		held = held[j:]
+	}
+}
+
 // TermMemo holds a value for each word term of one Index, computed by of
 // from the term's text the first time a document holding it is read
 // (EachDocValue): a caller that asks the same question of the words of

@@ -14,7 +14,6 @@ type Pages struct {
 	Threads map[string][]int // thread id → positions in turns, in order
 	links   pageLinks        // session neighbours of pages, for ranking
 	Vec     pageVectors      // page embeddings, when configured
-	matches matchMemos       // termMatch's per-word answers (match.go)
 }
 
 // Prepare builds the word tables that ranking and injection read

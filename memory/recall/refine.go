@@ -327,15 +327,13 @@ func coverage(st *Pages, qterms []lexical.Term, idf []float64, prefixShare float
 		return nil
 	}
 	st.updateLinks()
-	cache := make(map[int32][]float64, len(hits)*2)
-	match := func(p int32) []float64 {
-		if m, ok := cache[p]; ok {
-			return m
-		}
-		m := termMatch(st, int(p), qterms, prefixShare, 0)
-		cache[p] = m
-		return m
+	pages := make([]int32, 0, 3*len(hits))
+	for _, h := range hits {
+		prev, next := st.links.spanLinks(int32(h.ID))
+		pages = append(pages, int32(h.ID), prev, next)
 	}
+	pages = slices.DeleteFunc(pages, func(p int32) bool { return p < 0 })
+	match := matchPages(st, pages, qterms, prefixShare, 0).of
 	out := make([]float64, len(hits))
 	for i, h := range hits {
 		id := int32(h.ID)
@@ -373,17 +371,26 @@ func focus(st *Pages, qterms, kterms []lexical.Term, top []lexical.Hit, memberSh
 		return
 	}
 	kidf, ktotal := termIDF(st, kterms)
+	ids := make([]int32, len(top))
+	for i, h := range top {
+		ids[i] = int32(h.ID)
+	}
+	match := matchPages(st, ids, qterms, 0.5, memberShare).of
+	var kmatch func(int32) []float64
+	if ktotal > 0 {
+		kmatch = matchPages(st, ids, kterms, 0.5, 0).of
+	}
 	scores := make([]float64, len(top))
 	for i := range top {
 		scores[i] = top[i].Score
-		m := termMatch(st, top[i].ID, qterms, 0.5, memberShare)
+		m := match(int32(top[i].ID))
 		own := 0.0
 		for j, w := range idf {
 			own += w * m[j]
 		}
 		own /= total
 		if ktotal > 0 {
-			km := termMatch(st, top[i].ID, kterms, 0.5, 0)
+			km := kmatch(int32(top[i].ID))
 			kown := 0.0
 			for j, w := range kidf {
 				kown += w * km[j]
@@ -521,13 +528,7 @@ func isCJKTerm(term string) bool {
 // it 0.5) or a member of the category the term names (memberShare, see
 // isMember), the better of the two, or neither (0).
 func termMatch(st *Pages, p int, qterms []lexical.Term, prefixShare, memberShare float64) []float64 {
-	out := make([]float64, len(qterms))
-	st.matches.each(st.Index, p, qterms, prefixShare, memberShare, func(m []float64) {
-		for j, x := range m {
-			out[j] = max(out[j], x)
-		}
-	})
-	return out
+	return matchPages(st, []int32{int32(p)}, qterms, prefixShare, memberShare).of(int32(p))
 }
 
 // wordMatch is how much an analysed word of a page matches the query term
@@ -569,18 +570,9 @@ func isMember(cat, word string) bool {
 }
 
 // samePrefix reports whether two analysed terms share the index's prefix
-// term: both at least five ASCII letters with the same first five.
+// term: both have one (letterPrefix) and their first five letters agree.
 func samePrefix(a, b string) bool {
-	const n = 5
-	if len(a) < n || len(b) < n || a[:n] != b[:n] {
-		return false
-	}
-	for i := range n {
-		if a[i] < 'a' || a[i] > 'z' {
-			return false
-		}
-	}
-	return true
+	return len(a) >= 5 && len(b) >= 5 && a[:5] == b[:5] && letterPrefix(a) && letterPrefix(b)
 }
 
 // termIDF returns the IDF of each term and their sum.

@@ -96,14 +96,16 @@ func (s termSet) holds(text string) bool {
 	})
 }
 
-// letterPrefix reports whether t has a prefix the index matches on: five
-// letters a–z (samePrefix).
-func letterPrefix(t []byte) bool {
+// letterPrefix reports whether the analysed term t has a prefix term in
+// the page index: it is at least five letters long, every one of them
+// a–z (as lexical indexes prefix terms; a word such as "covid19" or
+// "fiancé" has none).
+func letterPrefix[T string | []byte](t T) bool {
 	if len(t) < 5 {
 		return false
 	}
-	for _, c := range t[:5] {
-		if c < 'a' || c > 'z' {
+	for i := range len(t) {
+		if t[i] < 'a' || t[i] > 'z' {
 			return false
 		}
 	}

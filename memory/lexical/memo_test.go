@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -83,4 +84,69 @@ func TestDocHolds(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestEachHolder holds EachHolder to the documents' own words: for each
+// word, and each word's prefix, the positions reported are those of the
+// asked documents that are live and hold it (or a word of its prefix
+// term), whether few documents are asked (a search per document) or
+// many (one merge); a prefix term's own text, an unknown word and a word
+// without a prefix term report nothing.
+func TestEachHolder(t *testing.T) {
+	ix := New(Options{})
+	vocab := strings.Fields("train trains trainer station stations ferry leaves covid19 fiancé 东京 go goroutines the nine")
+	const n = 300
+	for i := range n {
+		var words []string
+		for j := range 1 + i%7 {
+			words = append(words, vocab[(i*7+j*3)%len(vocab)])
+		}
+		ix.Add(i, strings.Join(words, " "))
+	}
+	for i := 0; i < n; i += 11 {
+		ix.Remove(i)
+	}
+	ix.Add(22, "trainer on the ferry")
+	asks := [][]int32{nil, {5}, {1, 2, 3, 22, 299}, {0, 11, 22, 33}}
+	var many []int32
+	for i := range n + 5 {
+		many = append(many, int32(i))
+	}
+	asks = append(asks, many)
+	terms := append(slices.Clone(vocab), "nowhere", "~train", "trai")
+	for _, term := range terms {
+		word := Tokenize(term)
+		for _, prefix := range []bool{false, true} {
+			for _, docs := range asks {
+				var got []int
+				ix.EachHolder(firstOr(word, term), prefix, docs, func(k int) { got = append(got, k) })
+				var want []int
+				for k, d := range docs {
+					held := false
+					ix.DocWords(int(d), func(w string) {
+						if !prefix {
+							held = held || w == firstOr(word, term)
+							return
+						}
+						p, ok := appendPrefix(nil, firstOr(word, term))
+						q, ok2 := appendPrefix(nil, w)
+						held = held || ok && ok2 && string(p) == string(q)
+					})
+					if held {
+						want = append(want, k)
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("EachHolder(%q, %v) of %d documents = %v, want %v", term, prefix, len(docs), got, want)
+				}
+			}
+		}
+	}
+}
+
+func firstOr(toks []string, s string) string {
+	if len(toks) > 0 {
+		return toks[0]
+	}
+	return s
 }

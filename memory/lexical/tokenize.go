@@ -62,6 +62,72 @@ func AnyTerm(text string, fn func(term []byte) bool) bool {
 	return false
 }
 
+// Starts is a set of how terms begin, their first two bytes (or the one
+// of a one-byte term), for AnyTermStarting. A word's term begins as the
+// word does, folded: stemming changes a word's end, never its first
+// byte, and its second only from 'y' to 'i' ("dying" → "die"). So a word
+// that begins as none of the set's terms do cannot give one of them, and
+// need not be analysed. The zero value holds nothing.
+type Starts struct {
+	// bits[b] has bit c&63 set for each term beginning with bytes b, c;
+	// every bit for a one-byte term b. A word may pass that no term
+	// begins as (two second bytes sharing bits), never the reverse.
+	bits [256]uint64
+}
+
+// Add adds how term begins; an empty term adds nothing.
+func (s *Starts) Add(term string) {
+	switch len(term) {
+	case 0:
+	case 1:
+		s.bits[term[0]] = ^uint64(0)
+	default:
+		s.bits[term[0]] |= 1 << (term[1] & 63)
+		if term[1] == 'i' {
+			// "dying" → "die", "vying" → "vie".
+			s.bits[term[0]] |= 1 << ('y' & 63)
+		}
+	}
+}
+
+// AddStarts adds the beginnings of o's terms.
+func (s *Starts) AddStarts(o *Starts) {
+	for i, b := range o.bits {
+		s.bits[i] |= b
+	}
+}
+
+// may reports whether the folded word w can give a term that begins as
+// one of the set's: a term of one byte only when that byte was added as
+// a term (a longer word can give one: "aed" → "a").
+func (s *Starts) may(w []byte) bool {
+	b := s.bits[w[0]]
+	if len(w) < 2 {
+		return b == ^uint64(0)
+	}
+	return b&(1<<(w[1]&63)) != 0
+}
+
+// AnyTermStarting is AnyTerm for a caller that only asks about terms of a
+// few beginnings (s, not nil): fn sees, in order, every term of text that
+// begins with the first two bytes of a term added to s (or is a one-byte
+// term added), and perhaps a few others; the words of the rest are not
+// analysed. On a long side of which only a few words can matter, it
+// spares stemming and looking up the rest.
+func AnyTermStarting(text string, s *Starts, fn func(term []byte) bool) bool {
+	t := tokenizers.Get().(*tokenizer)
+	defer tokenizers.Put(t)
+	t.reset(text)
+	t.starts = s
+	defer func() { t.starts = nil }()
+	for tok, ok := t.next(); ok; tok, ok = t.next() {
+		if fn(tok) {
+			return true
+		}
+	}
+	return false
+}
+
 // Words calls fn with each term of text, in order, as Tokenize returns
 // them, and the word of text it was made from, lowercased: "Goroutines"
 // gives the term "goroutin" and the word "goroutines". A CJK bigram is
@@ -95,6 +161,9 @@ type tokenizer struct {
 	// stems, when not nil, remembers the stems of the words seen
 	// (stemmed).
 	stems map[string]string
+	// starts, when not nil, are the beginnings of the terms asked for
+	// (AnyTermStarting): a word beginning as none of them is skipped.
+	starts *Starts
 }
 
 func (t *tokenizer) reset(text string) {
@@ -107,7 +176,10 @@ func (t *tokenizer) next() ([]byte, bool) {
 	for {
 		if t.ci < len(t.cjk) {
 			t.from = -1
-			return t.nextCJK(), true
+			if tok := t.nextCJK(); t.starts == nil || t.starts.may(tok) {
+				return tok, true
+			}
+			continue
 		}
 		for t.pos < len(t.text) {
 			if c := t.text[t.pos]; c < utf8.RuneSelf {
@@ -247,8 +319,15 @@ func (t *tokenizer) finish(w []byte, plain bool) ([]byte, bool) {
 		if suffix := t.langSuffix(); suffix != "" {
 			t.pos += len(suffix)
 			t.word = append(w, suffix...)
+			if t.starts != nil && !t.starts.may(t.word) {
+				return nil, false
+			}
 			return t.word, true
 		}
+	}
+	if t.starts != nil && !t.starts.may(w) {
+		// Its term would begin as w does (see Starts): none asked for.
+		return nil, false
 	}
 	var class uint8
 	if len(w) < len(lexiconShape) && 'a' <= w[0] && w[0] <= 'z' && lexiconShape[len(w)]&(1<<(w[0]-'a')) != 0 {

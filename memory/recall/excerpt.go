@@ -46,10 +46,17 @@ func excerpt(text string, set, match termSet, maxRunes int) (string, bool) {
 	ss := make([]sentence, len(spans))
 	seen := make(map[string]bool)
 	holds := false
+	// Only words beginning as a term of set or match can count.
+	var starts lexical.Starts
+	for _, ts := range [2]termSet{set, match} {
+		if ts.starts != nil {
+			starts.AddStarts(ts.starts)
+		}
+	}
 	for i, sp := range spans {
 		clear(seen)
 		s := text[sp[0]:sp[1]]
-		lexical.AnyTerm(s, func(t []byte) bool {
+		lexical.AnyTermStarting(s, &starts, func(t []byte) bool {
 			if k, ok := set.key(t); ok && !seen[k] {
 				seen[k] = true
 			}

@@ -61,6 +61,9 @@ func asks(side string) bool {
 type termSet struct {
 	terms    map[string]bool
 	prefixes map[string]bool
+	// starts are how the terms begin: a text's words beginning
+	// otherwise are not analysed (lexical.AnyTermStarting).
+	starts *lexical.Starts
 }
 
 // newTermSet returns the set of terms, less those of the speakers' names
@@ -72,12 +75,13 @@ func newTermSet(terms []lexical.Term, names map[string]bool) termSet {
 			skip[t] = true
 		}
 	}
-	s := termSet{terms: make(map[string]bool), prefixes: make(map[string]bool)}
+	s := termSet{terms: make(map[string]bool), prefixes: make(map[string]bool), starts: new(lexical.Starts)}
 	for _, t := range terms {
 		if skip[t.Text] {
 			continue
 		}
 		s.terms[t.Text] = true
+		s.starts.Add(t.Text)
 		if samePrefix(t.Text, t.Text) {
 			s.prefixes[t.Text[:5]] = true
 		}
@@ -91,7 +95,7 @@ func (s termSet) holds(text string) bool {
 	if len(s.terms) == 0 {
 		return false
 	}
-	return lexical.AnyTerm(text, func(t []byte) bool {
+	return lexical.AnyTermStarting(text, s.starts, func(t []byte) bool {
 		return s.terms[string(t)] || (letterPrefix(t) && s.prefixes[string(t[:5])])
 	})
 }
@@ -157,7 +161,10 @@ func (q quoter) echoes(p memory.PageHit, reply string) bool {
 // in two forms hold the same key.
 func (s termSet) heldKeys(text string) map[string]bool {
 	out := make(map[string]bool)
-	lexical.AnyTerm(text, func(t []byte) bool {
+	if len(s.terms) == 0 {
+		return out
+	}
+	lexical.AnyTermStarting(text, s.starts, func(t []byte) bool {
 		if k, ok := s.key(t); ok {
 			if k[0] != '~' && letterPrefix(t) {
 				k = "~" + string(t[:5])

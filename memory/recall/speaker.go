@@ -162,6 +162,9 @@ type sideWords struct {
 	// of them matches no term, and a long reply's words are mostly such.
 	words, prefixes map[string]bool
 	members         []map[string]bool
+	// starts are how those words begin: the words of a side beginning
+	// otherwise are not analysed (lexical.AnyTermStarting).
+	starts lexical.Starts
 }
 
 func newSideWords(st *Pages, terms, kterms []lexical.Term, memberShare float64) *sideWords {
@@ -179,6 +182,7 @@ func fillMatchSets(w *sideWords) {
 	for _, ts := range [2][]lexical.Term{w.terms, w.kterms} {
 		for _, q := range ts {
 			w.words[q.Text] = true
+			w.starts.Add(q.Text)
 			if samePrefix(q.Text, q.Text) {
 				w.prefixes[q.Text[:5]] = true
 			}
@@ -188,6 +192,9 @@ func fillMatchSets(w *sideWords) {
 		for _, q := range w.terms {
 			if m := memberSets()[q.Text]; m != nil {
 				w.members = append(w.members, m)
+				for member := range m {
+					w.starts.Add(member)
+				}
 			}
 		}
 	}
@@ -217,7 +224,7 @@ func (w *sideWords) reset() {
 // read counts the words of one side (a prefix match half, a member of a
 // category term memberShare; keywords by word and prefix).
 func (w *sideWords) read(side string) {
-	lexical.AnyTerm(side, func(t []byte) bool {
+	lexical.AnyTermStarting(side, &w.starts, func(t []byte) bool {
 		if !w.mayMatch(t) {
 			return false
 		}

@@ -82,6 +82,11 @@ func serveStdio(ctx context.Context, mcpServer *server.MCPServer, guard *stdioGu
 		// process is about to end and takes that goroutine with it.
 		err = ctx.Err()
 	}
+	if ctx.Err() != nil {
+		// The reading goroutine saw the cancellation too and may have
+		// reported first: the connection ended because ctx did.
+		err = ctx.Err()
+	}
 	cancel()
 	c.mu.Lock()
 	c.closing = true // every Add happens before this Wait

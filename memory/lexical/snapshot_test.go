@@ -340,3 +340,63 @@ func TestSnapshotRefusesLongDelta(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotRefusesCrossedLists builds by hand snapshots whose
+// postings and document term lists have the same counts everywhere (each
+// document's terms, each term's documents, each document's length) but
+// not the same entries: they are refused, and the lists as written read.
+func TestSnapshotRefusesCrossedLists(t *testing.T) {
+	// Two documents; "x" in document 0 (postingTF times, length len0),
+	// "y" once in document 1 (length 1). lists are the documents' term
+	// lists as (term id delta, count) pairs: document 0's, then 1's.
+	build := func(len0, postingTF uint64, lists [4]uint64) []byte {
+		b := []byte(snapshotMagic)
+		for _, x := range []uint64{analyzerVersion, 2, 2, len0, 2, 1, 2} { // version; 2 documents of 1 term; 2 terms
+			b = binary.AppendUvarint(b, x)
+		}
+		b = binary.AppendUvarint(b, 1)
+		b = append(b, 'x')
+		b = binary.AppendUvarint(b, 1)         // df
+		b = binary.AppendUvarint(b, 1)         // document 0
+		b = binary.AppendUvarint(b, postingTF) // its count
+		b = binary.AppendUvarint(b, 1)
+		b = append(b, 'y')
+		for _, x := range []uint64{1, 2, 1} { // df; document 1, once
+			b = binary.AppendUvarint(b, x)
+		}
+		for _, x := range lists {
+			b = binary.AppendUvarint(b, x)
+		}
+		return reseal(b)
+	}
+	tests := []struct {
+		name string
+		data []byte
+		ok   bool
+	}{
+		{"as written", build(1, 1, [4]uint64{1, 1, 2, 1}), true},
+		{"twice in document 0, as written", build(2, 2, [4]uint64{1, 2, 2, 1}), true},
+		{"the documents' terms crossed", build(1, 1, [4]uint64{2, 1, 1, 1}), false},
+		{"a count that is not the posting's", build(2, 1, [4]uint64{1, 2, 2, 1}), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ix, err := Decode(tt.data, Options{})
+			sized, serr := ReadSized(bytes.NewReader(tt.data), int64(len(tt.data)), Options{})
+			if !tt.ok {
+				if !errors.Is(err, ErrSnapshot) || !errors.Is(serr, ErrSnapshot) {
+					t.Errorf("Decode() = %v, ReadSized() = %v; want ErrSnapshot errors", err, serr)
+				}
+				return
+			}
+			if err != nil || serr != nil {
+				t.Fatalf("Decode() = %v, ReadSized() = %v; want no error", err, serr)
+			}
+			sameIndex(t, ix, sized)
+			checkInvariants(t, ix)
+			if hits := ix.Search("y", 10, nil); len(hits) != 1 || hits[0].ID != 1 {
+				t.Errorf("Search(y) = %v, want document 1", hits)
+			}
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -222,8 +223,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if body != nil {
-		if err := json.NewDecoder(r.Body).Decode(body); errors.Is(err, io.ErrUnexpectedEOF) {
-			return // the client hung up mid-request (a test may kill it): nothing to answer
+		if err := json.NewDecoder(r.Body).Decode(body); errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
+			// The client hung up mid-request (a test may kill it), or the
+			// test ended and closed this server while a request, one the
+			// test no longer waits for, was being read: nothing to answer.
+			return
 		} else if err != nil {
 			s.tb.Errorf("decode %s request: %v", r.URL.Path, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/mnemo-mcp/mnemo/memory"
@@ -107,18 +108,82 @@ func turnBySeq(turns []*memory.Turn, seq int64, id string) int {
 	return p
 }
 
+// savedMidTerm is a scope's saved mid-term state being read
+// (LoadMidTerm's results, once done is closed). Its sessions become those
+// of one state only: take hands them out once.
+type savedMidTerm struct {
+	done  chan struct{}
+	state *memory.MidTermState
+	err   error
+	taken atomic.Bool
+}
+
+// take waits for the read and returns its results; ok is false when they
+// were taken already.
+func (m *savedMidTerm) take() (saved *memory.MidTermState, err error, ok bool) {
+	<-m.done
+	if m.taken.Swap(true) {
+		return nil, nil, false
+	}
+	return m.state, m.err, true
+}
+
+// fitSavedMidTerm fits the saved mid-term state Preload is reading, if
+// any, to st's turns, leaving what needs the page index to refitMidTerm.
+// The caller holds st.mu.
+func (s *Service) fitSavedMidTerm(st *scopeState) {
+	mid := st.savedMid
+	st.savedMid = nil
+	if mid == nil || st.midTerm != nil {
+		return
+	}
+	if saved, err, ok := mid.take(); ok {
+		st.midTerm, st.refit = s.fitSaved(st, saved, err)
+	}
+}
+
+// refitMidTerm finishes the sessions fitSavedMidTerm fitted that lost
+// pages, once st's page index is whole.
+func (s *Service) refitMidTerm(st *scopeState) {
+	if len(st.refit) > 0 {
+		s.refitSessions(st, st.midTerm, st.refit)
+	}
+	st.refit = nil
+}
+
 // fitMidTerm is loadMidTerm once the saved state is read (saved and err
 // are LoadMidTerm's results).
 func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err error) *tiers.MidTerm {
+	m, refit := s.fitSaved(st, saved, err)
+	s.refitSessions(st, m, refit)
+	return m
+}
+
+// refitSessions makes again the terms, keywords and summary of sessions
+// that lost pages (the summary may quote a forgotten exchange), from the
+// pages left: fitSaved's second half, which reads the page index.
+func (s *Service) refitSessions(st *scopeState, m *tiers.MidTerm, sessions []*memory.MidTermSession) {
+	for _, ses := range sessions {
+		sessionTerms(st, ses)
+		s.refreshExtractive(st, ses)
+		m.Reindex(ses)
+	}
+}
+
+// fitSaved is fitMidTerm but for what reads the page index: the sessions
+// that lost pages are returned for refitSessions, which makes their
+// terms, keywords and summary again. It reads only st's turns.
+func (s *Service) fitSaved(st *scopeState, saved *memory.MidTermState, err error) (*tiers.MidTerm, []*memory.MidTermSession) {
 	m := tiers.NewMidTerm()
 	if err != nil {
 		s.log.Warn("mid-term memory unreadable; rebuilding it from the turn log", "scope", st.scope.Key(), "err", err)
 		m.Dirty = true
-		return m
+		return m, nil
 	}
 	if saved == nil || saved.Version != memory.MidTermVersion {
-		return m
+		return m, nil
 	}
+	var refit []*memory.MidTermSession
 	for thread, seq := range saved.Moved {
 		m.Moved[thread] = seq
 	}
@@ -170,16 +235,15 @@ func (s *Service) fitMidTerm(st *scopeState, saved *memory.MidTermState, err err
 		ses.Pages = pages
 		ses.SetKeywords(ses.Keywords)
 		if len(pages) < had {
-			// The summary may quote a forgotten exchange: make it again
-			// from what is left.
+			// The summary may quote a forgotten exchange: it is made
+			// again from what is left (refitSessions).
 			ses.LLMSummary, ses.SummarizedPages = false, 0
-			sessionTerms(st, ses)
-			s.refreshExtractive(st, ses)
+			refit = append(refit, ses)
 			m.Dirty = true
 		}
 		m.AddSession(ses)
 	}
 	m.NextID = max(m.NextID, saved.NextID)
 	m.Saved = time.Now()
-	return m
+	return m, refit
 }

@@ -10,7 +10,7 @@ import (
 // pendingCache holds what pending() reports for one document revision:
 // the turns above each thread's watermark, their total, and the busiest
 // threads. Between two revisions counts only grow (turns arrive), so
-// addTurns keeps it exact in O(1) per turn; a new revision recounts.
+// takeTurns keeps it exact in O(1) per turn; a new revision recounts.
 type pendingCache struct {
 	ok    bool
 	rev   int64 // the document revision counted against

@@ -25,6 +25,11 @@ type scopeState struct {
 	recall.Pages
 	lastSeq int64
 	midTerm *tiers.MidTerm // mid-term sessions; nil until the first sync
+	// savedMid is the saved mid-term state Preload is reading, for the
+	// first sync to fit to the turns while the page index is decoded;
+	// refit lists the sessions fitted then that still need the index.
+	savedMid *savedMidTerm
+	refit    []*memory.MidTermSession
 
 	doc      *memory.Document
 	factIdx  *lexical.Index // over doc.Facts, rebuilt when doc.Revision changes
@@ -141,6 +146,15 @@ func (s *Service) sync(ctx context.Context, st *scopeState) error {
 		go func() { snap <- s.readPageSnapshot(ctx, st.scope) }()
 	}
 	turns, err := s.store.ReadTurns(ctx, st.scope, st.lastSeq)
+	from := len(st.Turns)
+	if err == nil {
+		// While the snapshot is still being decoded: the turns are
+		// taken in now, and indexed once it is known which of them it
+		// holds; the saved mid-term state Preload reads is fitted to
+		// them.
+		st.takeTurns(turns)
+		s.fitSavedMidTerm(st)
+	}
 	indexed := 0
 	if snap != nil {
 		p := <-snap
@@ -158,7 +172,8 @@ func (s *Service) sync(ctx context.Context, st *scopeState) error {
 	if err != nil {
 		return fmt.Errorf("read turns of %s: %w", st.scope.Key(), err)
 	}
-	st.addTurns(turns, indexed)
+	st.indexTurns(from, indexed)
+	s.refitMidTerm(st)
 	s.noteNewPages(st)
 	s.syncMidTerm(ctx, st)
 	if s.pageStore != nil && st.backgroundSnapshotDue() {
@@ -184,7 +199,7 @@ func (s *Service) appended(ctx context.Context, st *scopeState, turns []memory.T
 			return false
 		}
 	}
-	st.addTurns(turns, 0)
+	st.addTurns(turns)
 	s.noteNewPages(st)
 	s.syncMidTerm(ctx, st)
 	// Linked here, a retrieval that follows ranks under the read lock
@@ -256,20 +271,19 @@ func (s *Service) liveState(scope memory.Scope) *scopeState {
 	}
 }
 
-// addTurns indexes turns that follow st.lastSeq; older ones are ignored.
-// Many turns (a scope read from the start) are indexed a batch at a time,
-// tokenized in parallel. The pages at positions below indexed are in the
-// page index already (read from a snapshot) and are not tokenized.
-func (st *scopeState) addTurns(turns []memory.Turn, indexed int) {
-	const batch = 4096
-	var (
-		ids   = make([]int, 0, min(len(turns), batch))
-		texts = make([]string, 0, min(len(turns), batch))
-	)
+// addTurns adds turns that follow st.lastSeq and indexes them; older
+// ones are ignored.
+func (st *scopeState) addTurns(turns []memory.Turn) {
+	from := len(st.Turns)
+	st.takeTurns(turns)
+	st.indexTurns(from, from)
+}
+
+// takeTurns adds turns that follow st.lastSeq to st's pages, threads and
+// pending counts, without indexing them (indexTurns does); older ones are
+// ignored.
+func (st *scopeState) takeTurns(turns []memory.Turn) {
 	st.Turns = slices.Grow(st.Turns, len(turns))
-	total := len(turns) - max(0, indexed-len(st.Turns))
-	report := st.progress != nil && total >= progressStep
-	done := 0
 	for i := range turns {
 		// The state points into turns rather than copying each turn to
 		// a heap object of its own: one allocation for a whole log.
@@ -287,10 +301,26 @@ func (st *scopeState) addTurns(turns []memory.Turn, indexed int) {
 		st.touched[t.ThreadID] = true
 		st.notePending(t)
 		st.textBytes += int64(len(t.User) + len(t.Reply) + len(t.MetaData) + len(t.ID) + len(t.ThreadID))
-		if pos < indexed {
-			continue
-		}
-		ids, texts = append(ids, pos), append(texts, t.Text())
+	}
+}
+
+// indexTurns indexes the pages from position from on, but for those below
+// indexed, which the page index holds already (read from a snapshot).
+// Many (a scope read from the start) are indexed a batch at a time,
+// tokenized in parallel.
+func (st *scopeState) indexTurns(from, indexed int) {
+	const batch = 4096
+	first := max(from, indexed)
+	total := len(st.Turns) - first
+	if total <= 0 {
+		return
+	}
+	report := st.progress != nil && total >= progressStep
+	ids := make([]int, 0, min(total, batch))
+	texts := make([]string, 0, min(total, batch))
+	done := 0
+	for pos := first; pos < len(st.Turns); pos++ {
+		ids, texts = append(ids, pos), append(texts, st.Turns[pos].Text())
 		if len(ids) == batch {
 			st.Index.AddBatch(ids, texts)
 			ids, texts = ids[:0], texts[:0]

@@ -247,27 +247,31 @@ func (s *Service) Preload(ctx context.Context, userID, agentName string) error {
 	if err != nil {
 		return err
 	}
-	// The saved mid-term state is read and decoded while the turn log is.
-	type midRead struct {
-		saved *memory.MidTermState
-		err   error
-	}
-	var mid chan midRead
+	// The saved mid-term state is read and decoded while the turn log is,
+	// and fitted to the turns while the page index snapshot is still
+	// being decoded (sync), or else once the scope is loaded.
+	var mid *savedMidTerm
 	if s.midTermStore != nil {
-		mid = make(chan midRead, 1)
+		mid = &savedMidTerm{done: make(chan struct{})}
 		go func() {
-			saved, err := s.midTermStore.LoadMidTerm(ctx, scope)
-			mid <- midRead{saved, err}
+			defer close(mid.done)
+			mid.state, mid.err = s.midTermStore.LoadMidTerm(ctx, scope)
 		}()
 	}
-	st, err := s.loadedState(ctx, scope)
+	st := s.liveState(scope)
+	if st.midTerm == nil {
+		st.savedMid = mid
+	}
+	st, err = s.resync(ctx, st)
 	if err != nil {
 		return err
 	}
 	defer st.mu.Unlock()
+	st.savedMid = nil
 	if st.midTerm == nil && mid != nil {
-		r := <-mid
-		st.midTerm = s.fitMidTerm(st, r.saved, r.err)
+		if saved, err, ok := mid.take(); ok {
+			st.midTerm = s.fitMidTerm(st, saved, err)
+		}
 	}
 	s.ensureMidTerm(ctx, st)
 	return nil

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
@@ -540,6 +541,84 @@ func TestPreloadReadsSavedSessions(t *testing.T) {
 		g, w := got.Sessions[i], want.Sessions[i]
 		if g.ID != w.ID || g.Visits != w.Visits || len(g.Pages) != len(w.Pages) || g.Summary != w.Summary {
 			t.Errorf("session %d after Preload = %s visits %d pages %d, want %s visits %d pages %d", i, g.ID, g.Visits, len(g.Pages), w.ID, w.Visits, len(w.Pages))
+		}
+	}
+}
+
+// TestPreloadRefitsSessionsThatLostPages starts from a saved mid-term
+// state with a session holding an exchange the turn log no longer has (as
+// after a forget in another process) and a summary quoting it: Preload,
+// which fits the state to the turns before the page index is loaded,
+// makes the session's summary and keywords again from what is left, as
+// a first retrieval without Preload does.
+func TestPreloadRefitsSessionsThatLostPages(t *testing.T) {
+	cfg := memory.DefaultConfig()
+	cfg.ShortTermCapacity = 3
+	store, mid := newMemStore(), &memMidTerm{}
+	start := func() *Service {
+		s, err := NewService(cfg, storeWithMidTerm{store, mid}, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := start()
+	r := rand.New(rand.NewPCG(9, 9))
+	for i := range 40 {
+		addPair(t, s, fmt.Sprint("t", i%2), topicText(r, i/8, 8), topicText(r, i/8, 5))
+	}
+	if _, err := s.Retrieve(t.Context(), memory.RetrieveRequest{Query: "kyoto"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close(context.Background())
+
+	const gone = "what the forgotten exchange said"
+	var saved []byte
+	for key, b := range mid.saved {
+		var st memory.MidTermState
+		if err := json.Unmarshal(b, &st); err != nil || len(st.Sessions) == 0 {
+			t.Fatalf("saved mid-term state: %v, %d sessions; want some", err, len(st.Sessions))
+		}
+		ses := st.Sessions[0]
+		ses.Pages = append(ses.Pages, memory.MidTermPage{TurnID: "turn_forgotten", Seq: 9999})
+		ses.Summary, ses.Keywords, ses.LLMSummary = gone, []string{"forgotten"}, true
+		var err error
+		if saved, err = json.Marshal(&st); err != nil {
+			t.Fatal(err)
+		}
+		mid.saved[key] = saved
+	}
+	view := func(preload bool) *memory.MidTermView {
+		for key := range mid.saved {
+			mid.saved[key] = saved
+		}
+		s := start()
+		defer s.Close(context.Background())
+		if preload {
+			if err := s.Preload(t.Context(), "", ""); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := s.Retrieve(t.Context(), memory.RetrieveRequest{Query: "kyoto"}); err != nil {
+			t.Fatal(err)
+		}
+		v, err := s.MidTerm(t.Context(), "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	got, want := view(true), view(false)
+	if len(got.Sessions) == 0 || len(got.Sessions) != len(want.Sessions) {
+		t.Fatalf("%d sessions after Preload, %d after a first retrieval; want the same, some", len(got.Sessions), len(want.Sessions))
+	}
+	for i, g := range got.Sessions {
+		w := want.Sessions[i]
+		if g.Summary == gone || slices.Contains(g.Keywords, "forgotten") {
+			t.Errorf("session %s after Preload still says %q, keywords %q", g.ID, g.Summary, g.Keywords)
+		}
+		if g.ID != w.ID || g.Summary != w.Summary || !slices.Equal(g.Keywords, w.Keywords) || len(g.Pages) != len(w.Pages) {
+			t.Errorf("session %d after Preload = %s %q %q (%d pages), after a first retrieval %s %q %q (%d pages)",
+				i, g.ID, g.Summary, g.Keywords, len(g.Pages), w.ID, w.Summary, w.Keywords, len(w.Pages))
 		}
 	}
 }

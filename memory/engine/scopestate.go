@@ -151,9 +151,12 @@ func (s *Service) sync(ctx context.Context, st *scopeState) error {
 		// While the snapshot is still being decoded: the turns are
 		// taken in now, and indexed once it is known which of them it
 		// holds; the saved mid-term state Preload reads is fitted to
-		// them.
+		// them, and the links ranking reads are made.
 		st.takeTurns(turns)
 		s.fitSavedMidTerm(st)
+		if snap != nil {
+			st.Link()
+		}
 	}
 	indexed := 0
 	if snap != nil {

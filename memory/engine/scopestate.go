@@ -287,23 +287,31 @@ func (st *scopeState) addTurns(turns []memory.Turn) {
 // ignored.
 func (st *scopeState) takeTurns(turns []memory.Turn) {
 	st.Turns = slices.Grow(st.Turns, len(turns))
-	for i := range turns {
-		// The state points into turns rather than copying each turn to
-		// a heap object of its own: one allocation for a whole log.
-		t := &turns[i]
-		if t.Seq <= st.lastSeq {
-			continue
+	if st.touched == nil {
+		st.touched = make(map[string]bool)
+	}
+	// A run of turns of one thread, as a log mostly is, looks its thread
+	// up once.
+	for i := 0; i < len(turns); {
+		thread := turns[i].ThreadID
+		positions, added := st.Threads[thread], false
+		for ; i < len(turns) && turns[i].ThreadID == thread; i++ {
+			// The state points into turns rather than copying each turn
+			// to a heap object of its own: one allocation for a whole log.
+			t := &turns[i]
+			if t.Seq <= st.lastSeq {
+				continue
+			}
+			positions = append(positions, len(st.Turns))
+			st.Turns = append(st.Turns, t)
+			st.lastSeq, added = t.Seq, true
+			st.notePending(t)
+			st.textBytes += int64(len(t.User) + len(t.Reply) + len(t.MetaData) + len(t.ID) + len(t.ThreadID))
 		}
-		pos := len(st.Turns)
-		st.Turns = append(st.Turns, t)
-		st.lastSeq = t.Seq
-		st.Threads[t.ThreadID] = append(st.Threads[t.ThreadID], pos)
-		if st.touched == nil {
-			st.touched = make(map[string]bool)
+		if added {
+			st.Threads[thread] = positions
+			st.touched[thread] = true
 		}
-		st.touched[t.ThreadID] = true
-		st.notePending(t)
-		st.textBytes += int64(len(t.User) + len(t.Reply) + len(t.MetaData) + len(t.ID) + len(t.ThreadID))
 	}
 }
 

@@ -497,28 +497,39 @@ func TestForgettingLatestExchangesReturnsPagesToWindow(t *testing.T) {
 	s.Close(context.Background())
 }
 
-// TestPreloadReadsSavedSessions checks that Preload, which reads the saved
-// mid-term state while the turn log is read, ends with the same sessions
-// as a first retrieval would build.
-func TestPreloadReadsSavedSessions(t *testing.T) {
+// savedSessions stores 40 exchanges on five topics in two threads, with
+// a short-term window of 3, and retrieves once. It returns that Service,
+// still open, a function that starts another on the same memory, and
+// the mid-term state the first one saves.
+func savedSessions(t *testing.T) (first *Service, start func() *Service, mid *memMidTerm) {
+	t.Helper()
 	cfg := memory.DefaultConfig()
 	cfg.ShortTermCapacity = 3
-	store, mid := newMemStore(), &memMidTerm{}
-	start := func() *Service {
+	store := newMemStore()
+	mid = &memMidTerm{}
+	start = func() *Service {
 		s, err := NewService(cfg, storeWithMidTerm{store, mid}, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
-	s := start()
+	first = start()
 	r := rand.New(rand.NewPCG(9, 9))
 	for i := range 40 {
-		addPair(t, s, fmt.Sprint("t", i%2), topicText(r, i/8, 8), topicText(r, i/8, 5))
+		addPair(t, first, fmt.Sprint("t", i%2), topicText(r, i/8, 8), topicText(r, i/8, 5))
 	}
-	if _, err := s.Retrieve(t.Context(), memory.RetrieveRequest{Query: "kyoto"}); err != nil {
+	if _, err := first.Retrieve(t.Context(), memory.RetrieveRequest{Query: "kyoto"}); err != nil {
 		t.Fatal(err)
 	}
+	return first, start, mid
+}
+
+// TestPreloadReadsSavedSessions checks that Preload, which reads the saved
+// mid-term state while the turn log is read, ends with the same sessions
+// as a first retrieval would build.
+func TestPreloadReadsSavedSessions(t *testing.T) {
+	s, start, _ := savedSessions(t)
 	want, err := s.MidTerm(t.Context(), "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -552,24 +563,7 @@ func TestPreloadReadsSavedSessions(t *testing.T) {
 // makes the session's summary and keywords again from what is left, as
 // a first retrieval without Preload does.
 func TestPreloadRefitsSessionsThatLostPages(t *testing.T) {
-	cfg := memory.DefaultConfig()
-	cfg.ShortTermCapacity = 3
-	store, mid := newMemStore(), &memMidTerm{}
-	start := func() *Service {
-		s, err := NewService(cfg, storeWithMidTerm{store, mid}, mustCounter(t), WithLogger(slog.New(slog.DiscardHandler)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	s := start()
-	r := rand.New(rand.NewPCG(9, 9))
-	for i := range 40 {
-		addPair(t, s, fmt.Sprint("t", i%2), topicText(r, i/8, 8), topicText(r, i/8, 5))
-	}
-	if _, err := s.Retrieve(t.Context(), memory.RetrieveRequest{Query: "kyoto"}); err != nil {
-		t.Fatal(err)
-	}
+	s, start, mid := savedSessions(t)
 	s.Close(context.Background())
 
 	const gone = "what the forgotten exchange said"

@@ -1,10 +1,7 @@
 package lexical
 
 import (
-	"bufio"
-	"compress/gzip"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -30,19 +27,8 @@ func startTerms(text string, s *Starts) (got, want []string) {
 // vocabulary: a word's term begins as the word does (see Starts), so
 // that a word beginning as no term asked for gives none.
 func TestStemKeepsStart(t *testing.T) {
-	f, err := os.Open("testdata/porter2_vocabulary.txt.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
 	n := 0
-	for sc.Scan() {
-		word, _, _ := strings.Cut(sc.Text(), " ")
+	eachVocabularyWord(t, func(word, _ string) {
 		for _, tok := range Tokenize(word) {
 			n++
 			var s Starts
@@ -51,10 +37,7 @@ func TestStemKeepsStart(t *testing.T) {
 				t.Errorf("%q gives the term %q, which a Starts of it does not let the word through for", word, tok)
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if n < 10000 {
 		t.Fatalf("read %d terms from the vocabulary; want the whole of it", n)
 	}

@@ -80,11 +80,10 @@ func serveStdio(ctx context.Context, mcpServer *server.MCPServer, guard *stdioGu
 	case <-ctx.Done():
 		// The read blocks on stdin, which cannot be interrupted; the
 		// process is about to end and takes that goroutine with it.
-		err = ctx.Err()
 	}
 	if ctx.Err() != nil {
-		// The reading goroutine saw the cancellation too and may have
-		// reported first: the connection ended because ctx did.
+		// Also when the reading goroutine, which saw the cancellation
+		// too, reported first: the connection ended because ctx did.
 		err = ctx.Err()
 	}
 	cancel()

@@ -129,26 +129,21 @@ func (m *savedMidTerm) take() (saved *memory.MidTermState, err error, ok bool) {
 }
 
 // fitSavedMidTerm fits the saved mid-term state Preload is reading, if
-// any, to st's turns, leaving what needs the page index to refitMidTerm.
-// The caller holds st.mu.
-func (s *Service) fitSavedMidTerm(st *scopeState) {
+// any, to st's turns. It returns the sessions that lost pages, for
+// refitSessions once st's page index is whole. The caller holds st.mu.
+func (s *Service) fitSavedMidTerm(st *scopeState) []*memory.MidTermSession {
 	mid := st.savedMid
 	st.savedMid = nil
 	if mid == nil || st.midTerm != nil {
-		return
+		return nil
 	}
-	if saved, err, ok := mid.take(); ok {
-		st.midTerm, st.refit = s.fitSaved(st, saved, err)
+	saved, err, ok := mid.take()
+	if !ok {
+		return nil
 	}
-}
-
-// refitMidTerm finishes the sessions fitSavedMidTerm fitted that lost
-// pages, once st's page index is whole.
-func (s *Service) refitMidTerm(st *scopeState) {
-	if len(st.refit) > 0 {
-		s.refitSessions(st, st.midTerm, st.refit)
-	}
-	st.refit = nil
+	m, refit := s.fitSaved(st, saved, err)
+	st.midTerm = m
+	return refit
 }
 
 // fitMidTerm is loadMidTerm once the saved state is read (saved and err

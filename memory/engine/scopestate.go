@@ -26,10 +26,8 @@ type scopeState struct {
 	lastSeq int64
 	midTerm *tiers.MidTerm // mid-term sessions; nil until the first sync
 	// savedMid is the saved mid-term state Preload is reading, for the
-	// first sync to fit to the turns while the page index is decoded;
-	// refit lists the sessions fitted then that still need the index.
+	// first sync to fit to the turns while the page index is decoded.
 	savedMid *savedMidTerm
-	refit    []*memory.MidTermSession
 
 	doc      *memory.Document
 	factIdx  *lexical.Index // over doc.Facts, rebuilt when doc.Revision changes
@@ -147,13 +145,14 @@ func (s *Service) sync(ctx context.Context, st *scopeState) error {
 	}
 	turns, err := s.store.ReadTurns(ctx, st.scope, st.lastSeq)
 	from := len(st.Turns)
+	var refit []*memory.MidTermSession // sessions fitted that need the index
 	if err == nil {
 		// While the snapshot is still being decoded: the turns are
 		// taken in now, and indexed once it is known which of them it
 		// holds; the saved mid-term state Preload reads is fitted to
 		// them, and the links ranking reads are made.
 		st.takeTurns(turns)
-		s.fitSavedMidTerm(st)
+		refit = s.fitSavedMidTerm(st)
 		if snap != nil {
 			st.Link()
 		}
@@ -176,7 +175,7 @@ func (s *Service) sync(ctx context.Context, st *scopeState) error {
 		return fmt.Errorf("read turns of %s: %w", st.scope.Key(), err)
 	}
 	st.indexTurns(from, indexed)
-	s.refitMidTerm(st)
+	s.refitSessions(st, st.midTerm, refit)
 	s.noteNewPages(st)
 	s.syncMidTerm(ctx, st)
 	if s.pageStore != nil && st.backgroundSnapshotDue() {

@@ -321,23 +321,32 @@ func (s *benchServer) callTool(_ context.Context, name string, args map[string]a
 	if err != nil {
 		return 0, err
 	}
-	var r struct {
-		IsError bool `json:"isError"`
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-	}
+	var r toolOutcome
 	if err := json.Unmarshal(res, &r); err != nil {
 		return 0, err
 	}
-	if r.IsError {
-		msg := ""
-		if len(r.Content) > 0 {
-			msg = r.Content[0].Text
-		}
-		return 0, fmt.Errorf("tool error: %.200s", msg)
+	return took, r.err()
+}
+
+// toolOutcome is what the bench reads of a tools/call result: whether it
+// is a tool error, and its message.
+type toolOutcome struct {
+	IsError bool `json:"isError"`
+	Content []struct {
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+// err is the tool error r reports, nil if none.
+func (r toolOutcome) err() error {
+	if !r.IsError {
+		return nil
 	}
-	return took, nil
+	msg := ""
+	if len(r.Content) > 0 {
+		msg = r.Content[0].Text
+	}
+	return fmt.Errorf("tool error: %.200s", msg)
 }
 
 // peakKB returns the server's VmHWM in kB, 0 where /proc is missing.

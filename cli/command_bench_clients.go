@@ -83,23 +83,28 @@ func benchClients(ctx context.Context, bc benchConfig, srv *benchHTTP, stdout, s
 	}
 
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\tclients\tcalls\tcalls/s\tp50 ms\tp95 ms\tp99 ms\tmax ms\tserver cores\t")
+	fmt.Fprintln(tw, "phase\tclients\tcalls\tcalls/s\tp50 ms\tp95 ms\tp99 ms\tmax ms\tserver cores\tclient cores\t")
 	for _, p := range rows {
 		s := slices.Clone(p.took)
 		slices.Sort(s)
-		cores := "n/a"
-		if p.cores >= 0 {
-			cores = strconv.FormatFloat(p.cores, 'f', 2, 64)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n", p.name, bc.clients, len(s), float64(len(s))/p.wall.Seconds(),
-			benchMS(benchPct(s, 50)), benchMS(benchPct(s, 95)), benchMS(benchPct(s, 99)), benchMS(s[len(s)-1]), cores)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.name, bc.clients, len(s), float64(len(s))/p.wall.Seconds(),
+			benchMS(benchPct(s, 50)), benchMS(benchPct(s, 95)), benchMS(benchPct(s, 99)), benchMS(s[len(s)-1]), benchCores(p.cores), benchCores(p.clientCores))
 	}
 	tw.Flush()
-	fmt.Fprintf(stdout, "\nserver cores: the server process's CPU time (utime+stime, /proc/PID/stat) over the phase's wall time; this machine has %d\n", runtime.NumCPU())
+	fmt.Fprintf(stdout, "\nserver cores: the server process's CPU time (utime+stime, /proc/PID/stat) over the phase's wall time; client cores: the same for this process, whose clients share the machine; this machine has %d\n", runtime.NumCPU())
 	if peak > 0 {
 		fmt.Fprintf(stdout, "peak memory (VmHWM): %.1f MB\n", float64(peak)/1024)
 	}
 	return nil
+}
+
+// benchCores formats a phase's CPU use in cores, n/a where it is
+// unknown (negative).
+func benchCores(c float64) string {
+	if c < 0 {
+		return "n/a"
+	}
+	return strconv.FormatFloat(c, 'f', 2, 64)
 }
 
 // benchPhase is one measured phase of a concurrent run.
@@ -108,6 +113,8 @@ type benchPhase struct {
 	took  []time.Duration // each call's round trip
 	wall  time.Duration
 	cores float64 // server CPU time over wall time; -1 where /proc is missing
+
+	clientCores float64 // this process's (the clients') CPU time over wall time; -1 likewise
 }
 
 // runPhase makes calls calls of one tool from clients clients at once,
@@ -124,6 +131,7 @@ func runPhase(ctx context.Context, srv *benchHTTP, name string, clients, calls i
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cpu0, cpuErr := serverCPU(srv.cmd.Process.Pid)
+	own0, ownErr := serverCPU(os.Getpid())
 	start := time.Now()
 	for range clients {
 		c := srv.another()
@@ -161,6 +169,10 @@ func runPhase(ctx context.Context, srv *benchHTTP, name string, clients, calls i
 	p.cores = -1
 	if cpu1, err := serverCPU(srv.cmd.Process.Pid); err == nil && cpuErr == nil {
 		p.cores = (cpu1 - cpu0).Seconds() / p.wall.Seconds()
+	}
+	p.clientCores = -1
+	if own1, err := serverCPU(os.Getpid()); err == nil && ownErr == nil {
+		p.clientCores = (own1 - own0).Seconds() / p.wall.Seconds()
 	}
 	return p, nil
 }

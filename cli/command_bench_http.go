@@ -76,11 +76,11 @@ func startBenchHTTP(ctx context.Context, argv []string, dir string, stderr io.Wr
 		s.close()
 		return nil, 0, errors.New("the server did not listen within a minute")
 	}
-	if _, err := s.call("initialize", map[string]any{
+	if err := s.call("initialize", map[string]any{
 		"protocolVersion": "2025-06-18",
 		"capabilities":    map[string]any{},
 		"clientInfo":      map[string]any{"name": "mnemo-bench", "version": "1"},
-	}); err != nil {
+	}, nil); err != nil {
 		s.close()
 		return nil, 0, fmt.Errorf("initialize: %w", err)
 	}
@@ -94,16 +94,18 @@ func (s *benchHTTP) another() *benchHTTP {
 	return &benchHTTP{cmd: s.cmd, url: s.url, token: s.token, client: s.client, exited: s.exited, done: true}
 }
 
-// call posts one request and returns its result.
-func (s *benchHTTP) call(method string, params any) (json.RawMessage, error) {
+// call posts one request and decodes its result into result (which may
+// be nil), in one pass over the answer: a retrieval's answer is ~10 KB,
+// and the clients share the machine with the server they measure.
+func (s *benchHTTP) call(method string, params, result any) error {
 	s.nextID++
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.nextID, "method": method, "params": params})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	req, err := http.NewRequest(http.MethodPost, s.url, bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -111,48 +113,43 @@ func (s *benchHTTP) call(method string, params any) (json.RawMessage, error) {
 	req.Header.Set("Authorization", "Bearer "+s.token)
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("status %d: %.200s", resp.StatusCode, data)
+		return fmt.Errorf("status %d: %.200s", resp.StatusCode, data)
 	}
-	var msg struct {
-		Result json.RawMessage `json:"result"`
+	msg := struct {
+		Result any `json:"result"` // a non-nil pointer is decoded into
 		Error  *struct {
 			Message string `json:"message"`
 		} `json:"error"`
+	}{Result: result}
+	if result == nil {
+		msg.Result = &json.RawMessage{}
 	}
 	if err := json.Unmarshal(data, &msg); err != nil {
-		return nil, fmt.Errorf("answer is not JSON-RPC: %.80q", data)
+		return fmt.Errorf("answer is not JSON-RPC: %.80q", data)
 	}
 	if msg.Error != nil {
-		return nil, errors.New(msg.Error.Message)
+		return errors.New(msg.Error.Message)
 	}
-	return msg.Result, nil
+	return nil
 }
 
 func (s *benchHTTP) callTool(_ context.Context, name string, args map[string]any) (time.Duration, error) {
 	start := time.Now()
-	res, err := s.call("tools/call", map[string]any{"name": name, "arguments": args})
+	var r toolOutcome
+	err := s.call("tools/call", map[string]any{"name": name, "arguments": args}, &r)
 	took := time.Since(start)
 	if err != nil {
 		return 0, err
 	}
-	var r struct {
-		IsError bool `json:"isError"`
-	}
-	if err := json.Unmarshal(res, &r); err != nil {
-		return 0, err
-	}
-	if r.IsError {
-		return 0, fmt.Errorf("tool error: %.200s", res)
-	}
-	return took, nil
+	return took, r.err()
 }
 
 func (s *benchHTTP) peakKB() int {

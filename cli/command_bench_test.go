@@ -53,7 +53,7 @@ func TestRunBenchClientsDrivesOneUser(t *testing.T) {
 		mix       string
 		want, not []string
 	}{
-		{"both", []string{"add_memory", "retrieve_memory", "calls/s", "server cores", "8 clients as one user"}, nil},
+		{"both", []string{"add_memory", "retrieve_memory", "calls/s", "server cores", "client cores", "8 clients as one user"}, nil},
 		{"add", []string{"add_memory", "calls/s"}, []string{"retrieve_memory  "}},
 		{"retrieve", []string{"retrieve_memory", "calls/s"}, []string{"add_memory  "}},
 	}

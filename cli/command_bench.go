@@ -36,7 +36,8 @@ user (one token): they store the -n exchanges between them, then ask the -m
 questions (--mix add: only the adds; --mix retrieve: the adds are made
 but only the retrievals measured). Each phase prints calls per second,
 latency percentiles and the server's CPU use in cores (its utime+stime
-from /proc/PID/stat over the phase's wall time); there is no restart.`
+from /proc/PID/stat over the phase's wall time), and the clients' own
+beside it: they share the machine with the server; there is no restart.`
 
 // benchConfig is mnemo bench's command line.
 type benchConfig struct {

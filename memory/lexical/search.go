@@ -101,6 +101,12 @@ func (ix *Index) accumulateTerm(s *scratch, tid int32, weight float64) {
 	l := &ix.lists[tid]
 	w := weight * idf(float64(l.df), n) * (ix.k1 + 1)
 	tfs := l.tfs[:len(l.docs)]
+	// Each document is written to touched, which is counted on only
+	// where it had no score: no branch on whether it had (a third to
+	// two thirds of a common term's documents had none, unpredictably).
+	touched := slices.Grow(s.touched, len(l.docs))
+	k := len(touched)
+	touched = touched[:k+len(l.docs)]
 	for j, doc := range l.docs {
 		dl := lens[doc]
 		if dl == 0 { // removed, awaiting compaction
@@ -111,11 +117,13 @@ func (ix *Index) accumulateTerm(s *scratch, tid int32, weight float64) {
 			tf = float64(ix.tf(l, tid, j))
 		}
 		sc := scores[doc]
+		touched[k] = doc
 		if sc == 0 {
-			s.touched = append(s.touched, doc)
+			k++
 		}
 		scores[doc] = sc + w*tf/(tf+c1+c2*float64(dl))
 	}
+	s.touched = touched[:k]
 }
 
 // accumulatePrefix adds the prefix field's share for one query word: to
@@ -142,6 +150,9 @@ func (ix *Index) accumulatePrefix(s *scratch, ptid, tid int32, weight float64) {
 		we = idf(float64(el.df), n) * (ix.k1 + 1)
 	}
 	tfs := l.tfs[:len(l.docs)]
+	touched := slices.Grow(s.touched, len(l.docs)) // as in accumulateTerm
+	k := len(touched)
+	touched = touched[:k+len(l.docs)]
 	for j, doc := range l.docs {
 		dl := lens[doc]
 		if dl == 0 {
@@ -169,11 +180,13 @@ func (ix *Index) accumulatePrefix(s *scratch, ptid, tid int32, weight float64) {
 			continue
 		}
 		sc := scores[doc]
+		touched[k] = doc
 		if sc == 0 {
-			s.touched = append(s.touched, doc)
+			k++
 		}
 		scores[doc] = sc + weight*add
 	}
+	s.touched = touched[:k]
 }
 
 // Term is an analysed query term (one of Tokenize's outputs) with the
@@ -300,14 +313,20 @@ func (s *scratch) top(k int, keep func(int) bool) []Hit {
 // with clear it zeroes their scores for the next search.
 func (s *scratch) best(k int, keep func(int) bool, clear bool) []Hit {
 	h := s.heap[:0]
+	// Once k are kept, the worst of them (h[0]) is the bar, held in a
+	// local: most documents fall below it (worse, which a document
+	// equal to it cannot be: each is touched once).
+	full, bar := false, Hit{}
+	scores := s.scores
 	for _, d := range s.touched {
-		hit := Hit{ID: int(d), Score: s.scores[d]}
+		sc := scores[d]
 		if clear {
-			s.scores[d] = 0
+			scores[d] = 0
 		}
-		if len(h) == k && !worse(h[0], hit) {
+		if full && (sc < bar.Score || sc == bar.Score && int(d) < bar.ID) {
 			continue
 		}
+		hit := Hit{ID: int(d), Score: sc}
 		if keep != nil && !keep(hit.ID) {
 			continue
 		}
@@ -317,6 +336,9 @@ func (s *scratch) best(k int, keep func(int) bool, clear bool) []Hit {
 		} else {
 			h[0] = hit
 			siftDown(h, 0)
+		}
+		if len(h) == k {
+			full, bar = true, h[0]
 		}
 	}
 	if clear {

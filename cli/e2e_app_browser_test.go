@@ -76,10 +76,12 @@ window.addEventListener("message", async function (ev) {
       send({jsonrpc: "2.0", method: "ui/notifications/tool-input", params: {arguments: {}}});
       const r = await rpc("tools/call", {name: "show_memory", arguments: {}});
       send({jsonrpc: "2.0", method: "ui/notifications/tool-result", params: r});
+      host.resultSent = true;
       break;
     }
     case "ui/notifications/size-changed":
       host.sizes.push(m.params);
+      if (host.resultSent) { host.rendered = true; }
       frame.style.height = Math.min(m.params.height, 4000) + "px";
       break;
     case "tools/call":
@@ -236,7 +238,16 @@ func TestAppBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The view runs in its own frame (a sandboxed srcdoc is out of
-	// process): the test attaches to it to act as the person.
+	// process): the test attaches to it to act as the person, once the
+	// view has laid out the tool's result (it says its new size). A
+	// frame attached while its document still changes can race in
+	// chromedp: its node map is filled on the attaching goroutine while
+	// the target's reads it for each DOM event (chromedp v0.23,
+	// Target.documentUpdated and Target.domEvent).
+	waitUntil(ctx, t, "the view's first layout of the tool result", func() bool {
+		rendered, err := chromedp.Run(b, chromedp.Evaluate[bool](`host.rendered === true`))
+		return err == nil && rendered
+	})
 	var frameID target.ID
 	waitUntil(ctx, t, "the view's frame", func() bool {
 		ts, err := chromedp.Targets(b)

@@ -130,8 +130,7 @@ func runPhase(ctx context.Context, srv *benchHTTP, name string, clients, calls i
 	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cpu0, cpuErr := serverCPU(srv.cmd.Process.Pid)
-	own0, ownErr := serverCPU(os.Getpid())
+	server, own := startCPU(srv.cmd.Process.Pid), startCPU(os.Getpid())
 	start := time.Now()
 	for range clients {
 		c := srv.another()
@@ -166,24 +165,39 @@ func runPhase(ctx context.Context, srv *benchHTTP, name string, clients, calls i
 	if firstErr != nil {
 		return p, firstErr
 	}
-	p.cores = -1
-	if cpu1, err := serverCPU(srv.cmd.Process.Pid); err == nil && cpuErr == nil {
-		p.cores = (cpu1 - cpu0).Seconds() / p.wall.Seconds()
-	}
-	p.clientCores = -1
-	if own1, err := serverCPU(os.Getpid()); err == nil && ownErr == nil {
-		p.clientCores = (own1 - own0).Seconds() / p.wall.Seconds()
-	}
+	p.cores, p.clientCores = server.cores(p.wall), own.cores(p.wall)
 	return p, nil
+}
+
+// cpuStart is a process's CPU time read at the start of a phase.
+type cpuStart struct {
+	pid int
+	at  time.Duration
+	err error
+}
+
+func startCPU(pid int) cpuStart {
+	at, err := procCPU(pid)
+	return cpuStart{pid, at, err}
+}
+
+// cores returns the process's CPU time since c over wall, in cores; -1
+// when either reading failed (no /proc).
+func (c cpuStart) cores(wall time.Duration) float64 {
+	now, err := procCPU(c.pid)
+	if err != nil || c.err != nil {
+		return -1
+	}
+	return (now - c.at).Seconds() / wall.Seconds()
 }
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on
 // every Linux architecture Go supports.
 const clockTicks = 100
 
-// serverCPU returns the CPU time (user and system) process pid has
+// procCPU returns the CPU time (user and system) process pid has
 // used, from /proc/PID/stat.
-func serverCPU(pid int) (time.Duration, error) {
+func procCPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, fmt.Errorf("read cpu time: %w", err)

@@ -83,6 +83,41 @@ func TestWeighSideUsersWords(t *testing.T) {
 	}
 }
 
+// TestWeighSideOneSided: a page holding only one side is weighed by the
+// side asked about like any exchange. An assistant's message stored alone
+// holds nothing of a first-person question's answer, however often it
+// says the question's words, and a user's message stored alone is weighed
+// by what the user says in it.
+func TestWeighSideOneSided(t *testing.T) {
+	st := sittingPages(t,
+		[][2]string{{"", "Bikes need care: oil the chain of your bikes weekly, and store bikes indoors so the bikes last."}},
+		[][2]string{{"By the way, I own three bikes, a road one among them.", "That covers every ride."}},
+		[][2]string{{"Which bikes suit a hilly commute?", ""}},
+		[][2]string{{"What should I cook tonight?", "A lentil curry."}},
+		[][2]string{{"How do I fix a flaky test?", "Remove the sleep and wait on the event."}},
+		[][2]string{{"Suggest a podcast about history.", "Try one on the Romans."}},
+	)
+	query := "How many bikes do I own?"
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	ranked := RankPages(st, query, nil, nil, 0, RankPool)
+	if len(ranked) == 0 || ranked[0].ID != 0 {
+		t.Fatalf("BM25 ranks %v, want the assistant's message alone (0) first, or the test proves nothing", ranked)
+	}
+	hits := Refine(st, query, nil, now, ranked, 3)
+	pos := map[int]int{}
+	for i, h := range hits {
+		pos[h.ID] = i
+	}
+	if len(hits) != 3 {
+		t.Fatalf("hits = %v, want 3", hits)
+	}
+	for _, id := range []int{1, 2} {
+		if p, ok := pos[id]; !ok || p > pos[0] {
+			t.Errorf("hits = %v, want page %d, where the user says the question's word, before the assistant's message alone (0)", hits, id)
+		}
+	}
+}
+
 // TestStateWordsInFirstPerson: a question asking the user about their
 // present state keeps "currently", the word the user said it in; one
 // about people in a dialogue drops it as phrasing.

@@ -383,22 +383,26 @@ func weighSide(st *Pages, query string, qterms, kterms []lexical.Term, hits []le
 	changed := false
 	for i, h := range hits {
 		t := st.Turns[h.ID]
-		if st.links.dialogue[h.ID] || t.User == "" || t.Reply == "" {
+		if st.links.dialogue[h.ID] {
 			continue
 		}
-		if h.Score < bound {
+		asked := t.User
+		if side == sideAssistant {
+			asked = t.Reply
+		}
+		if h.Score < bound || asked == "" {
 			// Below bound the page stays below every page kept (see
-			// Refine): it takes the least weight without a read.
+			// Refine): it takes the least weight without a read. A page
+			// without the side asked about (an assistant's message
+			// stored alone, for a question about the user) holds none
+			// of the query there: the least weight too. A page of that
+			// side alone is weighed by it, as an exchange is.
 			hits[i].Score *= 1 - speakerWeight
 			changed = true
 			continue
 		}
 		w.reset()
-		if side == sideAssistant {
-			w.read(t.Reply)
-		} else {
-			w.read(t.User)
-		}
+		w.read(asked)
 		hits[i].Score *= (1 - speakerWeight) + speakerWeight*w.cover()
 		changed = true
 	}

@@ -1,15 +1,9 @@
 package recall
 
 import (
-	"regexp"
 	"strings"
 	"testing"
 )
-
-// dateExpressions are every expression queryWindows and withoutDates run.
-func dateExpressions() []*regexp.Regexp {
-	return []*regexp.Regexp{reZhYMD(), reZhYear(), reDayMonth(), reMonthDay(), rePartMonth(), reSeason(), reMonthYear(), reMonth(), reYear(), reRelative(), reZhMonthDay(), reZhAgo()}
-}
 
 // FuzzMayNameDate: a query mayNameDate rules out holds no date expression
 // and no Chinese relative day, so skipping them changes nothing.

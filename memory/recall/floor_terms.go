@@ -9,7 +9,8 @@ import (
 
 // FloorTerms returns the query's terms that the relevance floor (Relevant)
 // weighs: those of the query with its date expressions (the ones
-// queryWindows reads: "on 7 July, 2023", "in May", "last week", "昨天")
+// queryWindows reads: "on 7 July, 2023", "in May", "last week", "the
+// past two months", "last Saturday", "昨天")
 // left out. A page answers a date by when it was said, not by its words, so
 // "What did John attend in March 2023?" must not ask a page to hold
 // "march" and "2023". A query that is only a date keeps all its terms.
@@ -37,7 +38,7 @@ func withoutDates(query string) string {
 			b[i] = ' '
 		}
 	}
-	for _, re := range []*regexp.Regexp{reZhYMD(), reZhYear(), reDayMonth(), reMonthDay(), rePartMonth(), reSeason(), reMonthYear(), reMonth(), reYear(), reRelative(), reZhMonthDay(), reZhAgo()} {
+	for _, re := range dateExpressions() {
 		for _, loc := range re.FindAllStringIndex(lower, -1) {
 			blank(loc[0], loc[1])
 		}
@@ -53,4 +54,10 @@ func withoutDates(query string) string {
 		}
 	}
 	return string(b)
+}
+
+// dateExpressions are every expression queryWindows runs, in its order.
+func dateExpressions() []*regexp.Regexp {
+	return []*regexp.Regexp{reZhYMD(), reZhYear(), reDayMonth(), reMonthDay(), rePartMonth(), reSeason(), reMonthYear(),
+		reMonth(), reYear(), reWeekday(), rePast(), reRelative(), reZhMonthDay(), reZhAgo()}
 }

@@ -20,6 +20,10 @@ func TestFloorTerms(t *testing.T) {
 		{"What did I finish yesterday?", []string{"What did I finish?"}},
 		{"我昨天吃了什么", []string{"我 吃了什么"}},
 		{"Which greyhound food is best?", []string{"Which greyhound food is best?"}},
+		{"Which concerts did I attend in the past two months?", []string{"Which concerts did I attend in the?"}},
+		{"What did I cook over the past week?", []string{"What did I cook over the?"}},
+		{"Who gave me a piece of jewelry last Saturday?", []string{"Who gave me a piece of jewelry?"}},
+		{"What did I bake a couple of days ago?", []string{"What did I bake?"}},
 		// Only a date: its terms are kept.
 		{"March 2023", []string{"March 2023"}},
 	}

@@ -71,10 +71,59 @@ var (
 	reYear = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)\b(?:in|during|since|of|from|year)\s+` + yearRE + `\b|\b` + yearRE + `\b`)
 	})
+	// A span back from today: "the past two months", "in the last few
+	// weeks", "over the past month".
+	rePast = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(?:(?:last|past)\s+(?:` + numberRE + `\s+(day|week|month|year)s?|` + vagueRE + `\s+(day|week|month)s)|past\s+(day|week|month|year))\b`)
+	})
+	// One day of the past week: "last Saturday", "this past Tuesday".
+	reWeekday = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(?:last|this past)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`)
+	})
 	reRelative = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)\b(yesterday|today|tonight|this morning|this afternoon|this evening|last night|(?:last|past|this)\s+(?:week(?:end)?|month|year)|(?:a|an|one|two|three|four|five|six|\d+)\s+(day|week|month|year)s?\s+ago)\b`)
+		return regexp.MustCompile(`(?i)\b(yesterday|today|tonight|this morning|this afternoon|this evening|last night|(?:last|this)\s+(?:week(?:end)?|month|year)|` + numberRE + `\s+(day|week|month|year)s?\s+ago|` + vagueRE + `\s+(day|week|month)s\s+ago)\b`)
 	})
 )
+
+// How a relative expression counts units (smallNumbers): a number in
+// digits or in words up to six, or a vague count, "a couple (of)", "a
+// few", "several". A vague count of years is no window: it spans years, in
+// which a page said about the thing could fall anywhere.
+const (
+	numberRE = `(a|an|one|two|three|four|five|six|\d+)`
+	vagueRE  = `((?:a\s+)?couple(?:\s+of)?|a\s+few|few|several)`
+)
+
+// smallNumbers reads countRE's count as the least and the most units it
+// can mean: "two" is 2 to 2, "a couple" 2, "a few" 2 to 4, "several" 3 to
+// 7; ok is false for anything else, and for more than a thousand.
+func smallNumbers(s string) (least, most int, ok bool) {
+	switch w := strings.Join(strings.Fields(s), " "); {
+	case strings.Contains(w, "couple"):
+		return 2, 2, true
+	case strings.HasSuffix(w, "few"):
+		return 2, 4, true
+	case w == "several":
+		return 3, 7, true
+	default:
+		// A count past a thousand units is no span a memory holds.
+		n := smallNumber(w)
+		return n, n, n > 0 && n <= 1000
+	}
+}
+
+// firstSet returns the first of its arguments that is not empty.
+func firstSet(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+var weekdays = map[string]time.Weekday{"sunday": time.Sunday, "monday": time.Monday, "tuesday": time.Tuesday,
+	"wednesday": time.Wednesday, "thursday": time.Thursday, "friday": time.Friday, "saturday": time.Saturday}
 
 // dateHints are the words one of which every English date expression
 // above holds in its lowercased text: a month's first three letters, the
@@ -198,6 +247,31 @@ func queryWindows(query string, now time.Time) []timeWindow {
 		from := time.Date(y, time.January, 1, 0, 0, 0, 0, time.UTC)
 		out = append(out, timeWindow{from: from, to: from.AddDate(1, 0, 0)})
 	})
+	scan(reWeekday(), func(m []string) {
+		// The latest such day before today: "last Saturday" said on a
+		// Tuesday is three days ago.
+		back := (int(today.Weekday()) - int(weekdays[m[1]]) + 7) % 7
+		if back == 0 {
+			back = 7
+		}
+		from := today.AddDate(0, 0, -back)
+		out = append(out, timeWindow{from: from, to: from.AddDate(0, 0, 1)})
+	})
+	scan(rePast(), func(m []string) {
+		// "the past month" is the month up to today, not the calendar
+		// month before ("last month" is that); "the last two weeks" the
+		// fourteen days up to today.
+		count, unit := firstSet(m[1], m[3]), firstSet(m[2], m[4], m[5])
+		most := 1
+		if count != "" {
+			_, n, ok := smallNumbers(count)
+			if !ok {
+				return
+			}
+			most = n
+		}
+		out = append(out, pastWindow(today, most, unit))
+	})
 	scan(reRelative(), func(m []string) {
 		switch w := strings.Join(strings.Fields(m[1]), " "); {
 		case w == "today" || w == "tonight" || strings.HasPrefix(w, "this ") && !strings.HasSuffix(w, "week") && !strings.HasSuffix(w, "month") && !strings.HasSuffix(w, "year"):
@@ -205,8 +279,13 @@ func queryWindows(query string, now time.Time) []timeWindow {
 		case w == "yesterday" || w == "last night":
 			out = append(out, timeWindow{from: today.AddDate(0, 0, -1), to: today})
 		case strings.HasSuffix(w, "ago"):
-			n := smallNumber(strings.Fields(w)[0])
-			out = append(out, agoWindow(today, n, m[2]))
+			least, most, ok := smallNumbers(firstSet(m[2], m[4]))
+			if !ok {
+				return
+			}
+			unit := firstSet(m[3], m[5])
+			early, late := agoWindow(today, most, unit), agoWindow(today, least, unit)
+			out = append(out, timeWindow{from: early.from, to: late.to})
 		default:
 			out = append(out, recentWindow(today, w[strings.Index(w, " ")+1:], strings.HasPrefix(w, "this")))
 		}
@@ -281,6 +360,22 @@ func recentWindow(today time.Time, unit string, this bool) timeWindow {
 			return timeWindow{from: first, to: first.AddDate(1, 0, 0)}
 		}
 		return timeWindow{from: first.AddDate(-1, 0, 0), to: first}
+	}
+}
+
+// pastWindow is "the past n units": from n units before today to the end
+// of today.
+func pastWindow(today time.Time, n int, unit string) timeWindow {
+	end := today.AddDate(0, 0, 1)
+	switch unit {
+	case "day":
+		return timeWindow{from: today.AddDate(0, 0, -n), to: end}
+	case "week":
+		return timeWindow{from: today.AddDate(0, 0, -7*n), to: end}
+	case "month":
+		return timeWindow{from: today.AddDate(0, -n, 0), to: end}
+	default:
+		return timeWindow{from: today.AddDate(-n, 0, 0), to: end}
 	}
 }
 

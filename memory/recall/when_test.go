@@ -29,6 +29,24 @@ func TestQueryWindows(t *testing.T) {
 		{"五月份去了哪里", []time.Time{day(2024, 5, 20)}, []time.Time{day(2024, 7, 20)}},
 		{"3天前的讨论", []time.Time{day(2025, 3, 9)}, []time.Time{day(2025, 3, 1)}},
 		{"which database do we use?", nil, []time.Time{now}},
+		// The span up to today, not the calendar month before.
+		{"How many dinner parties have I attended in the past month?", []time.Time{day(2025, 2, 13), day(2025, 3, 10)}, []time.Time{day(2025, 2, 10), day(2025, 1, 20)}},
+		{"the concerts I went to in the past two months", []time.Time{day(2025, 1, 13), day(2025, 3, 12)}, []time.Time{day(2025, 1, 10)}},
+		{"How many weddings in the last four months?", []time.Time{day(2024, 11, 13)}, []time.Time{day(2024, 11, 10)}},
+		{"videos I watched in the past few weeks", []time.Time{day(2025, 2, 13)}, []time.Time{day(2025, 2, 10)}},
+		{"what we said over the past week", []time.Time{day(2025, 3, 6)}, []time.Time{day(2025, 3, 3)}},
+		{"what did we decide last month?", []time.Time{day(2025, 2, 3)}, []time.Time{day(2025, 3, 3)}},
+		{"what I cooked a couple of days ago", []time.Time{day(2025, 3, 10)}, []time.Time{day(2025, 3, 7), day(2025, 3, 12)}},
+		{"my car a few months ago", []time.Time{day(2024, 12, 1), day(2025, 1, 15)}, []time.Time{day(2025, 2, 28), day(2024, 10, 15)}},
+		{"several weeks ago", []time.Time{day(2025, 2, 5), day(2025, 1, 20)}, []time.Time{day(2025, 3, 5)}},
+		{"I received a piece of jewelry last Saturday from whom?", []time.Time{day(2025, 3, 8).Add(10 * time.Hour)}, []time.Time{day(2025, 3, 1), day(2025, 3, 11)}},
+		{"Who did I meet this past Wednesday?", []time.Time{day(2025, 3, 5)}, []time.Time{day(2025, 3, 12).Add(2 * time.Hour)}},
+		{"What do I have on Tuesday?", nil, []time.Time{day(2025, 3, 11)}},
+		{"How many sports have I played competitively in the past?", nil, []time.Time{now}},
+		{"How many days ago did I attend a networking event?", nil, []time.Time{now}},
+		{"In which country did Elise ski a few years ago?", nil, []time.Time{day(2023, 3, 1)}},
+		{"my plans for the past few years", nil, []time.Time{now}},
+		{"two years ago", []time.Time{day(2023, 3, 1)}, []time.Time{day(2025, 3, 1)}},
 	}
 	for _, tt := range tests {
 		ws := queryWindows(tt.query, now)
@@ -49,7 +67,8 @@ func TestQueryWindows(t *testing.T) {
 }
 
 func FuzzQueryWindows(f *testing.F) {
-	for _, s := range []string{"in May 2023", "on 31 February, 2023", "3天前", "十二月", "99 days ago", "early dec", "2023年13月"} {
+	for _, s := range []string{"in May 2023", "on 31 February, 2023", "3天前", "十二月", "99 days ago", "early dec", "2023年13月",
+		"the past 999999999999 months", "a couple of weeks ago", "last few days", "last sunday"} {
 		f.Add(s)
 	}
 	now := time.Date(2025, 3, 12, 15, 0, 0, 0, time.UTC)

@@ -94,9 +94,10 @@ const (
 	vagueRE  = `((?:a\s+)?couple(?:\s+of)?|a\s+few|few|several)`
 )
 
-// smallNumbers reads countRE's count as the least and the most units it
-// can mean: "two" is 2 to 2, "a couple" 2, "a few" 2 to 4, "several" 3 to
-// 7; ok is false for anything else, and for more than a thousand.
+// smallNumbers reads a count numberRE or vagueRE matched as the least and
+// the most units it can mean: "two" is 2 to 2, "a couple" 2, "a few" 2 to
+// 4, "several" 3 to 7; ok is false for anything else, and for more than a
+// thousand.
 func smallNumbers(s string) (least, most int, ok bool) {
 	switch w := strings.Join(strings.Fields(s), " "); {
 	case strings.Contains(w, "couple"):

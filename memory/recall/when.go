@@ -367,17 +367,7 @@ func recentWindow(today time.Time, unit string, this bool) timeWindow {
 // pastWindow is "the past n units": from n units before today to the end
 // of today.
 func pastWindow(today time.Time, n int, unit string) timeWindow {
-	end := today.AddDate(0, 0, 1)
-	switch unit {
-	case "day":
-		return timeWindow{from: today.AddDate(0, 0, -n), to: end}
-	case "week":
-		return timeWindow{from: today.AddDate(0, 0, -7*n), to: end}
-	case "month":
-		return timeWindow{from: today.AddDate(0, -n, 0), to: end}
-	default:
-		return timeWindow{from: today.AddDate(-n, 0, 0), to: end}
-	}
+	return timeWindow{from: unitsBefore(today, n, unit), to: today.AddDate(0, 0, 1)}
 }
 
 // agoWindow is "n units ago": the unit-long span centred on that time.
@@ -385,19 +375,32 @@ func agoWindow(today time.Time, n int, unit string) timeWindow {
 	if n <= 0 {
 		n = 1
 	}
-	var at time.Time
-	var half time.Duration
+	half := 183 * 24 * time.Hour
 	switch unit {
 	case "day":
-		at, half = today.AddDate(0, 0, -n), 24*time.Hour
+		half = 24 * time.Hour
 	case "week":
-		at, half = today.AddDate(0, 0, -7*n), 4*24*time.Hour
+		half = 4 * 24 * time.Hour
 	case "month":
-		at, half = today.AddDate(0, -n, 0), 15*24*time.Hour
-	default:
-		at, half = today.AddDate(-n, 0, 0), 183*24*time.Hour
+		half = 15 * 24 * time.Hour
 	}
+	at := unitsBefore(today, n, unit)
 	return timeWindow{from: at.Add(-half), to: at.Add(half)}
+}
+
+// unitsBefore is n days, weeks, months or years (any other unit) before
+// today.
+func unitsBefore(today time.Time, n int, unit string) time.Time {
+	switch unit {
+	case "day":
+		return today.AddDate(0, 0, -n)
+	case "week":
+		return today.AddDate(0, 0, -7*n)
+	case "month":
+		return today.AddDate(0, -n, 0)
+	default:
+		return today.AddDate(-n, 0, 0)
+	}
 }
 
 // latestYear is the year of the latest month/day on or before now.

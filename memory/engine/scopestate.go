@@ -328,19 +328,23 @@ func (st *scopeState) indexTurns(from, indexed int) {
 	report := st.progress != nil && total >= progressStep
 	ids := make([]int, 0, min(total, batch))
 	texts := make([]string, 0, min(total, batch))
+	heads := make([]int, 0, min(total, batch))
 	done := 0
 	for pos := first; pos < len(st.Turns); pos++ {
-		ids, texts = append(ids, pos), append(texts, st.Turns[pos].Text())
+		// The user's words are the page's first field (Text puts them
+		// first), for BM25F.
+		t := st.Turns[pos]
+		ids, texts, heads = append(ids, pos), append(texts, t.Text()), append(heads, len(t.User))
 		if len(ids) == batch {
-			st.Index.AddBatch(ids, texts)
-			ids, texts = ids[:0], texts[:0]
+			st.Index.AddFields(ids, texts, heads)
+			ids, texts, heads = ids[:0], texts[:0], heads[:0]
 			done += batch
 			if report {
 				st.progress(stageIndex, done, total)
 			}
 		}
 	}
-	st.Index.AddBatch(ids, texts)
+	st.Index.AddFields(ids, texts, heads)
 	if report {
 		st.progress(stageIndex, total, total)
 	}

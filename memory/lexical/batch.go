@@ -17,12 +17,31 @@ const batchRound = 512
 // anything, if the slices differ in length or an id is out of range (see
 // Add).
 func (ix *Index) AddBatch(ids []int, texts []string) {
-	ix.addBatch(ids, texts, batchRound)
+	ix.addBatch(ids, texts, nil, batchRound)
 }
 
-func (ix *Index) addBatch(ids []int, texts []string, round int) {
+// AddFields is AddBatch for documents of two fields, such as the two sides
+// of an exchange: texts[i] is the fields joined, its first heads[i] bytes
+// the first field, whose terms (those ending within them) are counted
+// apart, for FieldScores. The fields must be joined by a byte that is no
+// part of a word, such as a line break.
+func (ix *Index) AddFields(ids []int, texts []string, heads []int) {
+	if len(heads) != len(texts) {
+		panic(fmt.Sprintf("lexical: AddFields of %d texts and %d heads", len(texts), len(heads)))
+	}
+	ix.addBatch(ids, texts, heads, batchRound)
+}
+
+// addBatch is AddBatch, heads (nil for none) being AddFields'.
+func (ix *Index) addBatch(ids []int, texts []string, heads []int, round int) {
 	if len(ids) != len(texts) {
 		panic(fmt.Sprintf("lexical: AddBatch of %d ids and %d texts", len(ids), len(texts)))
+	}
+	head := func(i int) int {
+		if heads == nil {
+			return 0
+		}
+		return heads[i]
 	}
 	for _, id := range ids {
 		checkID(id)
@@ -31,7 +50,7 @@ func (ix *Index) addBatch(ids []int, texts []string, round int) {
 	workers := min(runtime.GOMAXPROCS(0), rounds)
 	if workers <= 1 {
 		for i, id := range ids {
-			ix.Add(id, texts[i])
+			ix.add(id, texts[i], head(i))
 		}
 		return
 	}
@@ -45,7 +64,12 @@ func (ix *Index) addBatch(ids []int, texts []string, round int) {
 		go func() {
 			d := dictionary{ids: make(map[string]int32)}
 			for r := w; r < rounds; r += workers {
-				out[w] <- d.tokenize(texts[r*round : min(len(texts), (r+1)*round)])
+				lo, hi := r*round, min(len(texts), (r+1)*round)
+				var hs []int
+				if heads != nil {
+					hs = heads[lo:hi]
+				}
+				out[w] <- d.tokenize(texts[lo:hi], hs)
 			}
 		}()
 	}
@@ -60,7 +84,7 @@ func (ix *Index) addBatch(ids []int, texts []string, round int) {
 			id := ids[r*round+j]
 			ix.clear(id)
 			ix.ids = m.global(ix, t.terms, t.toks[start:end], ix.ids[:0])
-			ix.link(id, ix.ids)
+			ix.link(id, ix.ids, t.heads[j])
 			start = end
 		}
 		ix.mu.Unlock()
@@ -92,11 +116,18 @@ type tokenized struct {
 	terms []string // the dictionary's terms when the round was done
 	toks  []int32  // the documents' terms in text order, one after another
 	ends  []int    // the end in toks of each document
+	heads []int    // the terms of each document's first field
 }
 
-func (d *dictionary) tokenize(texts []string) tokenized {
-	t := tokenized{ends: make([]int, 0, len(texts))}
-	for _, text := range texts {
+// tokenize numbers the terms of texts, heads (nil for none) being the
+// byte lengths of their first fields.
+func (d *dictionary) tokenize(texts []string, heads []int) tokenized {
+	t := tokenized{ends: make([]int, 0, len(texts)), heads: make([]int, 0, len(texts))}
+	for i, text := range texts {
+		head, start, n := 0, len(t.toks), 0
+		if heads != nil {
+			head = heads[i]
+		}
 		d.tok.reset(text)
 		for tok, ok := d.tok.next(); ok; tok, ok = d.tok.next() {
 			t.toks = append(t.toks, d.id(tok))
@@ -104,8 +135,12 @@ func (d *dictionary) tokenize(texts []string) tokenized {
 				t.toks = append(t.toks, d.id(p))
 				d.pre = p
 			}
+			if d.tok.pos <= head {
+				n = len(t.toks) - start
+			}
 		}
 		t.ends = append(t.ends, len(t.toks))
+		t.heads = append(t.heads, n)
 	}
 	// The worker appends to d.terms past this length only, so the
 	// inserting goroutine may read this prefix as the worker goes on.

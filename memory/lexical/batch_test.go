@@ -18,15 +18,15 @@ func sameIndex(tb testing.TB, a, b *Index) {
 		Lists       []postings
 		Free        []int32
 		Docs        []doc
-		Lens        []int32
+		Lens, Heads []int32
 		Live, Npost int
 		Stale       int
-		Total       int64
+		Total, HTot int64
 		Removed     []int32
 		Freed       uint64
 	}
 	get := func(ix *Index) state {
-		return state{ix.terms, ix.lists, ix.free, ix.docs, ix.lens, ix.live, ix.npost, ix.stale, ix.total, ix.removed, ix.freed}
+		return state{ix.terms, ix.lists, ix.free, ix.docs, ix.lens, ix.heads, ix.live, ix.npost, ix.stale, ix.total, ix.htotal, ix.removed, ix.freed}
 	}
 	if sa, sb := get(a), get(b); !reflect.DeepEqual(sa, sb) {
 		tb.Fatalf("indexes differ:\n%+v\n%+v", sa, sb)
@@ -66,7 +66,7 @@ func TestAddBatch(t *testing.T) {
 				for i, id := range tt.ids {
 					want.Add(id, tt.texts[i])
 				}
-				got.addBatch(tt.ids, tt.texts, round)
+				got.addBatch(tt.ids, tt.texts, nil, round)
 				sameIndex(t, got, want)
 			})
 		}
@@ -88,7 +88,7 @@ func TestAddBatchRemoveBetween(t *testing.T) {
 				got.Remove(id)
 			}
 		}()
-		got.addBatch(ids, texts, 1)
+		got.addBatch(ids, texts, nil, 1)
 		<-done
 		for _, id := range ids {
 			got.Remove(id)

@@ -44,8 +44,10 @@ type Index struct {
 	free    []int32          // term ids of emptied lists, for reuse
 	docs    []doc            // by doc id
 	lens    []int32          // by doc id: tokens in a live document, else 0
+	heads   []int32          // by doc id: tokens of a live document's first field (AddFields)
 	live    int              // live documents
 	total   int64            // tokens in live documents
+	htotal  int64            // tokens of live documents' first fields
 	npost   int              // postings held, stale ones included
 	stale   int              // postings of removed documents, not yet compacted
 	removed []int32          // documents whose postings are stale
@@ -202,12 +204,19 @@ func (ix *Index) Len() int {
 // under id, if any. Ids are expected to be small and dense; Add panics if id
 // is negative or does not fit in an int32.
 func (ix *Index) Add(id int, text string) {
+	ix.add(id, text, 0)
+}
+
+// add is Add for a text whose first head bytes are its first field
+// (AddFields).
+func (ix *Index) add(id int, text string, head int) {
 	checkID(id)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.gen++
 	ix.clear(id)
 	ids := ix.ids[:0]
+	heads := 0
 	ix.tok.reset(text)
 	for tok, ok := ix.tok.next(); ok; tok, ok = ix.tok.next() {
 		ids = append(ids, ix.termID(tok))
@@ -215,9 +224,12 @@ func (ix *Index) Add(id int, text string) {
 			ids = append(ids, ix.termID(p))
 			ix.pre = p
 		}
+		if ix.tok.pos <= head {
+			heads = len(ids)
+		}
 	}
 	ix.ids = ids
-	ix.link(id, ids)
+	ix.link(id, ids, heads)
 }
 
 // termID returns the id of term, creating the term if need be.
@@ -241,6 +253,7 @@ func (ix *Index) clear(id int) {
 		n := id + 1
 		ix.docs = slices.Grow(ix.docs, n-len(ix.docs))[:n]
 		ix.lens = slices.Grow(ix.lens, n-len(ix.lens))[:n]
+		ix.heads = slices.Grow(ix.heads, n-len(ix.heads))[:n]
 	}
 	switch ix.docs[id].state {
 	case live:
@@ -252,9 +265,9 @@ func (ix *Index) clear(id int) {
 	}
 }
 
-// link indexes cleared document id as the terms ids, in text order; it
-// sorts ids.
-func (ix *Index) link(id int, ids []int32) {
+// link indexes cleared document id as the terms ids, in text order, the
+// first head of them its first field; it sorts ids.
+func (ix *Index) link(id int, ids []int32, head int) {
 	slices.Sort(ids)
 	packed, prev, nd := ix.pack[:0], int32(-1), int32(0)
 	for i := 0; i < len(ids); {
@@ -275,6 +288,8 @@ func (ix *Index) link(id int, ids []int32) {
 	ix.docs[id] = doc{terms: bytes.Clone(packed), n: nd, state: live}
 	ix.lens[id] = int32(min(len(ids), math.MaxInt32))
 	ix.total += int64(ix.lens[id])
+	ix.heads[id] = int32(min(head, int(ix.lens[id])))
+	ix.htotal += int64(ix.heads[id])
 	ix.live++
 }
 
@@ -306,7 +321,8 @@ func (ix *Index) unlink(id int) {
 		ix.lists[it.tid].df--
 	}
 	ix.total -= int64(ix.lens[id])
-	ix.lens[id] = 0
+	ix.htotal -= int64(ix.heads[id])
+	ix.lens[id], ix.heads[id] = 0, 0
 	ix.live--
 }
 

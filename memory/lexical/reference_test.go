@@ -163,13 +163,21 @@ func checkInvariants(tb testing.TB, ix *Index) {
 			tb.Fatalf("prefix term %q counts %d words, want %d", l.term, l.words, words[l.term])
 		}
 	}
+	htotal := int64(0)
 	for id, d := range ix.docs {
 		if d.state == live {
 			nlive++
 			total += int64(ix.lens[id])
-		} else if ix.lens[id] != 0 {
-			tb.Fatalf("doc %d not live has length %d", id, ix.lens[id])
+			htotal += int64(ix.heads[id])
+			if ix.heads[id] < 0 || ix.heads[id] > ix.lens[id] {
+				tb.Fatalf("doc %d has a first field of %d terms in %d", id, ix.heads[id], ix.lens[id])
+			}
+		} else if ix.lens[id] != 0 || ix.heads[id] != 0 {
+			tb.Fatalf("doc %d not live has length %d, first field %d", id, ix.lens[id], ix.heads[id])
 		}
+	}
+	if htotal != ix.htotal {
+		tb.Fatalf("first fields total %d, want %d", ix.htotal, htotal)
 	}
 	if npost != ix.npost || nlive != ix.live || total != ix.total || len(ix.terms)+len(ix.free) != len(ix.lists) {
 		tb.Fatalf("counts: postings %d (want %d), live %d (want %d), total %d (want %d), terms %d + free %d != %d lists",

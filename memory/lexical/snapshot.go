@@ -21,8 +21,9 @@ const analyzerVersion = 3
 
 // snapshotMagic opens a snapshot; the byte after "MNLX" is the format
 // version (2: each document's terms are kept as well as the postings, so
-// that Read fills them in order instead of scattering the postings).
-const snapshotMagic = "MNLX\x02"
+// that Read fills them in order instead of scattering the postings; 3:
+// each document's first-field length, AddFields').
+const snapshotMagic = "MNLX\x03"
 
 // ErrSnapshot is wrapped by Read's errors about the snapshot's content:
 // damaged, truncated, or made by another format or analyzer version.
@@ -33,7 +34,7 @@ var ErrSnapshot = errors.New("unusable index snapshot")
 // and lengths are kept; removed documents and unused terms are not. It
 // holds the read lock while writing, so writes wait and searches go on.
 //
-// The snapshot holds, in order: the documents (term count and length
+// The snapshot holds, in order: the documents (term count, length and first-field length
 // each), the terms with their postings, each document's term ids and
 // counts, and a CRC-32 of all that.
 func (ix *Index) WriteTo(w io.Writer) (int64, error) {
@@ -54,6 +55,7 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 		}
 		uv(uint64(d.n) + 1)
 		uv(uint64(ix.lens[id]))
+		uv(uint64(ix.heads[id]))
 	}
 	// Unused terms are left out, so the others are numbered again, in
 	// the same order: a document's term ids stay ascending.
@@ -219,6 +221,7 @@ func (d *decoder) index(opts Options) (*Index, error) {
 	ndocs := d.count(min(d.rest(), math.MaxInt32))
 	ix.docs = make([]doc, ndocs)
 	ix.lens = make([]int32, ndocs)
+	ix.heads = make([]int32, ndocs)
 	// terms counts each document's terms; left, its postings not yet
 	// seen: a compact array that the postings, read term by term, check
 	// against. (The counts in the postings are checked with the
@@ -233,6 +236,8 @@ func (d *decoder) index(opts Options) (*Index, error) {
 		}
 		total += n - 1
 		ix.lens[id] = int32(d.count(math.MaxInt32))
+		ix.heads[id] = int32(d.count(int(ix.lens[id])))
+		ix.htotal += int64(ix.heads[id])
 		terms[id], left[id] = int32(n-1), int32(n-1)
 		ix.docs[id].state = live
 		ix.live++

@@ -299,7 +299,7 @@ func TestReadSizedRefusesBadInput(t *testing.T) {
 func TestSnapshotRefusesLongDelta(t *testing.T) {
 	build := func(docDelta, termDelta uint64) []byte {
 		b := []byte(snapshotMagic)
-		for _, x := range []uint64{analyzerVersion, 1, 2, 1, 1, 1} { // version; 1 document: 1 term, length 1; 1 term, of 1 byte
+		for _, x := range []uint64{analyzerVersion, 1, 2, 1, 0, 1, 1} { // version; 1 document: 1 term, length 1, no first field; 1 term, of 1 byte
 			b = binary.AppendUvarint(b, x)
 		}
 		b = append(b, 'x')
@@ -351,7 +351,7 @@ func TestSnapshotRefusesCrossedLists(t *testing.T) {
 	// lists as (term id delta, count) pairs: document 0's, then 1's.
 	build := func(len0, postingTF uint64, lists [4]uint64) []byte {
 		b := []byte(snapshotMagic)
-		for _, x := range []uint64{analyzerVersion, 2, 2, len0, 2, 1, 2} { // version; 2 documents of 1 term; 2 terms
+		for _, x := range []uint64{analyzerVersion, 2, 2, len0, 0, 2, 1, 1, 2} { // version; 2 documents of 1 term (the second's a first field); 2 terms
 			b = binary.AppendUvarint(b, x)
 		}
 		b = binary.AppendUvarint(b, 1)

@@ -199,9 +199,17 @@ func RankPages(st *Pages, query string, keywords []string, qv []float32, vw floa
 // lexicalPages ranks up to pool pages by the weighted terms qterms, with
 // nfb feedback terms (see feedback).
 func lexicalPages(st *Pages, qterms []lexical.Term, pool, nfb int) []lexical.Hit {
+	// Exchanges a host stores are ranked by BM25F on the query's terms
+	// (exchangeScores), before feedback reads the best pages and after.
+	x := newExchangeScores(st, qterms)
+	scale := 1.0
 	first, hits := st.Index.SearchTermsFeedback(qterms, pool, func(first []lexical.Hit) (float64, []lexical.Term) {
-		return feedback(st, qterms, first, nfb)
+		x.rescore(st, first, 1)
+		sc, extra := feedback(st, qterms, first, nfb)
+		scale = sc
+		return sc, extra
 	})
+	x.rescore(st, hits, scale)
 	if len(first) == 0 {
 		return nil
 	}

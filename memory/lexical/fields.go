@@ -10,29 +10,30 @@ import (
 // length against its average over the index, weighed, and summed before
 // BM25's saturation. A short first field that holds the query's words
 // then scores as the short text it is, rather than being divided by a
-// long second field beside it. It reads the second field's counts from
-// the index and tokenizes only the first field, which the caller passes.
+// long second field beside it. The counts are the index's: a document
+// keeps its first field's terms apart (AddFields).
 // A FieldScorer is for one goroutine; the index may change meanwhile.
 type FieldScorer struct {
 	ix      *Index
 	weight  [2]float64
 	entries []fieldEntry   // the query's distinct terms and prefix terms
 	byText  map[string]int // entry of each term's text
-	starts  Starts         // how the entries' terms begin
 	gen     uint64         // the index's gen when tids were looked up; 0 for never
 	order   []int          // entries with a term in the index, by tid
-	pre     []byte         // a word's prefix term, in Scores
+	tids    []int32        // their tids
+	tfs     []int32        // ScoresOf's counts, by document and entry
 }
 
 // fieldEntry is one term of a FieldScorer's query, or the prefix term of
-// one: tid and df are the index's, tf the counts read for one document.
+// one: tid is the index's and w its IDF times (k1 + 1), tf the counts
+// read for one document.
 type fieldEntry struct {
 	text    string
 	prefix  bool
 	weight  float64 // the query's weight (a word's, for a prefix term)
 	pre     int     // for a word, the entry of its prefix term; else -1
 	tid     int32
-	df      float64
+	w       float64
 	tf, tf0 float64 // in the whole document, in its first field
 }
 
@@ -64,57 +65,89 @@ func (f *FieldScorer) entry(text string, prefix bool) int {
 	}
 	f.byText[text] = len(f.entries)
 	f.entries = append(f.entries, fieldEntry{text: text, prefix: prefix, pre: -1, tid: -1})
-	if prefix {
-		f.starts.Add(text[1:])
-	} else {
-		f.starts.Add(text)
-	}
 	return len(f.entries) - 1
 }
 
 // Scores returns document id's BM25 score on the query, whole (what the
-// index's searches give it), and its BM25F score, split; first is the
-// document's first field as given to AddFields. Both are 0 for a
-// document not in the index. As in a search, each word scores the better
+// index's searches give it), and its BM25F score, split. Both are 0 for
+// a document not in the index. As in a search, each word scores the better
 // of its own term and prefixWeight times its prefix term.
-func (f *FieldScorer) Scores(id int, first string) (whole, split float64) {
+func (f *FieldScorer) Scores(id int) (whole, split float64) {
+	f.ScoresOf([]int{id}, func(_ int, w, s float64) { whole, split = w, s })
+	return whole, split
+}
+
+// ScoresOf calls fn with the scores of each of ids (Scores), in ascending
+// order of id; it sorts ids. The postings of each query term are read
+// once, in order, for all of them: one search of a term's postings per
+// document cost most of the time, in misses of the cache.
+func (f *FieldScorer) ScoresOf(ids []int, fn func(id int, whole, split float64)) {
 	ix := f.ix
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if id < 0 || id >= len(ix.docs) || ix.docs[id].state != live || ix.total == 0 {
-		return 0, 0
-	}
+	slices.Sort(ids)
 	f.lookup()
-	if len(f.order) == 0 {
+	m := len(f.order)
+	f.tfs = append(f.tfs[:0], make([]int32, len(ids)*m)...)
+	for k, i := range f.order {
+		e := &f.entries[i]
+		l := &ix.lists[e.tid]
+		j := 0
+		for r, id := range ids {
+			j = seek(l.docs, j, int32(id))
+			if j < len(l.docs) && l.docs[j] == int32(id) {
+				f.tfs[r*m+k] = ix.tf(l, e.tid, j)
+			}
+		}
+	}
+	for r, id := range ids {
+		w, s := f.scores(id, f.tfs[r*m:(r+1)*m])
+		fn(id, w, s)
+	}
+}
+
+// seek returns the position of the first of docs (ascending) at or
+// after from that is at least id: galloping, then a binary search.
+func seek(docs []int32, from int, id int32) int {
+	step, hi := 1, from
+	for hi < len(docs) && docs[hi] < id {
+		from = hi + 1
+		hi += step
+		step *= 2
+	}
+	hi = min(hi, len(docs))
+	j, _ := slices.BinarySearch(docs[from:hi], id)
+	return from + j
+}
+
+// scores is Scores for id, whose counts of the terms of f.order are tfs;
+// the caller holds ix.mu.
+func (f *FieldScorer) scores(id int, tfs []int32) (whole, split float64) {
+	ix := f.ix
+	if id < 0 || id >= len(ix.docs) || ix.docs[id].state != live || ix.total == 0 || len(f.order) == 0 {
 		return 0, 0
 	}
-	for i := range f.entries {
-		f.entries[i].tf, f.entries[i].tf0 = 0, 0
+	for k, i := range f.order {
+		f.entries[i].tf, f.entries[i].tf0 = float64(tfs[k]), 0
 	}
-	// The document's terms and the entries, both by tid, are merged.
-	j := 0
-	for it := ix.docs[id].iter(); it.next() && j < len(f.order); {
-		for j < len(f.order) && f.entries[f.order[j]].tid < it.tid {
-			j++
+	switch hl := ix.heads[id]; {
+	case hl == ix.lens[id]: // the first field alone
+		for _, i := range f.order {
+			f.entries[i].tf0 = f.entries[i].tf
 		}
-		if j < len(f.order) && f.entries[f.order[j]].tid == it.tid {
-			f.entries[f.order[j]].tf = float64(it.tf)
-			j++
+	case hl > 0:
+		// The first field's terms and the entries, both by tid, are
+		// merged.
+		j := 0
+		for it := ix.docs[id].headIter(); it.next() && j < len(f.tids); {
+			for j < len(f.tids) && f.tids[j] < it.tid {
+				j++
+			}
+			if j < len(f.tids) && f.tids[j] == it.tid {
+				f.entries[f.order[j]].tf0 = float64(it.tf)
+				j++
+			}
 		}
-	}
-	if ix.heads[id] > 0 {
-		AnyTermStarting(first, &f.starts, func(t []byte) bool {
-			if e, ok := f.byText[string(t)]; ok {
-				f.entries[e].tf0++
-			}
-			if p, ok := appendPrefix(f.pre[:0], t); ok {
-				f.pre = p
-				if e, ok := f.byText[string(p)]; ok {
-					f.entries[e].tf0++
-				}
-			}
-			return false
-		})
 	}
 	n := float64(ix.live)
 	dl, hl := float64(ix.lens[id]), float64(ix.heads[id])
@@ -135,7 +168,7 @@ func (f *FieldScorer) Scores(id int, first string) (whole, split float64) {
 		if e.tid < 0 || e.tf == 0 {
 			return 0, 0
 		}
-		i := idf(e.df, n) * (ix.k1 + 1)
+		i := e.w
 		tf0 := min(e.tf0, e.tf)
 		tf := f.weight[0]*tf0/norm[0] + f.weight[1]*(e.tf-tf0)/norm[1]
 		return i * e.tf / (e.tf + normWhole), i * tf / (tf + ix.k1)
@@ -168,11 +201,15 @@ func (f *FieldScorer) lookup() {
 	f.order = f.order[:0]
 	for i := range f.entries {
 		e := &f.entries[i]
-		e.tid, e.df = -1, 0
+		e.tid, e.w = -1, 0
 		if tid, ok := ix.terms[e.text]; ok && ix.lists[tid].df > 0 {
-			e.tid, e.df = tid, float64(ix.lists[tid].df)
+			e.tid, e.w = tid, idf(float64(ix.lists[tid].df), float64(ix.live))*(ix.k1+1)
 			f.order = append(f.order, i)
 		}
 	}
 	slices.SortFunc(f.order, func(a, b int) int { return cmp.Compare(f.entries[a].tid, f.entries[b].tid) })
+	f.tids = f.tids[:0]
+	for _, i := range f.order {
+		f.tids = append(f.tids, f.entries[i].tid)
+	}
 }

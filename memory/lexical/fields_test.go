@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -118,8 +119,7 @@ func TestFieldScorer(t *testing.T) {
 			}
 			splits := 0
 			for _, h := range hits {
-				text := texts[h.ID]
-				whole, split := fs.Scores(h.ID, text[:heads[h.ID]])
+				whole, split := fs.Scores(h.ID)
 				rw, rs := refFieldScores(texts, heads, q, h.ID, weight)
 				if math.Abs(whole-h.Score) > 1e-9 || math.Abs(whole-rw) > 1e-9 {
 					t.Fatalf("query %d doc %d: whole %v, search %v, reference %v", qi, h.ID, whole, h.Score, rw)
@@ -133,6 +133,28 @@ func TestFieldScorer(t *testing.T) {
 			}
 			if splits == 0 {
 				t.Errorf("query %d: BM25F equals BM25 on every document", qi)
+			}
+			// All at once, with ids not in the index and unsorted.
+			ids := []int{len(texts) + 5}
+			for _, h := range hits {
+				ids = append(ids, h.ID)
+			}
+			slices.Reverse(ids)
+			got := 0
+			fs.ScoresOf(ids, func(id int, whole, split float64) {
+				if id >= len(texts) {
+					if whole != 0 || split != 0 {
+						t.Errorf("document %d not in the index scores %v, %v", id, whole, split)
+					}
+					return
+				}
+				got++
+				if w, s := fs.Scores(id); w != whole || s != split {
+					t.Errorf("query %d doc %d: ScoresOf %v, %v; Scores %v, %v", qi, id, whole, split, w, s)
+				}
+			})
+			if got != len(hits) {
+				t.Errorf("ScoresOf scored %d of %d documents", got, len(hits))
 			}
 		}
 	}
@@ -154,7 +176,7 @@ func TestFieldScorerRemoved(t *testing.T) {
 	checkInvariants(t, ix)
 	q := []Term{{Text: Tokenize("deploy")[0], Weight: 1}}
 	fs := ix.NewFieldScorer(q, [2]float64{1, 1})
-	if w, s := fs.Scores(2, texts[2][:heads[2]]); w != 0 || s != 0 {
+	if w, s := fs.Scores(2); w != 0 || s != 0 {
 		t.Errorf("removed document scores %v, %v", w, s)
 	}
 	hits := ix.SearchTerms(q, len(texts), nil)
@@ -162,7 +184,7 @@ func TestFieldScorerRemoved(t *testing.T) {
 		t.Fatal("no document holds the term")
 	}
 	for _, h := range hits {
-		if w, _ := fs.Scores(h.ID, texts[h.ID][:heads[h.ID]]); math.Abs(w-h.Score) > 1e-9 {
+		if w, _ := fs.Scores(h.ID); math.Abs(w-h.Score) > 1e-9 {
 			t.Errorf("document %d scores %v, search %v", h.ID, w, h.Score)
 		}
 	}

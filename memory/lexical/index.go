@@ -55,6 +55,7 @@ type Index struct {
 	ids     []int32          // Add's term ids, guarded by mu
 	pre     []byte           // Add's prefix term, guarded by mu
 	pack    []byte           // link's packed terms, guarded by mu
+	hids    []int32          // link's first-field term ids, guarded by mu
 	freed   uint64           // terms freed so far, to expire AddBatch's caches
 	gen     uint64           // changes so far (Add, AddBatch, Remove), for SearchTermsFeedback
 
@@ -102,6 +103,9 @@ type doc struct {
 	// rather than five in arrays, and the snapshot's own encoding, which
 	// Decode copies as it is.
 	terms []byte
+	// head holds the terms of a document's first field (AddFields), as
+	// terms does, when it has a second field too; nil otherwise.
+	head  []byte
 	n     int32 // distinct terms
 	state docState
 }
@@ -115,6 +119,9 @@ type docTerms struct {
 }
 
 func (d *doc) iter() docTerms { return docTerms{b: d.terms, tid: -1} }
+
+// headIter walks the terms of a document's first field, as iter does.
+func (d *doc) headIter() docTerms { return docTerms{b: d.head, tid: -1} }
 
 // next moves to the next term; the terms were packed by packTerms or
 // checked by Decode, so they are well formed.
@@ -268,6 +275,11 @@ func (ix *Index) clear(id int) {
 // link indexes cleared document id as the terms ids, in text order, the
 // first head of them its first field; it sorts ids.
 func (ix *Index) link(id int, ids []int32, head int) {
+	var headTerms []byte
+	if 0 < head && head < len(ids) {
+		ix.hids = append(ix.hids[:0], ids[:head]...)
+		headTerms = bytes.Clone(ix.packIDs(ix.hids))
+	}
 	slices.Sort(ids)
 	packed, prev, nd := ix.pack[:0], int32(-1), int32(0)
 	for i := 0; i < len(ids); {
@@ -285,12 +297,30 @@ func (ix *Index) link(id int, ids []int32, head int) {
 		i = j
 	}
 	ix.pack = packed
-	ix.docs[id] = doc{terms: bytes.Clone(packed), n: nd, state: live}
+	ix.docs[id] = doc{terms: bytes.Clone(packed), head: headTerms, n: nd, state: live}
 	ix.lens[id] = int32(min(len(ids), math.MaxInt32))
 	ix.total += int64(ix.lens[id])
 	ix.heads[id] = int32(min(head, int(ix.lens[id])))
 	ix.htotal += int64(ix.heads[id])
 	ix.live++
+}
+
+// packIDs sorts term ids and packs them with their counts, as link packs
+// a document's terms, into ix.pack.
+func (ix *Index) packIDs(ids []int32) []byte {
+	slices.Sort(ids)
+	packed, prev := ix.pack[:0], int32(-1)
+	for i := 0; i < len(ids); {
+		j := i + 1
+		for j < len(ids) && ids[j] == ids[i] {
+			j++
+		}
+		packed = appendTerm(packed, prev, ids[i], int32(min(j-i, math.MaxInt32)))
+		prev = ids[i]
+		i = j
+	}
+	ix.pack = packed
+	return packed
 }
 
 // Remove deletes document id from the index. Removing an id that is not

@@ -172,6 +172,13 @@ func checkInvariants(tb testing.TB, ix *Index) {
 			if ix.heads[id] < 0 || ix.heads[id] > ix.lens[id] {
 				tb.Fatalf("doc %d has a first field of %d terms in %d", id, ix.heads[id], ix.lens[id])
 			}
+			htoks := int32(0)
+			for it := d.headIter(); it.next(); {
+				htoks += it.tf
+			}
+			if d.head != nil && (htoks != ix.heads[id] || !headWithin(&d)) || d.head == nil && ix.heads[id] != 0 && ix.heads[id] != ix.lens[id] {
+				tb.Fatalf("doc %d: first-field terms %v (%d tokens) for a first field of %d in %d", id, d.head, htoks, ix.heads[id], ix.lens[id])
+			}
 		} else if ix.lens[id] != 0 || ix.heads[id] != 0 {
 			tb.Fatalf("doc %d not live has length %d, first field %d", id, ix.lens[id], ix.heads[id])
 		}

@@ -34,9 +34,10 @@ var ErrSnapshot = errors.New("unusable index snapshot")
 // and lengths are kept; removed documents and unused terms are not. It
 // holds the read lock while writing, so writes wait and searches go on.
 //
-// The snapshot holds, in order: the documents (term count, length and first-field length
-// each), the terms with their postings, each document's term ids and
-// counts, and a CRC-32 of all that.
+// The snapshot holds, in order: the documents (term count, length and
+// first-field length each), the terms with their postings, each
+// document's first-field term ids and counts, each document's term ids
+// and counts, and a CRC-32 of all that.
 func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -85,6 +86,25 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 			uv(uint64(doc - prev))
 			uv(uint64(ix.tf(l, int32(i), j)))
 			prev = doc
+		}
+	}
+	// Each document's first-field terms (AddFields), numbered as its
+	// terms are: their number (0 for none), then the terms and counts.
+	for id := range ix.docs {
+		d := &ix.docs[id]
+		if d.state != live {
+			continue
+		}
+		n := 0
+		for it := d.headIter(); it.next(); {
+			n++
+		}
+		uv(uint64(n))
+		prev := int32(-1)
+		for it := d.headIter(); it.next(); {
+			uv(uint64(renum[it.tid] - prev))
+			uv(uint64(it.tf))
+			prev = renum[it.tid]
 		}
 	}
 	// A document's packed terms are written as they are when no term
@@ -330,6 +350,31 @@ func (d *decoder) index(opts Options) (*Index, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
+	// The first fields' terms: in order and range here, within their
+	// documents' terms once those are read.
+	heads, hends := []byte(nil), make([]int, ndocs)
+	for id := 0; id < ndocs && d.err == nil; id++ {
+		if ix.docs[id].state != live {
+			hends[id] = len(heads)
+			continue
+		}
+		n := d.count(int(terms[id]))
+		prev, toks := int32(-1), int64(0)
+		for j := 0; j < n && d.err == nil; j++ {
+			delta, tf := d.uv(), d.uv()
+			tid := int64(prev) + int64(min(delta, uint64(nterms)+1))
+			if delta == 0 || tid >= int64(nterms) || tf == 0 || tf > uint64(ix.lens[id]) {
+				d.fail("first-field term %d of document %d is out of order or range", j, id)
+				break
+			}
+			heads = appendTerm(heads, prev, int32(tid), int32(tf))
+			prev, toks = int32(tid), toks+int64(tf)
+		}
+		if hl := ix.heads[id]; d.err == nil && (n > 0 && (toks != int64(hl) || hl >= ix.lens[id]) || n == 0 && hl != 0 && hl != ix.lens[id]) {
+			d.fail("document %d has %d first-field tokens in its terms, %d in its length", id, toks, hl)
+		}
+		hends[id] = len(heads)
+	}
 	// Each document's terms, in document order, are checked, and kept
 	// packed as the snapshot has them (docTerms reads them): the rest of
 	// the body, the one section the index keeps as it is.
@@ -381,6 +426,16 @@ func (d *decoder) index(opts Options) (*Index, error) {
 			if dc := &ix.docs[id]; dc.state == live {
 				lo, hi := starts[id], starts[id+1]
 				dc.terms, dc.n = b[lo:hi:hi], terms[id]
+				hlo := 0
+				if id > 0 {
+					hlo = hends[id-1]
+				}
+				if hends[id] > hlo {
+					dc.head = heads[hlo:hends[id]:hends[id]]
+					if !headWithin(dc) {
+						d.fail("the first field of document %d holds terms the document does not", id)
+					}
+				}
 			}
 		}
 	}
@@ -398,6 +453,20 @@ func (d *decoder) index(opts Options) (*Index, error) {
 	ix.npost = total
 	ix.countPrefixWords()
 	return ix, nil
+}
+
+// headWithin reports whether each term of d's first field is one of its
+// terms, counted no more often.
+func headWithin(d *doc) bool {
+	it := d.iter()
+	for h := d.headIter(); h.next(); {
+		for it.tid < h.tid && it.next() {
+		}
+		if it.tid != h.tid || h.tf > it.tf {
+			return false
+		}
+	}
+	return true
 }
 
 // pairHash mixes one (document, term, count) into 64 bits (SplitMix64's

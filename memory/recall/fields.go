@@ -26,10 +26,11 @@ var sideWeights = [2]float64{1, 1}
 type exchangeScores struct {
 	fs   *lexical.FieldScorer
 	memo map[int][2]float64 // page → its BM25 and BM25F scores
+	ids  []int              // the pages to score, in rescore
 }
 
 func newExchangeScores(st *Pages, terms []lexical.Term) *exchangeScores {
-	return &exchangeScores{fs: st.Index.NewFieldScorer(terms, sideWeights), memo: make(map[int][2]float64)}
+	return &exchangeScores{fs: st.Index.NewFieldScorer(terms, sideWeights), memo: make(map[int][2]float64, 2*RankPool)}
 }
 
 // rescore replaces, for each exchange a host stored among hits (ranked by
@@ -40,19 +41,21 @@ func newExchangeScores(st *Pages, terms []lexical.Term) *exchangeScores {
 // neither of them the one a question asks about as a host's user is.
 func (x *exchangeScores) rescore(st *Pages, hits []lexical.Hit, scale float64) {
 	st.updateLinks()
+	x.ids = x.ids[:0]
+	for _, h := range hits {
+		if _, ok := x.memo[h.ID]; !ok && !st.links.dialogue[h.ID] {
+			x.ids = append(x.ids, h.ID)
+		}
+	}
+	x.fs.ScoresOf(x.ids, func(id int, whole, split float64) {
+		x.memo[id] = [2]float64{whole, split}
+	})
 	changed := false
 	for i, h := range hits {
-		if st.links.dialogue[h.ID] {
-			continue
+		if sc, ok := x.memo[h.ID]; ok {
+			hits[i].Score = max(h.Score+scale*(sc[1]-sc[0]), 0)
+			changed = true
 		}
-		sc, ok := x.memo[h.ID]
-		if !ok {
-			whole, split := x.fs.Scores(h.ID, st.Turns[h.ID].User)
-			sc = [2]float64{whole, split}
-			x.memo[h.ID] = sc
-		}
-		hits[i].Score = max(hits[i].Score+scale*(sc[1]-sc[0]), 0)
-		changed = true
 	}
 	if changed {
 		SortHits(hits)

@@ -717,15 +717,26 @@ func CleanLine(text string, maxRunes int) string {
 // and joined again.
 func singleSpaced(text string) bool {
 	prevSpace := true // no space at the start
-	for _, r := range text {
-		switch {
-		case r == ' ':
-			if prevSpace {
+	for i := 0; i < len(text); {
+		// Most remembered text is ASCII, read a byte at a time.
+		if c := text[i]; c < utf8.RuneSelf {
+			i++
+			switch {
+			case c == ' ':
+				if prevSpace {
+					return false
+				}
+				prevSpace = true
+				continue
+			case c >= '\t' && c <= '\r': // \t \n \v \f \r
 				return false
 			}
-			prevSpace = true
+			prevSpace = false
 			continue
-		case unicode.IsSpace(r):
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		if unicode.IsSpace(r) {
 			return false
 		}
 		prevSpace = false

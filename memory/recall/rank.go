@@ -292,13 +292,15 @@ func ownOrder(st *Pages, first, hits []lexical.Hit) {
 		if len(at) < 2 {
 			continue
 		}
-		ids := make([]int, len(at))
+		// Each exchange's own score is looked up once, not in every
+		// comparison of the sort.
+		ids := make([]lexical.Hit, len(at))
 		for j, i := range at {
-			ids[j] = hits[i].ID
+			ids[j] = lexical.Hit{ID: hits[i].ID, Score: own[hits[i].ID]}
 		}
-		slices.SortStableFunc(ids, func(a, b int) int { return cmp.Compare(own[b], own[a]) })
+		slices.SortStableFunc(ids, func(a, b lexical.Hit) int { return cmp.Compare(b.Score, a.Score) })
 		for j, i := range at {
-			hits[i].ID = ids[j]
+			hits[i].ID = ids[j].ID
 		}
 	}
 }

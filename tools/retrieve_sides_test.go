@@ -16,11 +16,13 @@ var longReply = strings.Repeat("Recovery after a long race matters as much as th
 
 // TestRetrieveShortStatementBesideLongReply: a person says a fact in a
 // short message and the assistant answers at length; another exchange
-// holds the same words of the question beside a short reply. Asked for
-// the fact, the exchange where the person said it comes first: the
-// user's words are not divided by the length of the reply beside them
-// (BM25F over the two sides). Scored as one text, the other exchange
-// came first.
+// holds the same words of the question in a longer message beside a
+// short reply. Asked for the fact, the exchange where the person said it
+// comes first: the user's words are not divided by the length of the
+// reply beside them (BM25F over the two sides). Scored as one text, the
+// other exchange comes first. (With two user messages of the same
+// length, BM25F ties them, and the feedback terms of whichever comes
+// first on the tie decide.)
 func TestRetrieveShortStatementBesideLongReply(t *testing.T) {
 	e := newEnv(t)
 	var added memory.AddResult
@@ -29,7 +31,7 @@ func TestRetrieveShortStatementBesideLongReply(t *testing.T) {
 		args, _ := json.Marshal(map[string]string{"user_input": user, "agent_response": reply})
 		e.mustOK(t, "add_memory", string(args), &added)
 	}
-	add("My first marathon was yesterday, I'm exhausted but happy.", "Congratulations! "+longReply)
+	add("My first marathon was yesterday.", "Congratulations! "+longReply)
 	add("What should I eat the evening before my first marathon next month?", "Pasta or rice, and plenty of water.")
 	for _, ex := range [][2]string{
 		{"Can you suggest a recipe for dinner with lentils?", "Try a lentil soup with cumin, carrots and lemon."},

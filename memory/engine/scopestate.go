@@ -332,9 +332,9 @@ func (st *scopeState) indexTurns(from, indexed int) {
 	done := 0
 	for pos := first; pos < len(st.Turns); pos++ {
 		// The user's words are the page's first field (Text puts them
-		// first), for BM25F.
+		// first), for BM25F; a dialogue's slice has none.
 		t := st.Turns[pos]
-		ids, texts, heads = append(ids, pos), append(texts, t.Text()), append(heads, len(t.User))
+		ids, texts, heads = append(ids, pos), append(texts, t.Text()), append(heads, recall.PageFields(t.User, t.Reply))
 		if len(ids) == batch {
 			st.Index.AddFields(ids, texts, heads)
 			ids, texts, heads = ids[:0], texts[:0], heads[:0]

@@ -23,8 +23,9 @@ func (ix *Index) AddBatch(ids []int, texts []string) {
 // AddFields is AddBatch for documents of two fields, such as the two sides
 // of an exchange: texts[i] is the fields joined, its first heads[i] bytes
 // the first field, whose terms (those ending within them) are counted
-// apart, for FieldScores. The fields must be joined by a byte that is no
-// part of a word, such as a line break.
+// apart: the search scores such a document by BM25F (norms), and one
+// whose heads[i] is 0 by BM25, as AddBatch's. The fields must be joined
+// by a byte that is no part of a word, such as a line break.
 func (ix *Index) AddFields(ids []int, texts []string, heads []int) {
 	if len(heads) != len(texts) {
 		panic(fmt.Sprintf("lexical: AddFields of %d texts and %d heads", len(texts), len(heads)))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"math"
 	"runtime"
-	"slices"
 	"testing"
 )
 
@@ -30,8 +29,10 @@ func fieldDocs(n int) (texts []string, heads []int) {
 	return texts, heads
 }
 
-// refFieldScores is BM25F on terms computed from the texts alone.
-func refFieldScores(texts []string, heads []int, terms []Term, id int, weight [2]float64) (whole, split float64) {
+// refFieldScore is a document's score computed from the texts alone:
+// BM25F for a document of two fields (a first field, heads[i] > 0), BM25
+// for one of one.
+func refFieldScore(texts []string, heads []int, terms []Term, id int) float64 {
 	const k1, b = 1.2, 0.75
 	type fields struct{ first, second []string }
 	docs := make([]fields, len(texts))
@@ -53,7 +54,7 @@ func refFieldScores(texts []string, heads []int, terms []Term, id int, weight [2
 	}
 	d := docs[id]
 	f0, f1 := float64(len(d.first)), float64(len(d.second))
-	score := func(term string) (w, s float64) {
+	score := func(term string) float64 {
 		df := 0.0
 		for _, o := range docs {
 			if count(o.first, term)+count(o.second, term) > 0 {
@@ -62,26 +63,33 @@ func refFieldScores(texts []string, heads []int, terms []Term, id int, weight [2
 		}
 		c0, c1 := count(d.first, term), count(d.second, term)
 		if c0+c1 == 0 {
-			return 0, 0
+			return 0
 		}
 		i := math.Log1p((n-df+0.5)/(df+0.5)) * (k1 + 1)
-		tw := c0 + c1
-		tf := weight[0]*c0/(1-b+b*f0*n/sum[0]) + weight[1]*c1/(1-b+b*f1*n/sum[1])
-		return i * tw / (tw + k1*(1-b+b*(f0+f1)*n/(sum[0]+sum[1]))), i * tf / (tf + k1)
-	}
-	for _, t := range terms {
-		w, s := score(t.Text)
-		if p, ok := appendPrefix(nil, t.Text); ok {
-			pw, ps := score(string(p))
-			w, s = max(w, prefixWeight*pw), max(s, prefixWeight*ps)
+		if heads[id] == 0 {
+			return i * c1 / (c1 + k1*(1-b+b*f1*n/(sum[0]+sum[1])))
 		}
-		whole += t.Weight * w
-		split += t.Weight * s
+		tf := c0 / (1 - b + b*f0*n/sum[0])
+		if c1 > 0 {
+			tf += c1 / (1 - b + b*f1*n/sum[1])
+		}
+		return i * tf / (tf + k1)
 	}
-	return whole, split
+	total := 0.0
+	for _, t := range terms {
+		s := score(t.Text)
+		if p, ok := appendPrefix(nil, t.Text); ok {
+			s = max(s, prefixWeight*score(string(p)))
+		}
+		total += t.Weight * s
+	}
+	return total
 }
 
-func TestFieldScorer(t *testing.T) {
+// TestFieldScores: the search scores a document of two fields by BM25F
+// and one of one field by BM25, as computed from the texts alone, whether
+// indexed in a batch, one by one, or read from a snapshot.
+func TestFieldScores(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
 	texts, heads := fieldDocs(300)
 	ids := make([]int, len(texts))
@@ -95,6 +103,7 @@ func TestFieldScorer(t *testing.T) {
 		one.add(i, text, heads[i])
 	}
 	sameIndex(t, batch, one)
+	checkInvariants(t, batch)
 	var snap bytes.Buffer
 	if _, err := batch.WriteTo(&snap); err != nil {
 		t.Fatal(err)
@@ -104,6 +113,7 @@ func TestFieldScorer(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameIndex(t, batch, read)
+	checkInvariants(t, read)
 
 	queries := [][]Term{
 		{{Text: Tokenize("deploy")[0], Weight: 1}, {Text: Tokenize("server")[0], Weight: 1}},
@@ -111,58 +121,35 @@ func TestFieldScorer(t *testing.T) {
 		{{Text: Tokenize("people")[0], Weight: 1}, {Text: Tokenize("people")[0], Weight: 1}, {Text: Tokenize("kubernetes")[0], Weight: 1}},
 	}
 	for qi, q := range queries {
-		for _, weight := range [][2]float64{{1, 1}, {1, 0.5}} {
-			fs := read.NewFieldScorer(q, weight)
-			hits := read.SearchTerms(q, len(texts), nil)
+		for _, ix := range []*Index{batch, one, read} {
+			hits := ix.SearchTerms(q, len(texts), nil)
 			if len(hits) == 0 {
 				t.Fatalf("query %d matches nothing", qi)
 			}
-			splits := 0
+			kinds := map[string]bool{}
 			for _, h := range hits {
-				whole, split := fs.Scores(h.ID)
-				rw, rs := refFieldScores(texts, heads, q, h.ID, weight)
-				if math.Abs(whole-h.Score) > 1e-9 || math.Abs(whole-rw) > 1e-9 {
-					t.Fatalf("query %d doc %d: whole %v, search %v, reference %v", qi, h.ID, whole, h.Score, rw)
+				if ref := refFieldScore(texts, heads, q, h.ID); math.Abs(h.Score-ref) > 1e-9 {
+					t.Fatalf("query %d doc %d (first field %d of %d bytes): search %v, reference %v", qi, h.ID, heads[h.ID], len(texts[h.ID]), h.Score, ref)
 				}
-				if math.Abs(split-rs) > 1e-9 {
-					t.Fatalf("query %d doc %d weight %v: split %v, reference %v", qi, h.ID, weight, split, rs)
-				}
-				if math.Abs(split-whole) > 1e-6 {
-					splits++
+				switch heads[h.ID] {
+				case 0:
+					kinds["second alone"] = true
+				case len(texts[h.ID]):
+					kinds["first alone"] = true
+				default:
+					kinds["both"] = true
 				}
 			}
-			if splits == 0 {
-				t.Errorf("query %d: BM25F equals BM25 on every document", qi)
-			}
-			// All at once, with ids not in the index and unsorted.
-			ids := []int{len(texts) + 5}
-			for _, h := range hits {
-				ids = append(ids, h.ID)
-			}
-			slices.Reverse(ids)
-			got := 0
-			fs.ScoresOf(ids, func(id int, whole, split float64) {
-				if id >= len(texts) {
-					if whole != 0 || split != 0 {
-						t.Errorf("document %d not in the index scores %v, %v", id, whole, split)
-					}
-					return
-				}
-				got++
-				if w, s := fs.Scores(id); w != whole || s != split {
-					t.Errorf("query %d doc %d: ScoresOf %v, %v; Scores %v, %v", qi, id, whole, split, w, s)
-				}
-			})
-			if got != len(hits) {
-				t.Errorf("ScoresOf scored %d of %d documents", got, len(hits))
+			if len(kinds) != 3 {
+				t.Errorf("query %d: the hits are of kinds %v, want all three", qi, kinds)
 			}
 		}
 	}
 }
 
-// TestFieldScorerRemoved: a removed document scores nothing, and the
+// TestFieldScoresRemoved: a removed document scores nothing, and the
 // first fields' total follows removals.
-func TestFieldScorerRemoved(t *testing.T) {
+func TestFieldScoresRemoved(t *testing.T) {
 	texts, heads := fieldDocs(40)
 	ix := New(Options{})
 	ids := make([]int, len(texts))
@@ -170,22 +157,41 @@ func TestFieldScorerRemoved(t *testing.T) {
 		ids[i] = i
 	}
 	ix.AddFields(ids, texts, heads)
-	for _, id := range []int{1, 2, 3, 17} {
+	removed := map[int]bool{1: true, 2: true, 3: true, 17: true}
+	for id := range removed {
 		ix.Remove(id)
 	}
 	checkInvariants(t, ix)
-	q := []Term{{Text: Tokenize("deploy")[0], Weight: 1}}
-	fs := ix.NewFieldScorer(q, [2]float64{1, 1})
-	if w, s := fs.Scores(2); w != 0 || s != 0 {
-		t.Errorf("removed document scores %v, %v", w, s)
+	var keptTexts []string
+	var keptHeads []int
+	for i := range texts {
+		if !removed[i] {
+			keptTexts, keptHeads = append(keptTexts, texts[i]), append(keptHeads, heads[i])
+		}
 	}
+	fresh := New(Options{})
+	for i := range keptTexts {
+		fresh.add(i, keptTexts[i], keptHeads[i])
+	}
+	q := []Term{{Text: Tokenize("deploy")[0], Weight: 1}, {Text: Tokenize("server")[0], Weight: 1}}
 	hits := ix.SearchTerms(q, len(texts), nil)
 	if len(hits) == 0 {
-		t.Fatal("no document holds the term")
+		t.Fatal("no document holds the terms")
+	}
+	// The same documents indexed afresh, renumbered, score the same.
+	want := map[float64]int{}
+	for _, h := range fresh.SearchTerms(q, len(texts), nil) {
+		want[math.Round(h.Score*1e9)]++
 	}
 	for _, h := range hits {
-		if w, _ := fs.Scores(h.ID); math.Abs(w-h.Score) > 1e-9 {
-			t.Errorf("document %d scores %v, search %v", h.ID, w, h.Score)
+		if removed[h.ID] {
+			t.Errorf("removed document %d found", h.ID)
+		}
+		want[math.Round(h.Score*1e9)]--
+	}
+	for sc, n := range want {
+		if n != 0 {
+			t.Errorf("score %v: %d more in the fresh index than after removals", sc/1e9, n)
 		}
 	}
 }

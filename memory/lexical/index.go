@@ -4,7 +4,9 @@
 // Latin diacritics, stems English (Porter2), and indexes Chinese, Japanese
 // and Korean as character bigrams, so it needs no dictionary. A second,
 // lower-weighted field of five-letter stem prefixes lets derivations
-// ("deploy", "deployment") meet.
+// ("deploy", "deployment") meet. A document indexed with two fields
+// (AddFields: an exchange's user words, then the reply) is scored by
+// BM25F, each field normalised by its own length.
 //
 // Documents are identified by small non-negative ints that the caller
 // assigns, densely (0, 1, 2, …); memory is proportional to the largest id.
@@ -76,6 +78,26 @@ type postings struct {
 	words int32
 	docs  []int32 // ascending
 	tfs   []uint8 // the count of the term in each of docs, at most tfOverflow
+	// rfs holds, for each of docs, the count of the term in the
+	// document's second field (AddFields; for a document of one field,
+	// its count), at most 255: a count of 255 or more in a reply is kept
+	// at 255. One byte a posting, rather than the first field's terms kept
+	// with each document, and the count in the first field is the count
+	// less it, with no branch: BM25F is scored in the postings walk
+	// (accumulateTerm).
+	rfs []uint8
+}
+
+// hf returns the count in the first field of the document at position j
+// of l, whose whole count is tf.
+func (l *postings) hf(j int, tf float64) float64 {
+	return tf - float64(l.rfs[j])
+}
+
+// packRest is what postings.rfs holds for a term counted tf times in a
+// document, hf of them in its first field.
+func packRest(tf, hf int32) uint8 {
+	return uint8(min(tf-min(hf, tf), math.MaxUint8))
 }
 
 // tfOverflow marks a count too large for postings.tfs.
@@ -103,9 +125,6 @@ type doc struct {
 	// rather than five in arrays, and the snapshot's own encoding, which
 	// Decode copies as it is.
 	terms []byte
-	// head holds the terms of a document's first field (AddFields), as
-	// terms does, when it has a second field too; nil otherwise.
-	head  []byte
 	n     int32 // distinct terms
 	state docState
 }
@@ -119,9 +138,6 @@ type docTerms struct {
 }
 
 func (d *doc) iter() docTerms { return docTerms{b: d.terms, tid: -1} }
-
-// headIter walks the terms of a document's first field, as iter does.
-func (d *doc) headIter() docTerms { return docTerms{b: d.head, tid: -1} }
 
 // next moves to the next term; the terms were packed by packTerms or
 // checked by Decode, so they are well formed.
@@ -275,52 +291,40 @@ func (ix *Index) clear(id int) {
 // link indexes cleared document id as the terms ids, in text order, the
 // first head of them its first field; it sorts ids.
 func (ix *Index) link(id int, ids []int32, head int) {
-	var headTerms []byte
-	if 0 < head && head < len(ids) {
-		ix.hids = append(ix.hids[:0], ids[:head]...)
-		headTerms = bytes.Clone(ix.packIDs(ix.hids))
-	}
+	head = max(0, min(head, len(ids)))
+	hids := append(ix.hids[:0], ids[:head]...)
+	slices.Sort(hids)
 	slices.Sort(ids)
-	packed, prev, nd := ix.pack[:0], int32(-1), int32(0)
+	packed, prev, nd, h := ix.pack[:0], int32(-1), int32(0), 0
 	for i := 0; i < len(ids); {
 		j := i + 1
 		for j < len(ids) && ids[j] == ids[i] {
 			j++
 		}
+		// The first field's counts, walked beside the document's.
+		hf := 0
+		for h < len(hids) && hids[h] < ids[i] {
+			h++
+		}
+		for h < len(hids) && hids[h] == ids[i] {
+			h, hf = h+1, hf+1
+		}
 		tf := int32(min(j-i, math.MaxInt32))
 		l := &ix.lists[ids[i]]
-		l.insert(int32(id), tf)
+		l.insert(int32(id), tf, packRest(tf, int32(min(hf, math.MaxInt32))))
 		l.df++
 		ix.npost++
 		packed = appendTerm(packed, prev, ids[i], tf)
 		prev, nd = ids[i], nd+1
 		i = j
 	}
-	ix.pack = packed
-	ix.docs[id] = doc{terms: bytes.Clone(packed), head: headTerms, n: nd, state: live}
+	ix.pack, ix.hids = packed, hids
+	ix.docs[id] = doc{terms: bytes.Clone(packed), n: nd, state: live}
 	ix.lens[id] = int32(min(len(ids), math.MaxInt32))
 	ix.total += int64(ix.lens[id])
-	ix.heads[id] = int32(min(head, int(ix.lens[id])))
+	ix.heads[id] = int32(head)
 	ix.htotal += int64(ix.heads[id])
 	ix.live++
-}
-
-// packIDs sorts term ids and packs them with their counts, as link packs
-// a document's terms, into ix.pack.
-func (ix *Index) packIDs(ids []int32) []byte {
-	slices.Sort(ids)
-	packed, prev := ix.pack[:0], int32(-1)
-	for i := 0; i < len(ids); {
-		j := i + 1
-		for j < len(ids) && ids[j] == ids[i] {
-			j++
-		}
-		packed = appendTerm(packed, prev, ids[i], int32(min(j-i, math.MaxInt32)))
-		prev = ids[i]
-		i = j
-	}
-	ix.pack = packed
-	return packed
 }
 
 // Remove deletes document id from the index. Removing an id that is not
@@ -363,7 +367,7 @@ func (ix *Index) purge(id int) {
 		tid := it.tid
 		l := &ix.lists[tid]
 		if i, ok := l.find(int32(id)); ok {
-			l.docs, l.tfs = slices.Delete(l.docs, i, i+1), slices.Delete(l.tfs, i, i+1)
+			l.docs, l.tfs, l.rfs = slices.Delete(l.docs, i, i+1), slices.Delete(l.tfs, i, i+1), slices.Delete(l.rfs, i, i+1)
 			ix.npost--
 		}
 		if len(l.docs) == 0 {
@@ -392,7 +396,7 @@ func (ix *Index) compact() {
 			n := 0
 			for j, d := range l.docs {
 				if ix.docs[d].state == live {
-					l.docs[n], l.tfs[n] = d, l.tfs[j]
+					l.docs[n], l.tfs[n], l.rfs[n] = d, l.tfs[j], l.rfs[j]
 					n++
 				}
 			}
@@ -401,9 +405,9 @@ func (ix *Index) compact() {
 			case n == 0:
 				ix.freeTerm(tid)
 			case cap(l.docs) > 2*n+8:
-				l.docs, l.tfs = slices.Clone(l.docs[:n]), slices.Clone(l.tfs[:n])
+				l.docs, l.tfs, l.rfs = slices.Clone(l.docs[:n]), slices.Clone(l.tfs[:n]), slices.Clone(l.rfs[:n])
 			default:
-				l.docs, l.tfs = l.docs[:n], l.tfs[:n]
+				l.docs, l.tfs, l.rfs = l.docs[:n], l.tfs[:n], l.rfs[:n]
 			}
 		}
 	}
@@ -481,16 +485,16 @@ func (l *postings) find(doc int32) (int, bool) {
 	return slices.BinarySearch(l.docs, doc)
 }
 
-// insert adds doc, with count tf, to l, in doc order; ids usually arrive in increasing order,
-// which makes this an append.
-func (l *postings) insert(doc, tf int32) {
+// insert adds doc, with count tf (rest its packRest), to l, in doc order;
+// ids usually arrive in increasing order, which makes this an append.
+func (l *postings) insert(doc, tf int32, rest uint8) {
 	t := uint8(min(tf, tfOverflow))
 	if n := len(l.docs); n == 0 || l.docs[n-1] < doc {
-		l.docs, l.tfs = append(l.docs, doc), append(l.tfs, t)
+		l.docs, l.tfs, l.rfs = append(l.docs, doc), append(l.tfs, t), append(l.rfs, rest)
 		return
 	}
 	i, _ := l.find(doc)
-	l.docs, l.tfs = slices.Insert(l.docs, i, doc), slices.Insert(l.tfs, i, t)
+	l.docs, l.tfs, l.rfs = slices.Insert(l.docs, i, doc), slices.Insert(l.tfs, i, t), slices.Insert(l.rfs, i, rest)
 }
 
 // DocTerms calls fn with each distinct term of document id and the number

@@ -74,7 +74,7 @@ func (ix *Index) accumulate(s *scratch, query string) {
 		for j < len(s.q) && s.q[j] == s.q[i] {
 			j++
 		}
-		ix.accumulateTerm(s, s.q[i], float64(j-i))
+		ix.accumulateTerm(s, s.q[i], float64(j-i), true)
 		i = j
 	}
 	slices.SortFunc(s.qp, func(a, b [2]int32) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
@@ -83,24 +83,67 @@ func (ix *Index) accumulate(s *scratch, query string) {
 		for j < len(s.qp) && s.qp[j] == s.qp[i] {
 			j++
 		}
-		ix.accumulatePrefix(s, s.qp[i][0], s.qp[i][1], float64(j-i))
+		ix.accumulatePrefix(s, s.qp[i][0], s.qp[i][1], float64(j-i), true)
 		i = j
 	}
 }
 
-// accumulateTerm adds weight times the BM25 contribution of term tid to the
-// score of every live document that contains it.
-func (ix *Index) accumulateTerm(s *scratch, tid int32, weight float64) {
+// norms holds what a search needs to normalise each document's counts
+// by its length: BM25's for a document of one field, and BM25F's for one
+// of two (AddFields), each field's counts normalised by that field's
+// length against its average over the index, summed, then saturated
+// once. A short first field that holds the query's words then scores as
+// the short text it is, rather than divided by a long second field beside
+// it ("My first marathon was yesterday" above a reply of 300 words).
+type norms struct {
+	k1, c1, c2 float64 // BM25: tf / (tf + c1 + c2·length)
+	a, h, r    float64 // BM25F: each field's norm is a + (h or r)·its length
+	lens       []int32
+	heads      []int32
+}
+
+func (ix *Index) norms() norms {
+	n := float64(ix.live)
+	nm := norms{
+		k1: ix.k1, c1: ix.k1 * (1 - ix.b), c2: ix.k1 * ix.b * n / float64(ix.total), // k1·b / average length
+		a: 1 - ix.b, lens: ix.lens, heads: ix.heads,
+	}
+	if ix.htotal > 0 {
+		nm.h = ix.b * n / float64(ix.htotal)
+	}
+	if rest := ix.total - ix.htotal; rest > 0 {
+		nm.r = ix.b * n / float64(rest)
+	}
+	return nm
+}
+
+// field returns w times the saturated BM25F count of a term in document
+// doc of two fields, which holds it tf times, hf of them in its first:
+// with each field's norm n0 and n1, x = hf/n0 + (tf-hf)/n1 saturated as
+// x/(x+k1), written with one division.
+func (nm *norms) field(w float64, doc int32, tf, hf float64) float64 {
+	hl := nm.heads[doc]
+	n0, n1 := nm.a+nm.h*float64(hl), 1.0
+	if rl := nm.lens[doc] - hl; rl > 0 {
+		n1 = nm.a + nm.r*float64(rl)
+	}
+	num := hf*n1 + (tf-hf)*n0
+	return w * num / (num + nm.k1*n0*n1)
+}
+
+// accumulateTerm adds weight times the BM25 contribution of term tid (with
+// fields, its BM25F one in a document of two fields: norms) to the score
+// of every live document that contains it.
+func (ix *Index) accumulateTerm(s *scratch, tid int32, weight float64, fields bool) {
 	if len(s.scores) < len(ix.lens) {
 		s.scores = make([]float64, len(ix.lens)+len(ix.lens)/4)
 	}
 	scores, lens := s.scores, ix.lens
-	n := float64(ix.live)
-	c1 := ix.k1 * (1 - ix.b)
-	c2 := ix.k1 * ix.b * n / float64(ix.total) // k1·b / average length
+	nm := ix.norms()
 	l := &ix.lists[tid]
-	w := weight * idf(float64(l.df), n) * (ix.k1 + 1)
+	w := weight * idf(float64(l.df), float64(ix.live)) * (ix.k1 + 1)
 	tfs := l.tfs[:len(l.docs)]
+	rfs := l.rfs[:len(l.docs)]
 	// Each document is written to touched, which is counted on only
 	// where it had no score: no branch on whether it had (a third to
 	// two thirds of a common term's documents had none, unpredictably).
@@ -108,38 +151,43 @@ func (ix *Index) accumulateTerm(s *scratch, tid int32, weight float64) {
 	k := len(touched)
 	touched = touched[:k+len(l.docs)]
 	for j, doc := range l.docs {
-		dl := lens[doc]
-		if dl == 0 { // removed, awaiting compaction
+		if lens[doc] == 0 { // removed, awaiting compaction
 			continue
 		}
 		tf := float64(tfs[j])
 		if tfs[j] == tfOverflow {
 			tf = float64(ix.tf(l, tid, j))
 		}
+		hf := tf - float64(rfs[j])
+		var add float64
+		if !fields || nm.heads[doc] == 0 {
+			add = w * tf / (tf + nm.c1 + nm.c2*float64(lens[doc]))
+		} else {
+			add = nm.field(w, doc, tf, hf)
+		}
 		sc := scores[doc]
 		touched[k] = doc
 		if sc == 0 {
 			k++
 		}
-		scores[doc] = sc + w*tf/(tf+c1+c2*float64(dl))
+		scores[doc] = sc + add
 	}
 	s.touched = touched[:k]
 }
 
 // accumulatePrefix adds the prefix field's share for one query word: to
 // every live document containing prefix term ptid, weight times the amount
-// by which prefixWeight times that term's BM25 contribution exceeds the
+// by which prefixWeight times that term's contribution exceeds the
 // contribution of the word's own term tid (-1 if none), which
 // accumulateTerm added. A document thus scores the better of the exact
 // and the prefix match of each word, never both.
-func (ix *Index) accumulatePrefix(s *scratch, ptid, tid int32, weight float64) {
+func (ix *Index) accumulatePrefix(s *scratch, ptid, tid int32, weight float64, fields bool) {
 	if len(s.scores) < len(ix.lens) {
 		s.scores = make([]float64, len(ix.lens)+len(ix.lens)/4)
 	}
 	scores, lens := s.scores, ix.lens
+	nm := ix.norms()
 	n := float64(ix.live)
-	c1 := ix.k1 * (1 - ix.b)
-	c2 := ix.k1 * ix.b * n / float64(ix.total)
 	l := &ix.lists[ptid]
 	w := prefixWeight * idf(float64(l.df), n) * (ix.k1 + 1)
 	var el *postings // the exact term's postings, walked beside l's
@@ -154,16 +202,21 @@ func (ix *Index) accumulatePrefix(s *scratch, ptid, tid int32, weight float64) {
 	k := len(touched)
 	touched = touched[:k+len(l.docs)]
 	for j, doc := range l.docs {
-		dl := lens[doc]
-		if dl == 0 {
+		if lens[doc] == 0 {
 			continue
 		}
-		norm := c1 + c2*float64(dl)
 		tf := float64(tfs[j])
 		if tfs[j] == tfOverflow {
 			tf = float64(ix.tf(l, ptid, j))
 		}
-		add := w * tf / (tf + norm)
+		norm := nm.c1 + nm.c2*float64(lens[doc])
+		one := !fields || nm.heads[doc] == 0
+		var add float64
+		if one {
+			add = w * tf / (tf + norm)
+		} else {
+			add = nm.field(w, doc, tf, l.hf(j, tf))
+		}
 		if el != nil {
 			for e < len(el.docs) && el.docs[e] < doc {
 				e++
@@ -173,7 +226,11 @@ func (ix *Index) accumulatePrefix(s *scratch, ptid, tid int32, weight float64) {
 				if el.tfs[e] == tfOverflow {
 					etf = float64(ix.tf(el, tid, e))
 				}
-				add -= we * etf / (etf + norm)
+				if one {
+					add -= we * etf / (etf + norm)
+				} else {
+					add -= nm.field(we, doc, etf, el.hf(e, etf))
+				}
 			}
 		}
 		if add <= 0 {
@@ -205,16 +262,17 @@ func (ix *Index) SearchTerms(terms []Term, k int, keep func(id int) bool) []Hit 
 	}
 	s := ix.scratch.Get().(*scratch)
 	ix.mu.RLock()
-	ix.accumulateTerms(s, terms, 1)
+	ix.accumulateTerms(s, terms, 1, true)
 	ix.mu.RUnlock()
 	hits := s.top(k, keep)
 	ix.scratch.Put(s)
 	return hits
 }
 
-// accumulateTerms adds scale times the BM25 score on terms (SearchTerms'
-// weighted query) of every live document into s.scores.
-func (ix *Index) accumulateTerms(s *scratch, terms []Term, scale float64) {
+// accumulateTerms adds scale times the score on terms (SearchTerms'
+// weighted query) of every live document into s.scores: BM25, or with
+// fields BM25F for a document of two fields.
+func (ix *Index) accumulateTerms(s *scratch, terms []Term, scale float64, fields bool) {
 	if ix.live == 0 || ix.total == 0 {
 		return
 	}
@@ -225,7 +283,7 @@ func (ix *Index) accumulateTerms(s *scratch, terms []Term, scale float64) {
 		}
 		tid, ok := ix.terms[t.Text]
 		if ok && ix.lists[tid].df > 0 {
-			ix.accumulateTerm(s, tid, w)
+			ix.accumulateTerm(s, tid, w, fields)
 		} else {
 			tid = -1
 		}
@@ -234,7 +292,7 @@ func (ix *Index) accumulateTerms(s *scratch, terms []Term, scale float64) {
 			// A prefix term of one word, the term itself, would add
 			// nothing where the term scored (see postings.words).
 			if ptid, ok := ix.terms[string(p)]; ok && ix.lists[ptid].df > 0 && (tid < 0 || ix.lists[ptid].words != 1) {
-				ix.accumulatePrefix(s, ptid, tid, w)
+				ix.accumulatePrefix(s, ptid, tid, w, fields)
 			}
 		}
 	}
@@ -245,9 +303,12 @@ func (ix *Index) accumulateTerms(s *scratch, terms []Term, scale float64) {
 // terms, and returns the first hits and those of the expanded query: the
 // query whose terms are terms with their weights times scale, followed by
 // extra. Its scores are every document's first score times scale plus its
-// score on extra, what SearchTerms of the expanded query gives (up to the
-// order of the sums' last digits) without scoring the first terms again,
-// which costs most when they are common words and extra are rare ones.
+// score on extra, without scoring the first terms again, which costs most
+// when they are common words and extra are rare ones. A document of two
+// fields (AddFields) is scored on terms by BM25F, as SearchTerms scores
+// it, and on extra by BM25, as one text: extra are feedback terms, drawn
+// from the best documents' whole texts rather than from what the query
+// asks of either field.
 // expand is called without the index locked and may use it; when the
 // index changed meanwhile, the expanded query is scored afresh.
 func (ix *Index) SearchTermsFeedback(terms []Term, k int, expand func(first []Hit) (scale float64, extra []Term)) (first, second []Hit) {
@@ -257,20 +318,20 @@ func (ix *Index) SearchTermsFeedback(terms []Term, k int, expand func(first []Hi
 	s := ix.scratch.Get().(*scratch)
 	ix.mu.RLock()
 	gen := ix.gen
-	ix.accumulateTerms(s, terms, 1)
+	ix.accumulateTerms(s, terms, 1, true)
 	ix.mu.RUnlock()
 	first = s.peek(k)
 	scale, extra := expand(first)
 	ix.mu.RLock()
 	if ix.gen != gen || scale <= 0 {
 		s.reset()
-		ix.accumulateTerms(s, terms, scale)
+		ix.accumulateTerms(s, terms, scale, true)
 	} else if scale != 1 {
 		for _, d := range s.touched {
 			s.scores[d] *= scale
 		}
 	}
-	ix.accumulateTerms(s, extra, 1)
+	ix.accumulateTerms(s, extra, 1, false)
 	ix.mu.RUnlock()
 	second = s.top(k, nil)
 	ix.scratch.Put(s)

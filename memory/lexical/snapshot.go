@@ -22,8 +22,10 @@ const analyzerVersion = 3
 // snapshotMagic opens a snapshot; the byte after "MNLX" is the format
 // version (2: each document's terms are kept as well as the postings, so
 // that Read fills them in order instead of scattering the postings; 3:
-// each document's first-field length, AddFields').
-const snapshotMagic = "MNLX\x03"
+// each document's first-field length, AddFields'; 4: each posting's count
+// in its document's second field, postings.rfs, rather than each
+// document's first-field terms).
+const snapshotMagic = "MNLX\x04"
 
 // ErrSnapshot is wrapped by Read's errors about the snapshot's content:
 // damaged, truncated, or made by another format or analyzer version.
@@ -35,9 +37,9 @@ var ErrSnapshot = errors.New("unusable index snapshot")
 // holds the read lock while writing, so writes wait and searches go on.
 //
 // The snapshot holds, in order: the documents (term count, length and
-// first-field length each), the terms with their postings, each
-// document's first-field term ids and counts, each document's term ids
-// and counts, and a CRC-32 of all that.
+// first-field length each), the terms with their postings (document, count
+// and second-field count, as postings.rfs holds it), each document's term
+// ids and counts, and a CRC-32 of all that.
 func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -85,26 +87,8 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 			}
 			uv(uint64(doc - prev))
 			uv(uint64(ix.tf(l, int32(i), j)))
+			uv(uint64(l.rfs[j]))
 			prev = doc
-		}
-	}
-	// Each document's first-field terms (AddFields), numbered as its
-	// terms are: their number (0 for none), then the terms and counts.
-	for id := range ix.docs {
-		d := &ix.docs[id]
-		if d.state != live {
-			continue
-		}
-		n := 0
-		for it := d.headIter(); it.next(); {
-			n++
-		}
-		uv(uint64(n))
-		prev := int32(-1)
-		for it := d.headIter(); it.next(); {
-			uv(uint64(renum[it.tid] - prev))
-			uv(uint64(it.tf))
-			prev = renum[it.tid]
 		}
 	}
 	// A document's packed terms are written as they are when no term
@@ -273,7 +257,12 @@ func (d *decoder) index(opts Options) (*Index, error) {
 	nterms := d.count(d.rest() / 2)
 	ix.lists = make([]postings, nterms)
 	ix.terms = make(map[string]int32, nterms)
-	allDocs, allTFs := make([]int32, total), make([]uint8, total)
+	allDocs, allTFs, allRFs := make([]int32, total), make([]uint8, total), make([]uint8, total)
+	// Each document's first-field counts (each count less its second
+	// field's), summed, are checked against its first field's length:
+	// equal, or more where a second field's count was kept at its most
+	// (packRest).
+	hsum, capped := make([]int64, ndocs), make([]bool, ndocs)
 	// The terms are substrings of one builder's text: a few allocations
 	// instead of one per term, and none of data kept.
 	var text strings.Builder
@@ -294,19 +283,19 @@ func (d *decoder) index(opts Options) (*Index, error) {
 		}
 		l := &ix.lists[tid]
 		l.term, l.df = term, int32(df)
-		l.docs, l.tfs = allDocs[at:at+df:at+df], allTFs[at:at+df:at+df]
+		l.docs, l.tfs, l.rfs = allDocs[at:at+df:at+df], allTFs[at:at+df:at+df], allRFs[at:at+df:at+df]
 		at += df
 		if d.err != nil {
 			break
 		}
 		// The hot loop: varints decoded from a local slice, which holds
-		// at least the next posting (two numbers of at most ten bytes)
+		// at least the next posting (three numbers of at most ten bytes)
 		// unless the body ends first.
 		b, i, prev := d.b, 0, -1
 		for j := range l.docs {
-			if len(b)-i < 2*binary.MaxVarintLen64 && d.left > 0 {
+			if len(b)-i < 3*binary.MaxVarintLen64 && d.left > 0 {
 				d.b = b[i:]
-				d.fill(2 * binary.MaxVarintLen64)
+				d.fill(3 * binary.MaxVarintLen64)
 				b, i = d.b, 0
 			}
 			delta, n := uvAt(b, i)
@@ -321,15 +310,24 @@ func (d *decoder) index(opts Options) (*Index, error) {
 				break
 			}
 			i += m
+			rest, h := uvAt(b, i)
+			if h <= 0 {
+				d.fail("posting %d of term %q is truncated", j, term)
+				break
+			}
+			i += h
 			// Clamped past the end, so that a delta too large is refused
 			// rather than read as the last document.
 			doc := prev + int(min(delta, uint64(ndocs)+1))
-			if delta == 0 || doc >= ndocs || tf64 == 0 || tf64 > math.MaxInt32 || left[doc] == 0 {
+			if delta == 0 || doc >= ndocs || tf64 == 0 || tf64 > math.MaxInt32 || left[doc] == 0 ||
+				rest > min(tf64, math.MaxUint8) {
 				d.fail("posting %d of term %q is out of order or range", j, term)
 				break
 			}
 			tf := int32(tf64)
-			l.docs[j], l.tfs[j] = int32(doc), uint8(min(tf, tfOverflow))
+			l.docs[j], l.tfs[j], l.rfs[j] = int32(doc), uint8(min(tf, tfOverflow)), uint8(rest)
+			hsum[doc] += int64(tf) - int64(rest)
+			capped[doc] = capped[doc] || rest == math.MaxUint8
 			left[doc]--
 			hashPosts += pairHash(doc, tid, tf)
 			prev = doc
@@ -350,30 +348,10 @@ func (d *decoder) index(opts Options) (*Index, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	// The first fields' terms: in order and range here, within their
-	// documents' terms once those are read.
-	heads, hends := []byte(nil), make([]int, ndocs)
-	for id := 0; id < ndocs && d.err == nil; id++ {
-		if ix.docs[id].state != live {
-			hends[id] = len(heads)
-			continue
+	for id := 0; d.err == nil && id < ndocs; id++ {
+		if hl := int64(ix.heads[id]); hsum[id] != hl && (!capped[id] || hsum[id] < hl) {
+			d.fail("document %d has %d first-field tokens in its postings, %d in its length", id, hsum[id], hl)
 		}
-		n := d.count(int(terms[id]))
-		prev, toks := int32(-1), int64(0)
-		for j := 0; j < n && d.err == nil; j++ {
-			delta, tf := d.uv(), d.uv()
-			tid := int64(prev) + int64(min(delta, uint64(nterms)+1))
-			if delta == 0 || tid >= int64(nterms) || tf == 0 || tf > uint64(ix.lens[id]) {
-				d.fail("first-field term %d of document %d is out of order or range", j, id)
-				break
-			}
-			heads = appendTerm(heads, prev, int32(tid), int32(tf))
-			prev, toks = int32(tid), toks+int64(tf)
-		}
-		if hl := ix.heads[id]; d.err == nil && (n > 0 && (toks != int64(hl) || hl >= ix.lens[id]) || n == 0 && hl != 0 && hl != ix.lens[id]) {
-			d.fail("document %d has %d first-field tokens in its terms, %d in its length", id, toks, hl)
-		}
-		hends[id] = len(heads)
 	}
 	// Each document's terms, in document order, are checked, and kept
 	// packed as the snapshot has them (docTerms reads them): the rest of
@@ -426,16 +404,6 @@ func (d *decoder) index(opts Options) (*Index, error) {
 			if dc := &ix.docs[id]; dc.state == live {
 				lo, hi := starts[id], starts[id+1]
 				dc.terms, dc.n = b[lo:hi:hi], terms[id]
-				hlo := 0
-				if id > 0 {
-					hlo = hends[id-1]
-				}
-				if hends[id] > hlo {
-					dc.head = heads[hlo:hends[id]:hends[id]]
-					if !headWithin(dc) {
-						d.fail("the first field of document %d holds terms the document does not", id)
-					}
-				}
 			}
 		}
 	}
@@ -453,20 +421,6 @@ func (d *decoder) index(opts Options) (*Index, error) {
 	ix.npost = total
 	ix.countPrefixWords()
 	return ix, nil
-}
-
-// headWithin reports whether each term of d's first field is one of its
-// terms, counted no more often.
-func headWithin(d *doc) bool {
-	it := d.iter()
-	for h := d.headIter(); h.next(); {
-		for it.tid < h.tid && it.next() {
-		}
-		if it.tid != h.tid || h.tf > it.tf {
-			return false
-		}
-	}
-	return true
 }
 
 // pairHash mixes one (document, term, count) into 64 bits (SplitMix64's

@@ -303,7 +303,7 @@ func TestSnapshotRefusesLongDelta(t *testing.T) {
 			b = binary.AppendUvarint(b, x)
 		}
 		b = append(b, 'x')
-		for _, x := range []uint64{1, docDelta, 1, 0, termDelta, 1} { // df; its posting; no first-field terms; the document's term
+		for _, x := range []uint64{1, docDelta, 1, 1, termDelta, 1} { // df; its posting (document, count, count outside a first field); the document's term
 			b = binary.AppendUvarint(b, x)
 		}
 		return reseal(b)
@@ -346,16 +346,14 @@ func TestSnapshotRefusesLongDelta(t *testing.T) {
 // document's terms, each term's documents, each document's length) but
 // not the same entries: they are refused, and the lists as written read.
 func TestSnapshotRefusesCrossedLists(t *testing.T) {
-	// Two documents; "x" in document 0 (postingTF times, length len0),
-	// "y" once in document 1 (length 1). lists are the documents' term
+	// Two documents; "x" in document 0 (postingTF times, length len0,
+	// first field head0, the posting's second-field count xRest), "y"
+	// once in document 1 (length 1, all of it a first field, its
+	// posting's second-field count yRest). lists are the documents' term
 	// lists as (term id delta, count) pairs: document 0's, then 1's.
-	build := func(len0, postingTF uint64, lists [4]uint64, headSec ...uint64) []byte {
-		head0 := uint64(0)
-		if len(headSec) > 0 {
-			head0 = 1 // document 0's first field: one token
-		}
+	build := func(len0, postingTF, head0, xRest, yRest uint64, lists [4]uint64) []byte {
 		b := []byte(snapshotMagic)
-		for _, x := range []uint64{analyzerVersion, 2, 2, len0, head0, 2, 1, 1, 2} { // version; 2 documents of 1 term (the second's a first field); 2 terms
+		for _, x := range []uint64{analyzerVersion, 2, 2, len0, head0, 2, 1, 1, 2} { // version; 2 documents of 1 term; 2 terms
 			b = binary.AppendUvarint(b, x)
 		}
 		b = binary.AppendUvarint(b, 1)
@@ -363,15 +361,10 @@ func TestSnapshotRefusesCrossedLists(t *testing.T) {
 		b = binary.AppendUvarint(b, 1)         // df
 		b = binary.AppendUvarint(b, 1)         // document 0
 		b = binary.AppendUvarint(b, postingTF) // its count
+		b = binary.AppendUvarint(b, xRest)     // in its second field
 		b = binary.AppendUvarint(b, 1)
 		b = append(b, 'y')
-		for _, x := range []uint64{1, 2, 1} { // df; document 1, once
-			b = binary.AppendUvarint(b, x)
-		}
-		if len(headSec) == 0 {
-			headSec = []uint64{0, 0} // no first-field terms
-		}
-		for _, x := range headSec {
+		for _, x := range []uint64{1, 2, 1, yRest} { // df; document 1, once
 			b = binary.AppendUvarint(b, x)
 		}
 		for _, x := range lists {
@@ -384,14 +377,17 @@ func TestSnapshotRefusesCrossedLists(t *testing.T) {
 		data []byte
 		ok   bool
 	}{
-		{"as written", build(1, 1, [4]uint64{1, 1, 2, 1}), true},
-		{"twice in document 0, as written", build(2, 2, [4]uint64{1, 2, 2, 1}), true},
-		{"the documents' terms crossed", build(1, 1, [4]uint64{2, 1, 1, 1}), false},
-		{"a count that is not the posting's", build(2, 1, [4]uint64{1, 2, 2, 1}), false},
-		{"a first field, as written", build(2, 2, [4]uint64{1, 2, 2, 1}, 1, 1, 1, 0), true},
-		{"a first field holding a term its document does not", build(2, 2, [4]uint64{1, 2, 2, 1}, 1, 2, 1, 0), false},
-		{"a first field counting more than its length", build(2, 2, [4]uint64{1, 2, 2, 1}, 1, 1, 2, 0), false},
-		{"a first field of no terms", build(2, 2, [4]uint64{1, 2, 2, 1}, 0, 0), false},
+		{"as written", build(1, 1, 0, 1, 0, [4]uint64{1, 1, 2, 1}), true},
+		{"twice in document 0, as written", build(2, 2, 0, 2, 0, [4]uint64{1, 2, 2, 1}), true},
+		{"the documents' terms crossed", build(1, 1, 0, 1, 0, [4]uint64{2, 1, 1, 1}), false},
+		{"a count that is not the posting's", build(2, 1, 0, 1, 0, [4]uint64{1, 2, 2, 1}), false},
+		{"a first field, as written", build(2, 2, 1, 1, 0, [4]uint64{1, 2, 2, 1}), true},
+		{"a first field of all the document, as written", build(2, 2, 2, 0, 0, [4]uint64{1, 2, 2, 1}), true},
+		{"a second-field count above the count", build(2, 2, 1, 3, 0, [4]uint64{1, 2, 2, 1}), false},
+		{"a first field counting more than its length", build(2, 2, 1, 0, 0, [4]uint64{1, 2, 2, 1}), false},
+		{"a first field with no counts", build(2, 2, 1, 2, 0, [4]uint64{1, 2, 2, 1}), false},
+		{"a second-field count past a byte", build(2, 2, 1, 256, 0, [4]uint64{1, 2, 2, 1}), false},
+		{"a first field its posting does not count", build(1, 1, 0, 1, 1, [4]uint64{1, 1, 2, 1}), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

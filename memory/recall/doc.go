@@ -7,7 +7,7 @@
 //
 //	pages.go     Pages, what ranking reads
 //	rank.go      RankPages: lexical ranking, keywords, sitting neighbours, feedback terms
-//	fields.go    BM25F over the two sides of the exchanges a host stores
+//	fields.go    which pages the index scores by BM25F over their two sides
 //	keywords.go  which of the host's keywords a page or a fact holds
 //	standing.go  standing facts: what enters every retrieval
 //	variants.go  other forms and synonyms of the query's words

@@ -77,7 +77,7 @@ type pageLinks struct {
 	sitting    []int32          // position of the sitting's first page
 	last       map[string]int32 // thread → last position seen
 	// dialogue says the page is a slice of a dialogue between named
-	// people (dialogueSlice).
+	// people (DialogueSlice).
 	dialogue []bool
 }
 
@@ -98,10 +98,12 @@ func (l *pageLinks) spanLinks(p int32) (prev, next int32) {
 	return prev, next
 }
 
-// dialogueSlice reports whether a page with these sides is a slice of a
+// DialogueSlice reports whether a page with these sides is a slice of a
 // dialogue between named people: every side it has begins with a
 // speaker's name (SpeakerOf); a page of one side is one message of it.
-func dialogueSlice(user, reply string) bool {
+// The page index scores such a page as one text (BM25) and an exchange a
+// host stores by its two sides (BM25F, PageFields).
+func DialogueSlice(user, reply string) bool {
 	if user == "" && reply == "" {
 		return false
 	}
@@ -134,7 +136,7 @@ func (st *Pages) updateLinks() {
 		prev, ok := l.last[t.ThreadID]
 		l.last[t.ThreadID] = int32(p)
 		l.next = append(l.next, -1)
-		l.dialogue = append(l.dialogue, dialogueSlice(t.User, t.Reply))
+		l.dialogue = append(l.dialogue, DialogueSlice(t.User, t.Reply))
 		if ok && t.Time.Sub(st.Turns[prev].Time).Abs() <= SittingGap {
 			l.prev = append(l.prev, prev)
 			l.next[prev] = int32(p)
@@ -199,17 +201,9 @@ func RankPages(st *Pages, query string, keywords []string, qv []float32, vw floa
 // lexicalPages ranks up to pool pages by the weighted terms qterms, with
 // nfb feedback terms (see feedback).
 func lexicalPages(st *Pages, qterms []lexical.Term, pool, nfb int) []lexical.Hit {
-	// Exchanges a host stores are ranked by BM25F on the query's terms
-	// (exchangeScores), before feedback reads the best pages and after.
-	x := newExchangeScores(st, qterms)
-	scale := 1.0
 	first, hits := st.Index.SearchTermsFeedback(qterms, pool, func(first []lexical.Hit) (float64, []lexical.Term) {
-		x.rescore(st, first, 1)
-		sc, extra := feedback(st, qterms, first, nfb)
-		scale = sc
-		return sc, extra
+		return feedback(st, qterms, first, nfb)
 	})
-	x.rescore(st, hits, scale)
 	if len(first) == 0 {
 		return nil
 	}
